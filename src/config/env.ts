@@ -1,0 +1,128 @@
+/**
+ * The configuration contract (environment variables), validated once at
+ * start-up. A bad value stops the process with one line naming the variable.
+ * Every process (start orchestrator, web, indexer, CLI) reads config here and
+ * nowhere else.
+ */
+import { z } from 'zod'
+
+const port = z.coerce
+  .number({ error: 'must be an integer from 1 to 65535' })
+  .int('must be an integer from 1 to 65535')
+  .min(1, 'must be an integer from 1 to 65535')
+  .max(65535, 'must be an integer from 1 to 65535')
+
+const nonNegativeInt = z.coerce
+  .number({ error: 'must be a non-negative integer' })
+  .int('must be a non-negative integer')
+  .min(0, 'must be a non-negative integer')
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => /^https?:\/\/[^\s]+$/.test(v) && URL.canParse(v), 'must be an http(s) URL')
+
+const postgresUrl = z
+  .string()
+  .trim()
+  .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), 'must be a postgres:// URL')
+
+const redisUrl = z
+  .string()
+  .trim()
+  .refine((v) => /^rediss?:\/\//.test(v) && URL.canParse(v), 'must be a redis:// URL')
+
+/** Empty strings count as unset, so `FOO= npm start` behaves like no FOO. */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional())
+
+const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+export const envSchema = z.object({
+  PORT: optional(port).default(3000),
+  PUBLIC_URL: optional(httpUrl),
+  DATABASE_URL: optional(postgresUrl),
+  REDIS_URL: optional(redisUrl),
+  RPC_URL: optional(httpUrl),
+  NETWORK: optional(z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a lowercase chain name like "mainnet"')).default(
+    'devnet',
+  ),
+  CHAIN_ID: optional(z.coerce.number({ error: 'must be a positive integer' }).int().positive()).default(31337),
+  START_BLOCK: optional(nonNegativeInt).default(0),
+  CONFIRMATIONS: optional(nonNegativeInt.max(1000, 'must be at most 1000')),
+  IPFS_GATEWAY: optional(httpUrl).default('https://ipfs.io/ipfs/'),
+  ARWEAVE_GATEWAY: optional(httpUrl).default('https://arweave.net/'),
+  AUTH_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
+  TRUST_PROXY: optional(nonNegativeInt.max(10, 'must be at most 10')).default(0),
+  MEDIA_ORIGIN: optional(httpUrl),
+  MEDIA_DIR: optional(z.string()),
+  DATA_DIR: optional(z.string()).default('.data'),
+  /** host:port pairs the metadata fetcher may reach although they are private (the devnet's own helper). */
+  FETCH_ALLOW_HOSTS: optional(z.string().regex(/^[^\s,]+(,[^\s,]+)*$/, 'must be a comma-separated list of host:port')),
+  LOG_LEVEL: optional(z.enum(levels, { error: `must be one of ${levels.join(', ')}` })).default('info'),
+  /** Upper bound of any single API query, so a hostile request can never run long. */
+  DB_STATEMENT_TIMEOUT_MS: optional(nonNegativeInt.min(100, 'must be at least 100')).default(5000),
+})
+
+export type Env = z.infer<typeof envSchema>
+
+export interface Config extends Omit<Env, 'CONFIRMATIONS' | 'PUBLIC_URL' | 'FETCH_ALLOW_HOSTS' | 'MEDIA_DIR'> {
+  PUBLIC_URL: string
+  CONFIRMATIONS: number
+  MEDIA_DIR: string
+  FETCH_ALLOW_HOSTS: string[]
+  /** No DATABASE_URL: the embedded PGlite database is (or will be) used. */
+  embeddedDatabase: boolean
+  /** No RPC_URL: the embedded anvil devnet is (or will be) used. */
+  embeddedChain: boolean
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    readonly reason: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${reason}`)
+    this.name = 'ConfigError'
+  }
+}
+
+/** Validates an environment; throws ConfigError naming the first bad variable. */
+export function parseConfig(env: NodeJS.ProcessEnv): Config {
+  const result = envSchema.safeParse(env)
+  if (!result.success) {
+    const issue = result.error.issues[0]!
+    const variable = String(issue.path[0] ?? 'environment')
+    const raw = env[variable]
+    throw new ConfigError(variable, `${issue.message} (got ${JSON.stringify(raw ?? null)})`)
+  }
+  const e = result.data
+  const embeddedChain = e.RPC_URL === undefined
+  return {
+    ...e,
+    PUBLIC_URL: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    // The devnet mines a block every second or two: 2 confirmations keep its
+    // pages fresh; a real chain gets the customary 12.
+    CONFIRMATIONS: e.CONFIRMATIONS ?? (embeddedChain ? 2 : 12),
+    MEDIA_DIR: e.MEDIA_DIR ?? `${e.DATA_DIR}/media`,
+    FETCH_ALLOW_HOSTS: e.FETCH_ALLOW_HOSTS?.split(',') ?? [],
+    embeddedDatabase: e.DATABASE_URL === undefined,
+    embeddedChain,
+  }
+}
+
+/**
+ * Loads the configuration of this process, or prints one clear line and exits
+ * with code 2. Meant for process entry points only; library code takes a Config.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return parseConfig(env)
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`)
+      process.exit(2)
+    }
+    throw err
+  }
+}
