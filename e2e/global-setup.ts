@@ -1,0 +1,90 @@
+/**
+ * Starts the service exactly as a user would (`npm start`'s entry point) with
+ * its own data directory and — when DATABASE_URL points at a real server — its
+ * own freshly created database, and stops it after the run.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+
+const ROOT = path.resolve(import.meta.dirname, '..')
+const STARTUP_TIMEOUT_MS = 6 * 60_000
+
+async function waitForOk(url: string, child: ChildProcess, deadline: number) {
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode} during start-up`)
+    try {
+      const res = await fetch(url)
+      if (res.ok) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 500))
+  }
+  throw new Error(`${url} did not answer within ${STARTUP_TIMEOUT_MS / 1000} s`)
+}
+
+async function createDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `nft_e2e_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: baseUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const url = new URL(baseUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: baseUrl })
+      await client.connect()
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await client.end()
+    },
+  }
+}
+
+export default async function globalSetup() {
+  const port = process.env.E2E_PORT!
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'nft-e2e-'))
+  const database = process.env.DATABASE_URL ? await createDatabase(process.env.DATABASE_URL) : undefined
+  const artifacts = path.join(ROOT, 'e2e', 'artifacts')
+  mkdirSync(artifacts, { recursive: true })
+  const log = createWriteStream(path.join(artifacts, 'service.log'))
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: port,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'info',
+    AUTH_SECRET: randomBytes(32).toString('hex'),
+  }
+  delete env.RPC_URL
+  if (database) env.DATABASE_URL = database.url
+  else delete env.DATABASE_URL
+
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/start/main.ts')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  child.stdout?.pipe(log)
+  child.stderr?.pipe(log)
+  process.env.E2E_SERVICE_LOG = path.join(artifacts, 'service.log')
+
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS
+  await waitForOk(`http://localhost:${port}/healthz`, child, deadline)
+  await waitForOk(`http://localhost:${port}/`, child, deadline)
+
+  return async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r))
+      child.kill('SIGTERM')
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))])
+      if (child.exitCode === null) child.kill('SIGKILL')
+    }
+    await database?.drop()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * Browser tests in Debian's Chromium (Playwright's own browser downloads do
+ * not work offline). The global setup starts the whole service with
+ * `npm start` on a free port, its own database and its own devnet.
+ */
+import { defineConfig } from '@playwright/test'
+
+// Chosen once here; Playwright's workers inherit the environment.
+process.env.E2E_PORT ??= String(3100 + Math.floor(Math.random() * 800))
+const baseURL = `http://localhost:${process.env.E2E_PORT}`
+
+export default defineConfig({
+  testDir: '.',
+  testMatch: '**/*.spec.ts',
+  outputDir: './artifacts/test-results',
+  globalSetup: './global-setup.ts',
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  reporter: [['list'], ['html', { outputFolder: './artifacts/report', open: 'never' }]],
+  use: {
+    baseURL,
+    browserName: 'chromium',
+    screenshot: 'only-on-failure',
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    },
+  },
+})

@@ -1,0 +1,58 @@
+/**
+ * Turns anything a procedure (or the REST adapter) throws into an ApiError:
+ * validation failures become 400 INVALID_ARGUMENT naming the parameter,
+ * an unreachable database becomes 503, everything unexpected becomes a bare
+ * 500 INTERNAL_ERROR. The original error is kept as `cause` for the log only.
+ */
+import { TRPCError } from '@trpc/server'
+import { ZodError, type z } from 'zod'
+import { isDatabaseUnavailable } from '@/server/db/client'
+import { ApiError } from './api-error'
+
+type Issue = z.core.$ZodIssue
+
+function describeIssue(issue: Issue): string {
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys.map((k) => `'${k}'`).join(', ')
+    return `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${keys}`
+  }
+  const name = issue.path.map(String).join('.') || 'request'
+  return `${name}: ${issue.message}`
+}
+
+/** One readable sentence for a ZodError, e.g. "limit: must be at most 100". */
+export function describeZodError(error: ZodError): string {
+  return error.issues.slice(0, 3).map(describeIssue).join('; ')
+}
+
+function findCause<T>(err: unknown, match: (e: unknown) => e is T, depth = 0): T | undefined {
+  if (match(err)) return err
+  if (depth > 5 || !(err instanceof Error) || err.cause === undefined) return undefined
+  return findCause(err.cause, match, depth + 1)
+}
+
+export function toApiError(err: unknown): ApiError {
+  const api = findCause(err, (e): e is ApiError => e instanceof ApiError)
+  if (api) return api
+  const zod = findCause(err, (e): e is ZodError => e instanceof ZodError)
+  if (zod) return new ApiError('INVALID_ARGUMENT', describeZodError(zod), { cause: err })
+  if (isDatabaseUnavailable(err)) {
+    return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry with backoff.', { cause: err })
+  }
+  if (err instanceof TRPCError) {
+    switch (err.code) {
+      case 'NOT_FOUND':
+        return new ApiError('NOT_FOUND', 'No such endpoint.', { cause: err })
+      case 'PARSE_ERROR':
+      case 'BAD_REQUEST':
+        return new ApiError('INVALID_ARGUMENT', 'The request is malformed.', { cause: err })
+      case 'UNSUPPORTED_MEDIA_TYPE':
+        return new ApiError('INVALID_ARGUMENT', 'The request body must be JSON.', { cause: err })
+      case 'PAYLOAD_TOO_LARGE':
+        return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large.', { cause: err })
+      default:
+        break
+    }
+  }
+  return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred.', { cause: err })
+}

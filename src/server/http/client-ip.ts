@@ -1,0 +1,26 @@
+/**
+ * The client's IP address: the socket's peer, or — behind TRUST_PROXY
+ * reverse proxies — the address that many hops back in X-Forwarded-For.
+ * Never more hops than configured, so a client cannot pick its own address.
+ */
+import { isIP } from 'node:net'
+import type { IncomingMessage } from 'node:http'
+
+function normalize(ip: string): string {
+  const trimmed = ip.trim().replace(/^\[|\]$/g, '')
+  // IPv4 clients on a dual-stack socket appear as ::ffff:a.b.c.d
+  return trimmed.startsWith('::ffff:') && isIP(trimmed.slice(7)) === 4 ? trimmed.slice(7) : trimmed
+}
+
+export function clientIp(req: IncomingMessage, trustProxy: number): string {
+  const socketIp = normalize(req.socket.remoteAddress ?? '0.0.0.0')
+  if (trustProxy <= 0) return socketIp
+  const header = req.headers['x-forwarded-for']
+  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map(normalize)
+    .filter((ip) => isIP(ip) !== 0)
+  // Hops from nearest to farthest: the socket peer, then X-Forwarded-For right to left.
+  const hops = [socketIp, ...forwarded.reverse()]
+  return hops[Math.min(trustProxy, hops.length - 1)]!
+}

@@ -1,0 +1,42 @@
+/**
+ * Entry point of the web process (started by `npm start`). Serves /v1, the
+ * OpenAPI document and the Next.js portal on PORT.
+ */
+import { loadConfig } from '@/config/env'
+import { createLogger } from '@/config/logger'
+import { openDatabase } from '@/server/db/database'
+import { createWebServer } from '@/server/http/server'
+
+const config = loadConfig()
+const logger = createLogger({ level: config.LOG_LEVEL, name: 'web' })
+if (!config.DATABASE_URL) {
+  logger.fatal('DATABASE_URL is not set: start the service with `npm start`, which provides the embedded database')
+  process.exit(2)
+}
+const db = openDatabase(config.DATABASE_URL, {
+  statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+  applicationName: 'nft-web',
+})
+const web = await createWebServer({
+  services: { config, db, logger },
+  next: process.env.WEB_API_ONLY === '1' ? false : { dev: process.env.NODE_ENV === 'development' },
+})
+web.server.listen(config.PORT, () => logger.info({ port: config.PORT, url: config.PUBLIC_URL }, 'web server listening'))
+web.server.on('error', (err) => {
+  logger.fatal({ err }, 'web server failed')
+  process.exit(1)
+})
+
+let stopping = false
+async function stop(signal: string) {
+  if (stopping) return
+  stopping = true
+  logger.info({ signal }, 'web server stopping')
+  const force = setTimeout(() => process.exit(1), 10_000)
+  force.unref()
+  await web.close().catch(() => {})
+  await db.close().catch(() => {})
+  process.exit(0)
+}
+process.on('SIGINT', () => void stop('SIGINT'))
+process.on('SIGTERM', () => void stop('SIGTERM'))

@@ -1,0 +1,160 @@
+/**
+ * The /v1 REST layer: trpc-to-openapi's Node HTTP handler, wrapped so that
+ *  - every response carries a request id (body and X-Request-Id);
+ *  - every failure uses the specification's error envelope: unknown path 404,
+ *    wrong method 405 (with Allow), bad parameter 400 INVALID_ARGUMENT,
+ *    database down 503, anything unexpected a bare 500 INTERNAL_ERROR;
+ *  - HEAD is answered for every GET route, without a body;
+ *  - successes get a strong ETag (If-None-Match → 304) and gzip/brotli.
+ */
+import { createHash, randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib'
+import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi'
+import { appRouter } from '@/server/api/root'
+import type { ApiContext, Services } from '@/server/api/trpc'
+import { ApiError, errorEnvelope } from '@/server/errors/api-error'
+import { toApiError } from '@/server/errors/to-api-error'
+import { clientIp } from '@/server/http/client-ip'
+import { BufferedResponse } from './buffered-response'
+import { matchPath, routeTable } from './routes'
+
+const MIN_COMPRESS_BYTES = 1024
+const MAX_BODY_BYTES = 16 * 1024
+
+type Send = { status: number; headers: Record<string, string>; body: string; head: boolean }
+
+export type RestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
+
+export function createRestHandler(services: Services): RestHandler {
+  const routes = routeTable(appRouter)
+  const contexts = new WeakMap<IncomingMessage, ApiContext>()
+  const errors = new WeakMap<IncomingMessage, unknown>()
+  const openapi = createOpenApiNodeHttpHandler({
+    router: appRouter,
+    createContext: ({ req }) => contexts.get(req)!,
+    onError: ({ error, req }) => {
+      errors.set(req, error)
+    },
+    maxBodySize: MAX_BODY_BYTES,
+  })
+
+  return async function handleRest(req, res) {
+    const requestId = randomUUID()
+    const head = req.method === 'HEAD'
+    const fail = (error: ApiError) => send(req, res, errorResponse(error, requestId, head))
+    try {
+      const pathname = new URL(req.url ?? '/', 'http://localhost').pathname
+      const candidates = matchPath(routes, pathname)
+      if (candidates.length === 0) return fail(new ApiError('NOT_FOUND', `There is no endpoint at ${pathname}.`))
+      const route =
+        candidates.find((r) => r.method === req.method) ?? (head ? candidates.find((r) => r.method === 'GET') : undefined)
+      if (!route) {
+        const allow = [...new Set(candidates.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])))]
+        return fail(
+          new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow.join(' or ')}.`, {
+            headers: { Allow: allow.join(', ') },
+          }),
+        )
+      }
+      if (head) req.method = 'GET'
+
+      const ctx: ApiContext = {
+        ...services,
+        requestId,
+        clientIp: clientIp(req, services.config.TRUST_PROXY),
+        headers: req.headers,
+        responseHeaders: {},
+      }
+      contexts.set(req, ctx)
+      const buffered = new BufferedResponse(res)
+      await openapi(req, buffered as unknown as ServerResponse)
+      await buffered.done
+
+      if (buffered.statusCode >= 400) {
+        const error = toApiError(errors.get(req) ?? new ApiError('INTERNAL_ERROR', 'An unexpected error occurred.'))
+        logFailure(services, error, requestId, route.path)
+        return send(req, res, errorResponse(error, requestId, head, ctx.responseHeaders))
+      }
+      return send(req, res, {
+        status: buffered.statusCode,
+        headers: { ...ctx.responseHeaders, 'X-Request-Id': requestId },
+        body: buffered.body,
+        head,
+      })
+    } catch (err) {
+      const error = toApiError(err)
+      logFailure(services, error, requestId, req.url ?? '')
+      return fail(error)
+    }
+  }
+}
+
+function logFailure(services: Services, error: ApiError, requestId: string, path: string) {
+  if (error.status >= 500) {
+    services.logger.error({ requestId, path, code: error.apiCode, err: error.cause ?? error }, 'request failed')
+  }
+}
+
+function errorResponse(error: ApiError, requestId: string, head: boolean, extra: Record<string, string> = {}): Send {
+  return {
+    status: error.status,
+    headers: { ...extra, ...error.headers, 'X-Request-Id': requestId, 'Cache-Control': 'no-store' },
+    body: JSON.stringify(errorEnvelope(error.apiCode, error.message, requestId)),
+    head,
+  }
+}
+
+/** Writes the final response: ETag and 304 for successes, compression when it pays. */
+function send(req: IncomingMessage, res: ServerResponse, out: Send) {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'X-Content-Type-Options': 'nosniff',
+    Vary: 'Accept-Encoding',
+    ...out.headers,
+  }
+  if (out.status < 300) {
+    const etag = `"${createHash('sha1').update(out.body).digest('base64url')}"`
+    headers.ETag = etag
+    headers['Cache-Control'] ??= 'private, no-cache'
+    if (ifNoneMatch(req.headers['if-none-match'], etag)) {
+      delete headers['Content-Type']
+      res.writeHead(304, headers)
+      res.end()
+      return
+    }
+  }
+  let payload: Buffer = Buffer.from(out.body, 'utf8')
+  const encoding = payload.length >= MIN_COMPRESS_BYTES ? pickEncoding(req.headers['accept-encoding']) : undefined
+  if (encoding === 'br') {
+    payload = brotliCompressSync(payload, { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } })
+  } else if (encoding === 'gzip') {
+    payload = gzipSync(payload, { level: 5 })
+  }
+  if (encoding) headers['Content-Encoding'] = encoding
+  headers['Content-Length'] = String(payload.length)
+  res.writeHead(out.status, headers)
+  res.end(out.head ? undefined : payload)
+}
+
+function ifNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false
+  return header.split(',').some((tag) => {
+    const t = tag.trim()
+    return t === '*' || t === etag || t === `W/${etag}`
+  })
+}
+
+function pickEncoding(header: string | string[] | undefined): 'br' | 'gzip' | undefined {
+  const value = Array.isArray(header) ? header.join(',') : (header ?? '')
+  const accepted = new Map<string, number>()
+  for (const part of value.split(',')) {
+    const [name, ...params] = part.trim().toLowerCase().split(';')
+    if (!name) continue
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='))
+    accepted.set(name, q ? Number(q.slice(2)) || 0 : 1)
+  }
+  if ((accepted.get('br') ?? 0) > 0) return 'br'
+  if ((accepted.get('gzip') ?? 0) > 0) return 'gzip'
+  return undefined
+}

@@ -1,0 +1,129 @@
+/**
+ * `npm start`: one command for the whole service.
+ *  1. validates the configuration (a bad value stops here, one line);
+ *  2. starts the embedded services the environment does not provide —
+ *     PGlite when there is no DATABASE_URL, the anvil devnet when there is
+ *     no RPC_URL (DESIGN §2);
+ *  3. applies migrations, builds the portal when its sources changed;
+ *  4. runs the indexer and web processes, restarting one that dies;
+ *  5. on Ctrl-C / SIGTERM stops every child, then the embedded services.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
+import path from 'node:path'
+import { loadConfig } from '@/config/env'
+import { createLogger } from '@/config/logger'
+import { ensureAuthSecret } from './auth-secret'
+import { ensurePortalBuild } from './portal-build'
+import { migrate } from '@/server/db/migrate'
+
+const ROOT = path.resolve(import.meta.dirname, '../..')
+const config = loadConfig()
+const logger = createLogger({ level: config.LOG_LEVEL, name: 'start' })
+const dev = process.env.NODE_ENV === 'development'
+const dataDir = path.resolve(ROOT, config.DATA_DIR)
+mkdirSync(dataDir, { recursive: true })
+
+const childEnv: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, NODE_ENV: dev ? 'development' : 'production' }
+const stops: (() => Promise<void>)[] = []
+let stopping = false
+
+async function startEmbeddedServices() {
+  if (config.embeddedDatabase) {
+    const { startEmbeddedPostgres } = await import('@/dev/postgres')
+    const pg = await startEmbeddedPostgres({ dataDir: path.join(dataDir, 'pg') })
+    stops.unshift(pg.stop)
+    childEnv.DATABASE_URL = pg.url
+    logger.info({ dataDir: path.join(dataDir, 'pg') }, 'embedded PostgreSQL (PGlite) ready')
+  }
+  if (config.embeddedChain) {
+    const { startDevnet } = await import('@/dev/devnet/index')
+    const devnet = await startDevnet({ dataDir, chainId: config.CHAIN_ID, logger: logger.child({ proc: 'devnet' }) })
+    stops.unshift(devnet.stop)
+    childEnv.RPC_URL = devnet.rpcUrl
+    // The devnet's metadata helper lives on loopback; allow exactly that host.
+    const allow = [...config.FETCH_ALLOW_HOSTS, new URL(devnet.metadataOrigin).host]
+    childEnv.FETCH_ALLOW_HOSTS = allow.join(',')
+    logger.info(
+      { rpcUrl: devnet.rpcUrl, collections: devnet.collections.length, fresh: devnet.fresh },
+      'embedded anvil devnet ready',
+    )
+  }
+  childEnv.AUTH_SECRET = ensureAuthSecret(config, dataDir)
+}
+
+interface Supervised {
+  name: string
+  child?: ChildProcess
+  restarts: number
+}
+
+function supervise(name: string, entry: string): Supervised {
+  const proc: Supervised = { name, restarts: 0 }
+  const run = () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+      cwd: ROOT,
+      env: childEnv,
+      stdio: 'inherit',
+    })
+    proc.child = child
+    child.on('exit', (code, signal) => {
+      proc.child = undefined
+      if (stopping) return
+      if (code === 2) {
+        // Exit code 2 is a configuration or start-up refusal: restarting cannot help.
+        logger.fatal({ proc: name, code }, `${name} refused to start; stopping`)
+        void shutdown(1)
+        return
+      }
+      const delay = Math.min(30_000, 1000 * 2 ** Math.min(proc.restarts, 5))
+      proc.restarts += 1
+      logger.error({ proc: name, code, signal, restartInMs: delay }, `${name} exited; restarting`)
+      setTimeout(() => !stopping && run(), delay).unref()
+    })
+  }
+  run()
+  return proc
+}
+
+const processes: Supervised[] = []
+
+async function shutdown(exitCode: number) {
+  if (stopping) return
+  stopping = true
+  logger.info('stopping')
+  const exits = processes.map(
+    (p) =>
+      new Promise<void>((resolve) => {
+        const child = p.child
+        if (!child || child.exitCode !== null) return resolve()
+        const kill = setTimeout(() => child.kill('SIGKILL'), 10_000)
+        child.once('exit', () => {
+          clearTimeout(kill)
+          resolve()
+        })
+        child.kill('SIGTERM')
+      }),
+  )
+  await Promise.all(exits)
+  for (const stop of stops) await stop().catch((err) => logger.error({ err }, 'stop failed'))
+  logger.info('stopped')
+  process.exit(exitCode)
+}
+
+process.on('SIGINT', () => void shutdown(0))
+process.on('SIGTERM', () => void shutdown(0))
+
+try {
+  await startEmbeddedServices()
+  const { applied } = await migrate(childEnv.DATABASE_URL!, { logger })
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied')
+  if (!dev) await ensurePortalBuild(ROOT, logger)
+  if (stopping) process.exit(0)
+  processes.push(supervise('indexer', 'src/indexer/main.ts'))
+  processes.push(supervise('web', 'src/server/main.ts'))
+  logger.info({ url: config.PUBLIC_URL }, 'service starting')
+} catch (err) {
+  logger.fatal({ err }, 'start-up failed')
+  await shutdown(1)
+}
