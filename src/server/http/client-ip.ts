@@ -3,14 +3,18 @@
  * reverse proxies — the address that many hops back in X-Forwarded-For.
  * Never more hops than configured, so a client cannot pick its own address.
  */
-import { isIP } from 'node:net'
+
 import type { IncomingMessage } from 'node:http'
+import { isIP } from 'node:net'
 
 function normalize(ip: string): string {
   const trimmed = ip.trim().replace(/^\[|\]$/g, '')
   // IPv4 clients on a dual-stack socket appear as ::ffff:a.b.c.d
   return trimmed.startsWith('::ffff:') && isIP(trimmed.slice(7)) === 4 ? trimmed.slice(7) : trimmed
 }
+
+/** Header in which the web server hands the client IP to Next.js (portal, /api/auth, /api/trpc). */
+export const CLIENT_IP_HEADER = 'x-nft-client-ip'
 
 export function clientIp(req: IncomingMessage, trustProxy: number): string {
   const socketIp = normalize(req.socket.remoteAddress ?? '0.0.0.0')

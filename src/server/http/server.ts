@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import path from 'node:path'
 import type { Services } from '@/server/api/trpc'
+import { CLIENT_IP_HEADER, clientIp } from '@/server/http/client-ip'
 import { createRestHandler } from '@/server/rest/handler'
 import { openApiDocument } from '@/server/rest/openapi'
 
@@ -51,9 +52,13 @@ export async function createWebServer({ services, next = false }: WebServerOptio
     } else if (url === '/healthz') {
       sendJson(res, 200, { status: 'ok' })
     } else if (nextHandler) {
+      // Next.js sees headers only, and keeps a client-sent X-Forwarded-For: hand it the
+      // client IP computed here under TRUST_PROXY, overwriting anything the client sent.
+      req.headers[CLIENT_IP_HEADER] = clientIp(req, services.config.TRUST_PROXY)
       nextHandler(req, res).catch((err) => {
         services.logger.error({ err, path: url.split('?')[0] }, 'page failed')
-        if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL_ERROR', message: 'Page failed.' } })
+        if (!res.headersSent)
+          sendJson(res, 500, { error: { code: 'INTERNAL_ERROR', message: 'Page failed.' } })
       })
     } else {
       sendJson(res, 404, { error: { code: 'NOT_FOUND', message: 'Not found.' } })
