@@ -1,0 +1,251 @@
+/**
+ * The embedded devnet used when no RPC_URL is configured: anvil with 1 s blocks whose chain is
+ * kept in `<dataDir>/devnet/`, the demo collections deployed once per chain, the metadata
+ * helper, and the activity generator.
+ *
+ * `<dataDir>/devnet/deployment.json` records which chain the contracts belong to (by genesis
+ * hash) and where they are, so a restart reuses them instead of deploying again.
+ */
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import pino from 'pino'
+import type { Address, Hex } from 'viem'
+import { type Activity, startActivity } from './activity'
+import { type AnvilInstance, startAnvil } from './anvil'
+import {
+  artifactFor,
+  compileDemoContracts,
+  createDevnetClients,
+  DEMO_COLLECTIONS,
+  type DeployedCollection,
+  type DevnetClients,
+  deployCollections,
+  mineAndWait,
+  seedCollections,
+  sendCall,
+} from './collections'
+import { type MetadataServer, startMetadataServer } from './metadata-server'
+import { type ReorgResult, reorgChain } from './reorg'
+
+export type DevnetOptions = {
+  dataDir: string
+  /** anvil's RPC port; 0 or undefined: a free one. */
+  port?: number
+  chainId?: number
+  logger?: pino.Logger
+  /** Run the activity generator; default true. */
+  activity?: boolean
+  /** Average time between reorganisations of the activity generator; 0 disables; default 2 min. */
+  reorgEveryMs?: number
+}
+
+export type Devnet = {
+  rpcUrl: string
+  metadataOrigin: string
+  collections: { address: Hex; name: string; symbol: string }[]
+  /** The chain was created anew: any data indexed from an earlier devnet chain is void. */
+  fresh: boolean
+  chainId: number
+  /** anvil's funded, unlocked dev accounts; the first owns the collections. */
+  accounts: Address[]
+  /** Forces a reorganisation of the last `depth` blocks now. */
+  reorg(depth: number): Promise<ReorgResult>
+  /** Stops the generator, the metadata helper and anvil (which saves its state). */
+  stop(): Promise<void>
+}
+
+type DeploymentRecord = {
+  version: 1
+  chainId: number
+  genesisHash: Hex
+  metadataOrigin: string
+  collections: DeployedCollection[]
+}
+
+const BLOCK_TIME_SECONDS = 1
+/** anvil rewrites its whole state file each time, and the file grows with the chain (~4 KB per tx). */
+const STATE_SAVE_SECONDS = 10
+
+export { BLOCK_TIME_SECONDS as DEVNET_BLOCK_TIME_SECONDS }
+
+export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
+  const logger = (options.logger ?? pino({ level: 'info' })).child({ module: 'devnet' })
+  const chainId = options.chainId ?? 31337
+  const dir = path.join(options.dataDir, 'devnet')
+  const stateFile = path.join(dir, 'anvil-state.json')
+  const recordFile = path.join(dir, 'deployment.json')
+  await mkdir(dir, { recursive: true })
+  const startedAt = Date.now()
+
+  // Compiling (cached after the first run) overlaps with anvil's start.
+  const artifactsPromise = compileDemoContracts()
+  artifactsPromise.catch(() => undefined)
+  const record = await readRecord(recordFile)
+  const { anvil, loadedState } = await startAnvilKeepingState(stateFile, options, chainId, logger)
+
+  const cleanups: (() => Promise<void>)[] = [() => anvil.stop()]
+  const stopAll = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined)
+  }
+  try {
+    const clients = createDevnetClients(anvil.rpcUrl, chainId)
+    const accounts = await clients.wallet.getAddresses()
+    const genesisHash = (await clients.public.getBlock({ blockNumber: 0n })).hash
+    const sameChain = record?.genesisHash === genesisHash && record.chainId === chainId
+    const fresh = !loadedState || (record !== undefined && !sameChain)
+
+    const metadata = await startMetadataServer({ port: sameChain ? portOf(record.metadataOrigin) : 0 })
+    cleanups.push(() => metadata.stop())
+    const artifacts = await artifactsPromise
+
+    let collections: DeployedCollection[]
+    if (sameChain && (await stillDeployed(clients, record.collections))) {
+      collections = record.collections
+      await keepBaseUriCurrent(clients, artifacts, collections, accounts[0]!, metadata, logger)
+    } else {
+      collections = await deployCollections(clients, artifacts, accounts, `${metadata.origin}/metadata/`)
+      const seeded = await seedCollections(clients, artifacts, collections, accounts)
+      logger.info(
+        { transactions: seeded.sent, refused: seeded.failed },
+        'devnet collections deployed and seeded',
+      )
+    }
+    await writeRecord(recordFile, {
+      version: 1,
+      chainId,
+      genesisHash,
+      metadataOrigin: metadata.origin,
+      collections,
+    })
+
+    let activity: Activity | undefined
+    if (options.activity !== false) {
+      activity = startActivity({
+        clients,
+        artifacts,
+        collections,
+        accounts,
+        logger,
+        reorgEveryMs: options.reorgEveryMs,
+        blockTimeSeconds: BLOCK_TIME_SECONDS,
+      })
+      cleanups.push(() => activity!.stop())
+    }
+
+    logger.info(
+      { rpcUrl: anvil.rpcUrl, metadataOrigin: metadata.origin, fresh, ms: Date.now() - startedAt },
+      'devnet ready',
+    )
+    return {
+      rpcUrl: anvil.rpcUrl,
+      metadataOrigin: metadata.origin,
+      collections: collections.map((c) => ({ address: c.address, name: c.name, symbol: c.symbol })),
+      fresh,
+      chainId,
+      accounts,
+      reorg: (depth) =>
+        activity
+          ? activity.reorg(depth)
+          : reorgChain(clients, { depth, accounts, blockTimeSeconds: BLOCK_TIME_SECONDS }),
+      stop: stopAll,
+    }
+  } catch (error) {
+    await stopAll()
+    throw error
+  }
+}
+
+/** Starts anvil on the saved chain; an unreadable state file is set aside and a new chain begins. */
+async function startAnvilKeepingState(
+  stateFile: string,
+  options: DevnetOptions,
+  chainId: number,
+  logger: pino.Logger,
+): Promise<{ anvil: AnvilInstance; loadedState: boolean }> {
+  const anvilOptions = {
+    port: options.port,
+    chainId,
+    blockTime: BLOCK_TIME_SECONDS,
+    stateFile,
+    stateIntervalSeconds: STATE_SAVE_SECONDS,
+  }
+  const hasState = existsSync(stateFile) && (await stat(stateFile)).size > 0
+  try {
+    return { anvil: await startAnvil(anvilOptions), loadedState: hasState }
+  } catch (error) {
+    if (!hasState) throw error
+    const aside = `${stateFile}.unreadable-${Date.now()}`
+    logger.warn(
+      { err: (error as Error).message, movedTo: aside },
+      'devnet state could not be loaded; starting a new chain',
+    )
+    await rename(stateFile, aside)
+    return { anvil: await startAnvil(anvilOptions), loadedState: false }
+  }
+}
+
+async function stillDeployed(clients: DevnetClients, collections: DeployedCollection[]): Promise<boolean> {
+  const expected = DEMO_COLLECTIONS.map((c) => c.key).sort()
+  if (
+    collections
+      .map((c) => c.key)
+      .sort()
+      .join() !== expected.join()
+  )
+    return false
+  const codes = await Promise.all(collections.map((c) => clients.public.getCode({ address: c.address })))
+  return codes.every((code) => code !== undefined && code !== '0x')
+}
+
+/** Token URIs embed the helper's origin; if its port changed, point the contract at the new one. */
+async function keepBaseUriCurrent(
+  clients: DevnetClients,
+  artifacts: Awaited<ReturnType<typeof compileDemoContracts>>,
+  collections: DeployedCollection[],
+  owner: Address,
+  metadata: MetadataServer,
+  logger: pino.Logger,
+) {
+  const postcards = collections.find((c) => c.key === 'postcards')!
+  const abi = artifactFor(artifacts, postcards.contractName).abi
+  const expected = `${metadata.origin}/metadata/`
+  const current = await clients.public.readContract({
+    address: postcards.address,
+    abi,
+    functionName: 'baseURI',
+  })
+  if (current === expected) return
+  const hash = await sendCall(clients, {
+    address: postcards.address,
+    abi,
+    functionName: 'setBaseURI',
+    args: [expected],
+    from: owner,
+  })
+  await mineAndWait(clients, [hash])
+  logger.info({ from: current, to: expected }, 'devnet metadata helper moved; base URI updated')
+}
+
+function portOf(origin: string): number {
+  try {
+    return Number(new URL(origin).port) || 0
+  } catch {
+    return 0
+  }
+}
+
+async function readRecord(file: string): Promise<DeploymentRecord | undefined> {
+  try {
+    const record = JSON.parse(await readFile(file, 'utf8')) as DeploymentRecord
+    return record.version === 1 && Array.isArray(record.collections) ? record : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function writeRecord(file: string, record: DeploymentRecord) {
+  const temporary = `${file}.tmp`
+  await writeFile(temporary, `${JSON.stringify(record, null, 2)}\n`)
+  await rename(temporary, file)
+}

@@ -1,0 +1,171 @@
+/**
+ * The devnet's metadata helper: serves the token and collection JSON of the HTTP-metadata
+ * collection (DevnetPostcards) and its images as SVG and PNG, on 127.0.0.1 only.
+ *
+ *   GET /metadata/<id>.json[?v=<revision>]   token metadata (revision changes the artwork)
+ *   GET /metadata/collection.json            collection metadata (contractURI)
+ *   GET /images/<id>.svg|png[?v=<revision>]  token artwork
+ *   GET /images/collection.svg|png           collection artwork
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { postcardPng, postcardSvg, postcardTraits } from './images'
+
+export type MetadataServerOptions = {
+  /** Preferred port (e.g. the one used last run, so token URIs stay valid); 0 or busy: a free one. */
+  port?: number
+  host?: string
+}
+
+export type MetadataServer = {
+  /** e.g. http://127.0.0.1:43121 */
+  origin: string
+  port: number
+  stop(): Promise<void>
+}
+
+export const COLLECTION_DESCRIPTION =
+  'Postcards from the local devnet. Metadata and images are served over HTTP by the devnet helper.'
+
+const TOKEN_ID = '(\\d{1,78})'
+const METADATA_PATH = new RegExp(`^/metadata/${TOKEN_ID}\\.json$`)
+const IMAGE_PATH = new RegExp(`^/images/${TOKEN_ID}\\.(svg|png)$`)
+
+export async function startMetadataServer(options: MetadataServerOptions = {}): Promise<MetadataServer> {
+  const host = options.host ?? '127.0.0.1'
+  let origin = ''
+  const server = createServer((request, response) => {
+    try {
+      handle(request, response, origin)
+    } catch {
+      send(
+        response,
+        request,
+        500,
+        'application/json; charset=utf-8',
+        JSON.stringify({ error: 'internal error' }),
+      )
+    }
+  })
+  // Keep-alive sockets would otherwise hold stop() open.
+  server.keepAliveTimeout = 2_000
+
+  const port = await listen(server, host, options.port ?? 0).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE' && options.port) return listen(server, host, 0)
+    throw error
+  })
+  origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      server.closeAllConnections()
+    })
+  return { origin, port, stop }
+}
+
+/** The metadata document of a token, as served; exported so tests can compare. */
+export function tokenMetadata(origin: string, tokenId: bigint, revision: number) {
+  const traits = postcardTraits(tokenId, revision)
+  // Alternate formats so indexers meet both vector and raster images.
+  const format = tokenId % 2n === 0n ? 'svg' : 'png'
+  const query = revision > 0 ? `?v=${revision}` : ''
+  return {
+    name: `Postcard #${tokenId}`,
+    description: `A postcard from the ${traits.place.toLowerCase()} of the local devnet.`,
+    image: `${origin}/images/${tokenId}.${format}${query}`,
+    external_url: `${origin}/metadata/${tokenId}.json${query}`,
+    attributes: [
+      { trait_type: 'Place', value: traits.place },
+      { trait_type: 'Stamp', value: traits.stamp },
+      { trait_type: 'Revision', value: revision, display_type: 'number' },
+    ],
+  }
+}
+
+export function collectionMetadata(origin: string) {
+  return {
+    name: 'Devnet Postcards',
+    description: COLLECTION_DESCRIPTION,
+    image: `${origin}/images/collection.png`,
+    external_link: `${origin}/metadata/collection.json`,
+  }
+}
+
+function handle(request: IncomingMessage, response: ServerResponse, origin: string) {
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    response.setHeader('Allow', 'GET, HEAD')
+    return sendJson(response, request, 405, { error: 'method not allowed' })
+  }
+  const url = new URL(request.url ?? '/', 'http://localhost')
+  const revision = Math.min(Number.parseInt(url.searchParams.get('v') ?? '0', 10) || 0, 1_000_000)
+
+  if (url.pathname === '/metadata/collection.json')
+    return sendJson(response, request, 200, collectionMetadata(origin))
+  if (url.pathname === '/images/collection.svg' || url.pathname === '/images/collection.png') {
+    return sendImage(
+      response,
+      request,
+      url.pathname.endsWith('.png') ? 'png' : 'svg',
+      'Devnet',
+      postcardTraits(0n, 7),
+    )
+  }
+  const metadataMatch = METADATA_PATH.exec(url.pathname)
+  if (metadataMatch)
+    return sendJson(response, request, 200, tokenMetadata(origin, BigInt(metadataMatch[1]!), revision))
+  const imageMatch = IMAGE_PATH.exec(url.pathname)
+  if (imageMatch) {
+    const tokenId = BigInt(imageMatch[1]!)
+    return sendImage(
+      response,
+      request,
+      imageMatch[2] as 'svg' | 'png',
+      `#${tokenId}`,
+      postcardTraits(tokenId, revision),
+    )
+  }
+  if (url.pathname === '/health') return sendJson(response, request, 200, { ok: true })
+  return sendJson(response, request, 404, { error: 'not found' })
+}
+
+function sendImage(
+  response: ServerResponse,
+  request: IncomingMessage,
+  format: 'svg' | 'png',
+  label: string,
+  traits: ReturnType<typeof postcardTraits>,
+) {
+  if (format === 'png') return send(response, request, 200, 'image/png', postcardPng(traits))
+  return send(response, request, 200, 'image/svg+xml', postcardSvg(label, traits))
+}
+
+function sendJson(response: ServerResponse, request: IncomingMessage, status: number, body: unknown) {
+  send(response, request, status, 'application/json; charset=utf-8', JSON.stringify(body))
+}
+
+function send(
+  response: ServerResponse,
+  request: IncomingMessage,
+  status: number,
+  contentType: string,
+  body: string | Buffer,
+) {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body
+  response.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': bytes.length,
+    'Cache-Control': status === 200 ? 'public, max-age=60' : 'no-store',
+  })
+  response.end(request.method === 'HEAD' ? undefined : bytes)
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error)
+    server.once('error', onError)
+    server.listen(port, host, () => {
+      server.removeListener('error', onError)
+      resolve((server.address() as AddressInfo).port)
+    })
+  })
+}

@@ -1,0 +1,86 @@
+/**
+ * A real chain reorganisation on anvil: the last `depth` blocks are rolled back and replaced by
+ * blocks with other transactions, at the same heights and timestamps — so block hashes change,
+ * the dropped blocks' transfers disappear and different ones take their place.
+ *
+ * (anvil_reorg does this in one call but gives the new blocks the common ancestor's timestamp
+ * and leaves the chain clock behind; rolling back and mining by hand keeps time realistic.)
+ */
+import type { Address, Hex } from 'viem'
+import type { DevnetClients } from './collections'
+
+export type ReorgResult = {
+  depth: number
+  /** The last block both chains share. */
+  commonAncestor: bigint
+  replaced: { number: bigint; oldHash: Hex; newHash: Hex }[]
+}
+
+export type ReorgOptions = {
+  depth: number
+  /** Funded accounts; a small value transfer between two of them goes into every new block. */
+  accounts: Address[]
+  /** Interval mining to restore afterwards, in seconds; undefined: the chain was automining. */
+  blockTimeSeconds?: number
+  /** Sends (without waiting for receipts) extra transactions for new block `index` (0-based). */
+  sendReplacementTransactions?: (index: number) => Promise<void>
+}
+
+export async function reorgChain(clients: DevnetClients, options: ReorgOptions): Promise<ReorgResult> {
+  const { depth } = options
+  if (!Number.isInteger(depth) || depth < 1)
+    throw new Error(`reorg depth must be a positive integer, got ${depth}`)
+
+  const automine = await clients.test.getAutomine()
+  // Stop every kind of mining so no block slips in while the chain is being rewritten.
+  if (automine) await clients.test.setAutomine(false)
+  await clients.test.setIntervalMining({ interval: 0 })
+  try {
+    const head = await clients.public.getBlockNumber()
+    if (head <= BigInt(depth)) throw new Error(`chain too short (head ${head}) for a reorg of depth ${depth}`)
+    const commonAncestor = head - BigInt(depth)
+    const oldBlocks = await Promise.all(
+      Array.from({ length: depth }, (_, i) =>
+        clients.public.getBlock({ blockNumber: commonAncestor + BigInt(i + 1) }),
+      ),
+    )
+
+    await clients.test.request({ method: 'anvil_rollback', params: [depth] } as never)
+    for (let i = 0; i < depth; i++) {
+      await options.sendReplacementTransactions?.(i).catch(() => undefined)
+      await sendMarkerTransfer(clients, options.accounts)
+      // Same timestamp as the block it replaces, like a competing block for the same slot.
+      await clients.test.request({
+        method: 'evm_mine',
+        params: [{ timestamp: Number(oldBlocks[i]!.timestamp), blocks: 1 }],
+      } as never)
+    }
+
+    const newBlocks = await Promise.all(
+      oldBlocks.map((b) => clients.public.getBlock({ blockNumber: b.number })),
+    )
+    const replaced = oldBlocks.map((old, i) => ({
+      number: old.number,
+      oldHash: old.hash,
+      newHash: newBlocks[i]!.hash,
+    }))
+    const unchanged = replaced.find((r) => r.oldHash === r.newHash)
+    if (unchanged) throw new Error(`reorg left block ${unchanged.number} unchanged`)
+    return { depth, commonAncestor, replaced }
+  } finally {
+    if (options.blockTimeSeconds) await clients.test.setIntervalMining({ interval: options.blockTimeSeconds })
+    if (automine) await clients.test.setAutomine(true)
+  }
+}
+
+/** A value transfer with a random amount: the new block can never equal the old one. */
+async function sendMarkerTransfer(clients: DevnetClients, accounts: Address[]) {
+  const from = accounts[accounts.length - 1]!
+  const to = accounts[Math.floor(Math.random() * (accounts.length - 1))]!
+  await clients.wallet.sendTransaction({
+    account: from,
+    to,
+    value: BigInt(1 + Math.floor(Math.random() * 1_000_000)),
+    chain: null,
+  })
+}
