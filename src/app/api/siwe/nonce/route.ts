@@ -1,0 +1,47 @@
+/**
+ * POST /api/siwe/nonce: a single-use Sign-In with Ethereum nonce and the
+ * values the message must carry (domain, URI, chain id). Limited per client
+ * IP, since each call writes a row.
+ */
+import { NextResponse } from 'next/server'
+import { requestMeta } from '@/server/auth/next-auth'
+import { issueNonce, SIWE_STATEMENT, siweExpectations } from '@/server/auth/siwe'
+import { allowNonceRequest } from '@/server/auth/siwe-nonce-limit'
+import { getServices } from '@/server/services'
+
+export const dynamic = 'force-dynamic'
+
+const NO_STORE = { 'Cache-Control': 'no-store' }
+
+export async function POST(): Promise<Response> {
+  const { config, db, logger } = getServices()
+  const { clientIp } = await requestMeta()
+  const limit = allowNonceRequest(clientIp)
+  if (!limit.allowed) {
+    return NextResponse.json(
+      { error: { code: 'RATE_LIMITED', message: 'Too many sign-in attempts; try again shortly.' } },
+      { status: 429, headers: { ...NO_STORE, 'Retry-After': String(limit.retryAfterS) } },
+    )
+  }
+  try {
+    const { nonce, expiresAt } = await issueNonce(db)
+    const expect = siweExpectations(config)
+    return NextResponse.json(
+      {
+        nonce,
+        expires_at: expiresAt.toISOString(),
+        domain: expect.domain,
+        uri: config.PUBLIC_URL,
+        chain_id: expect.chainId,
+        statement: SIWE_STATEMENT,
+      },
+      { headers: NO_STORE },
+    )
+  } catch (err) {
+    logger.error({ err }, 'issuing a sign-in nonce failed')
+    return NextResponse.json(
+      { error: { code: 'SERVICE_UNAVAILABLE', message: 'Sign-in is unavailable right now.' } },
+      { status: 503, headers: NO_STORE },
+    )
+  }
+}
