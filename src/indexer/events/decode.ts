@@ -1,0 +1,28 @@
+import type { RawLog } from '../rpc/client'
+import { decodeConsecutiveTransfer } from './consecutive'
+import { decodeBatchMetadataUpdate, decodeMetadataUpdate } from './metadata-update'
+import {
+  BATCH_METADATA_UPDATE_TOPIC,
+  CONSECUTIVE_TRANSFER_TOPIC,
+  METADATA_UPDATE_TOPIC,
+  TRANSFER_TOPIC,
+} from './topics'
+import { decodeLegacyTransfer, decodeStandardTransfer } from './transfer'
+import type { DecodedLog } from './types'
+
+/** Routes a log to the decoder of its shape; null for shapes that are not NFT events (e.g. ERC-20). */
+export function decodeLog(log: RawLog): DecodedLog | null {
+  if (log.removed) return null
+  switch (log.topics[0]?.toLowerCase()) {
+    case TRANSFER_TOPIC:
+      return decodeStandardTransfer(log) ?? decodeLegacyTransfer(log)
+    case CONSECUTIVE_TRANSFER_TOPIC:
+      return decodeConsecutiveTransfer(log)
+    case METADATA_UPDATE_TOPIC:
+      return decodeMetadataUpdate(log)
+    case BATCH_METADATA_UPDATE_TOPIC:
+      return decodeBatchMetadataUpdate(log)
+    default:
+      return null
+  }
+}

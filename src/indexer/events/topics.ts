@@ -1,0 +1,13 @@
+import { toEventSelector } from 'viem'
+
+export const TRANSFER_TOPIC = toEventSelector('Transfer(address,address,uint256)')
+export const CONSECUTIVE_TRANSFER_TOPIC = toEventSelector(
+  'ConsecutiveTransfer(uint256,uint256,address,address)',
+)
+export const METADATA_UPDATE_TOPIC = toEventSelector('MetadataUpdate(uint256)')
+export const BATCH_METADATA_UPDATE_TOPIC = toEventSelector('BatchMetadataUpdate(uint256,uint256)')
+
+/** topic0 filter of every eth_getLogs request: all event shapes the indexer decodes. */
+export const INDEXED_TOPICS = [
+  [TRANSFER_TOPIC, CONSECUTIVE_TRANSFER_TOPIC, METADATA_UPDATE_TOPIC, BATCH_METADATA_UPDATE_TOPIC],
+]

@@ -1,0 +1,120 @@
+import type { Hex } from 'viem'
+import { MAX_UINT256, type TransferEvent, ZERO_ADDRESS } from '../events/types'
+
+/** Columns of a CSV header / keys of a JSONL object (batch_index optional). */
+export const IMPORT_COLUMNS = [
+  'collection_address',
+  'token_id',
+  'from_address',
+  'to_address',
+  'block_number',
+  'block_timestamp',
+  'transaction_hash',
+  'log_index',
+  'batch_index',
+] as const
+
+export type ImportRecord = Partial<Record<(typeof IMPORT_COLUMNS)[number], unknown>>
+
+export class RowError extends Error {}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+const TX_HASH = /^0x[0-9a-fA-F]{64}$/
+const TOKEN_ID = /^[0-9]{1,78}$/
+
+/**
+ * Validates one imported record. Rows must lie before START_BLOCK (the
+ * indexer owns START_BLOCK onwards) or carry block_number 0 (block unknown).
+ */
+export function toTransferEvent(record: ImportRecord, startBlock: bigint): TransferEvent {
+  const collection = address(record.collection_address, 'collection_address')
+  if (collection === ZERO_ADDRESS) throw new RowError('collection_address is the zero address')
+  const from = address(record.from_address, 'from_address')
+  const to = address(record.to_address, 'to_address')
+  if (from === ZERO_ADDRESS && to === ZERO_ADDRESS)
+    throw new RowError('from_address and to_address are both zero')
+  const tokenIdText = text(record.token_id, 'token_id')
+  if (!TOKEN_ID.test(tokenIdText) || BigInt(tokenIdText) > MAX_UINT256) {
+    throw new RowError('token_id must be a decimal integer from 0 to 2^256-1')
+  }
+  const blockNumber = BigInt(integer(record.block_number, 'block_number', Number.MAX_SAFE_INTEGER))
+  if (blockNumber !== 0n && blockNumber >= startBlock) {
+    throw new RowError(
+      `block_number ${blockNumber} is not before START_BLOCK ${startBlock} (use 0 when unknown)`,
+    )
+  }
+  const txHash = text(record.transaction_hash, 'transaction_hash')
+  if (!TX_HASH.test(txHash)) throw new RowError('transaction_hash must be 0x and 64 hex digits')
+  return {
+    collection,
+    tokenId: BigInt(tokenIdText),
+    from,
+    to,
+    blockNumber,
+    blockHash: null,
+    blockTimestamp: timestamp(record.block_timestamp),
+    transactionHash: txHash.toLowerCase() as Hex,
+    logIndex: integer(record.log_index, 'log_index', 2 ** 31 - 1),
+    batchIndex:
+      record.batch_index === undefined || record.batch_index === ''
+        ? 0
+        : integer(record.batch_index, 'batch_index', 2 ** 31 - 1),
+    standard: 'ERC721',
+  }
+}
+
+function text(value: unknown, field: string): string {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value)
+  if (typeof value !== 'string' || value.trim() === '') throw new RowError(`${field} is missing`)
+  return value.trim()
+}
+
+function address(value: unknown, field: string): Hex {
+  const v = text(value, field)
+  if (!ADDRESS.test(v)) throw new RowError(`${field} must be 0x and 40 hex digits`)
+  return v.toLowerCase() as Hex
+}
+
+function integer(value: unknown, field: string, max: number): number {
+  const v = text(value, field)
+  if (!/^[0-9]+$/.test(v) || Number(v) > max)
+    throw new RowError(`${field} must be an integer from 0 to ${max}`)
+  return Number(v)
+}
+
+/** RFC 3339 date-time, or Unix seconds. Whole seconds, like block timestamps. */
+function timestamp(value: unknown): bigint {
+  const v = text(value, 'block_timestamp')
+  if (/^[0-9]{1,12}$/.test(v)) return BigInt(v)
+  if (
+    !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(v) ||
+    Number.isNaN(Date.parse(v))
+  ) {
+    throw new RowError('block_timestamp must be RFC 3339 (2021-03-04T05:06:07Z) or Unix seconds')
+  }
+  return BigInt(Math.floor(Date.parse(v) / 1000))
+}
+
+/** Splits one CSV line (RFC 4180 quoting; no line breaks inside fields). */
+export function splitCsvLine(line: string): string[] {
+  const fields: string[] = []
+  let field = ''
+  let quoted = false
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i]!
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        field += '"'
+        i++
+      } else if (ch === '"') quoted = false
+      else field += ch
+    } else if (ch === '"' && field === '') quoted = true
+    else if (ch === ',') {
+      fields.push(field)
+      field = ''
+    } else field += ch
+  }
+  if (quoted) throw new RowError('unterminated quoted field')
+  fields.push(field)
+  return fields
+}

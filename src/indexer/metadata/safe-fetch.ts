@@ -1,0 +1,174 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import http from 'node:http'
+import https from 'node:https'
+import { isIP } from 'node:net'
+import { blockedReason } from './ip-guard'
+import { FetchFailure } from './outcome'
+
+export interface SafeFetchOptions {
+  maxBytes: number
+  timeoutMs: number
+  maxRedirects?: number
+  /** "host:port" pairs reachable even though private (operator-configured). */
+  allowHosts?: ReadonlySet<string>
+  signal?: AbortSignal
+}
+
+export interface SafeFetchResult {
+  bytes: Buffer
+  finalUrl: string
+  status: number
+}
+
+/**
+ * GET for URLs taken from chain data, which are hostile by assumption:
+ * http(s) only; every hop's host is resolved and each resolved address
+ * checked, and the socket connects to exactly the checked address (no DNS
+ * rebinding between check and connect); redirects are followed by hand and
+ * re-checked; the body is capped while streaming; one deadline covers all.
+ */
+export async function safeFetch(url: string, options: SafeFetchOptions): Promise<SafeFetchResult> {
+  const deadline = AbortSignal.timeout(options.timeoutMs)
+  const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline
+  let current = url
+  for (let hop = 0; ; hop++) {
+    const response = await requestOnce(current, options, signal)
+    if (response.redirect === undefined) return { ...response, finalUrl: current }
+    if (hop >= (options.maxRedirects ?? 5))
+      throw new FetchFailure('http_error', `Too many redirects from ${url}`)
+    current = response.redirect
+  }
+}
+
+export function hostKey(url: URL): string {
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80')
+  return `${url.hostname.replace(/^\[|\]$/g, '')}:${port}`
+}
+
+export function parseAllowHosts(entries: string[]): Set<string> {
+  return new Set(
+    entries.map((e) =>
+      e
+        .trim()
+        .toLowerCase()
+        .replace(/^\[|\]$/g, '')
+        .replace(/\]:/, ':'),
+    ),
+  )
+}
+
+function requestOnce(
+  target: string,
+  options: SafeFetchOptions,
+  signal: AbortSignal,
+): Promise<{ bytes: Buffer; status: number; redirect?: string }> {
+  let url: URL
+  try {
+    url = new URL(target)
+  } catch {
+    throw new FetchFailure('invalid_uri', `Not a URL: ${target.slice(0, 200)}`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new FetchFailure('invalid_uri', `Scheme ${url.protocol} is not fetched`)
+  }
+  if (url.username || url.password)
+    throw new FetchFailure('invalid_uri', 'URLs with credentials are not fetched')
+  const allowed = options.allowHosts?.has(hostKey(url).toLowerCase()) ?? false
+  const hostname = url.hostname.replace(/^\[|\]$/g, '')
+  if (!allowed && isIP(hostname)) {
+    const reason = blockedReason(hostname)
+    if (reason) throw new FetchFailure('blocked_address', `Refused ${hostname} (${reason})`)
+  }
+  const client = url.protocol === 'https:' ? https : http
+  return new Promise((resolve, reject) => {
+    const req = client.request(
+      url,
+      {
+        method: 'GET',
+        signal,
+        lookup: allowed ? undefined : checkedLookup,
+        headers: { 'user-agent': 'nft-data-service-indexer', accept: '*/*', 'accept-encoding': 'identity' },
+      },
+      (res) => {
+        const status = res.statusCode ?? 0
+        if (status >= 300 && status < 400 && res.headers.location) {
+          res.resume()
+          try {
+            return resolve({
+              bytes: Buffer.alloc(0),
+              status,
+              redirect: new URL(res.headers.location, url).toString(),
+            })
+          } catch {
+            return reject(new FetchFailure('invalid_uri', 'Redirect to an invalid location'))
+          }
+        }
+        if (status < 200 || status >= 300) {
+          res.resume()
+          const transient = status === 408 || status === 429 || status >= 500
+          return reject(new FetchFailure('http_error', `HTTP ${status} from ${url.host}`, transient))
+        }
+        const declared = Number(res.headers['content-length'])
+        if (Number.isFinite(declared) && declared > options.maxBytes) {
+          res.destroy()
+          return reject(
+            new FetchFailure('too_large', `Body of ${declared} bytes exceeds ${options.maxBytes}`),
+          )
+        }
+        const chunks: Buffer[] = []
+        let size = 0
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length
+          if (size > options.maxBytes) {
+            res.destroy()
+            reject(new FetchFailure('too_large', `Body exceeds ${options.maxBytes} bytes`))
+            return
+          }
+          chunks.push(chunk)
+        })
+        res.on('end', () => resolve({ bytes: Buffer.concat(chunks), status }))
+        res.on('error', (err) => reject(toFailure(err, signal)))
+      },
+    )
+    req.on('error', (err) => reject(toFailure(err, signal)))
+    req.end()
+  })
+}
+
+function toFailure(err: Error, signal: AbortSignal): FetchFailure {
+  if (err instanceof FetchFailure) return err
+  const cause = (err as { cause?: unknown }).cause
+  if (cause instanceof FetchFailure) return cause
+  if (signal.aborted || err.name === 'AbortError' || err.name === 'TimeoutError') {
+    return new FetchFailure('timeout', 'Request timed out', true, err)
+  }
+  return new FetchFailure('http_error', `Request failed: ${err.message}`, true, err)
+}
+
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void
+
+/** DNS lookup that refuses the host when ANY resolved address is in a blocked range. */
+function checkedLookup(hostname: string, options: { all?: boolean }, callback: LookupCallback): void {
+  dnsLookup(hostname, { all: true }, (err, addresses) => {
+    if (err) return callback(err, [])
+    const bad = addresses.find((a) => blockedReason(a.address) !== null)
+    if (bad || addresses.length === 0) {
+      const failure = new FetchFailure(
+        'blocked_address',
+        bad
+          ? `Refused ${hostname} -> ${bad.address} (${blockedReason(bad.address)})`
+          : `No address for ${hostname}`,
+      )
+      return callback(
+        Object.assign(new Error(failure.message), { cause: failure }) as NodeJS.ErrnoException,
+        [],
+      )
+    }
+    if (options.all) return callback(null, addresses)
+    callback(null, addresses[0]!.address, addresses[0]!.family)
+  })
+}

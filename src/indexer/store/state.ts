@@ -1,0 +1,179 @@
+import type pg from 'pg'
+import { IndexerError } from '../errors'
+import type { RpcBlock } from '../rpc/client'
+import { minBig } from '../rpc/get-logs'
+import { isoTimestamp, type Queryable } from './db'
+
+export interface IndexerStateRow {
+  network: string
+  chainId: number
+  startBlock: bigint
+  lastSeenBlock: bigint
+  lastIndexedBlock: bigint | null
+  lastConfirmedBlock: bigint
+  coverageStatus: 'unknown' | 'partial' | 'complete'
+}
+
+/** Creates the state row on first start; refuses a database that belongs to another chain. */
+export async function ensureIndexerState(
+  db: Queryable,
+  opts: { network: string; chainId: number; startBlock: number },
+): Promise<IndexerStateRow> {
+  await db.query(
+    `INSERT INTO indexer_state (network, chain_id, start_block, coverage_start_block)
+     VALUES ($1, $2, $3, $3) ON CONFLICT (network) DO NOTHING`,
+    [opts.network, opts.chainId, opts.startBlock],
+  )
+  const state = await readIndexerState(db, opts.network)
+  if (state.chainId !== opts.chainId) {
+    throw new IndexerError(
+      `The database holds network "${opts.network}" of chain ${state.chainId}, not chain ${opts.chainId}`,
+    )
+  }
+  if (state.startBlock !== BigInt(opts.startBlock)) {
+    await db.query(
+      'UPDATE indexer_state SET start_block = $2, coverage_start_block = $2 WHERE network = $1',
+      [opts.network, opts.startBlock],
+    )
+    state.startBlock = BigInt(opts.startBlock)
+  }
+  return state
+}
+
+export async function readIndexerState(
+  db: Queryable,
+  network: string,
+  forUpdate = false,
+): Promise<IndexerStateRow> {
+  const { rows } = await db.query(
+    `SELECT network, chain_id::text, start_block::text, last_seen_block::text, last_indexed_block::text,
+            last_confirmed_block::text, coverage_status
+       FROM indexer_state WHERE network = $1 ${forUpdate ? 'FOR UPDATE' : ''}`,
+    [network],
+  )
+  const row = rows[0]
+  if (!row) throw new IndexerError(`No indexer_state row for network "${network}"`)
+  return {
+    network: row.network,
+    chainId: Number(row.chain_id),
+    startBlock: BigInt(row.start_block),
+    lastSeenBlock: BigInt(row.last_seen_block),
+    lastIndexedBlock: row.last_indexed_block === null ? null : BigInt(row.last_indexed_block),
+    lastConfirmedBlock: BigInt(row.last_confirmed_block),
+    coverageStatus: row.coverage_status,
+  }
+}
+
+/** Adds [from, to] to indexed_ranges, merging with overlapping or adjacent ranges. */
+export async function addIndexedRange(client: pg.PoolClient, from: bigint, to: bigint): Promise<void> {
+  const { rows } = await client.query(
+    `DELETE FROM indexed_ranges WHERE to_block >= $1::bigint - 1 AND from_block <= $2::bigint + 1
+     RETURNING from_block::text, to_block::text`,
+    [from.toString(), to.toString()],
+  )
+  let lo = from
+  let hi = to
+  for (const r of rows) {
+    if (BigInt(r.from_block) < lo) lo = BigInt(r.from_block)
+    if (BigInt(r.to_block) > hi) hi = BigInt(r.to_block)
+  }
+  await client.query('INSERT INTO indexed_ranges (from_block, to_block) VALUES ($1, $2)', [
+    lo.toString(),
+    hi.toString(),
+  ])
+}
+
+/** Forgets every indexed block after `block` (rollback). */
+export async function truncateIndexedRanges(client: pg.PoolClient, block: bigint): Promise<void> {
+  await client.query('DELETE FROM indexed_ranges WHERE from_block > $1', [block.toString()])
+  await client.query('UPDATE indexed_ranges SET to_block = $1 WHERE to_block > $1', [block.toString()])
+}
+
+/** End of the contiguous indexed range that contains `startBlock`, or null. */
+export async function contiguousEnd(db: Queryable, startBlock: bigint): Promise<bigint | null> {
+  const { rows } = await db.query(
+    'SELECT to_block::text FROM indexed_ranges WHERE from_block <= $1 AND to_block >= $1 LIMIT 1',
+    [startBlock.toString()],
+  )
+  return rows[0] ? BigInt(rows[0].to_block) : null
+}
+
+/**
+ * Writes head, progress and coverage in the caller's transaction. Coverage is
+ * complete only when indexed_ranges shows START_BLOCK..last_confirmed_block as
+ * one contiguous range, checked right here (that check is the verification
+ * that coverage_verified_at records).
+ */
+export async function updateProgress(
+  client: pg.PoolClient,
+  opts: { network: string; startBlock: bigint; lastSeenBlock: bigint; chainConfirmedBlock: bigint },
+): Promise<{ lastIndexedBlock: bigint | null; lastConfirmedBlock: bigint; complete: boolean }> {
+  const end = await contiguousEnd(client, opts.startBlock)
+  const lastIndexedBlock = end
+  const lastConfirmedBlock = end === null ? 0n : minBig(end, opts.chainConfirmedBlock)
+  const complete = end !== null && end >= opts.chainConfirmedBlock
+  await client.query(
+    `UPDATE indexer_state
+        SET last_seen_block = GREATEST($2::bigint, 0), last_indexed_block = $3, last_confirmed_block = GREATEST($4::bigint, 0),
+            coverage_status = $5, coverage_start_block = start_block,
+            coverage_verified_at = CASE WHEN $5 = 'complete' THEN now() ELSE coverage_verified_at END,
+            updated_at = now()
+      WHERE network = $1`,
+    [
+      opts.network,
+      opts.lastSeenBlock.toString(),
+      lastIndexedBlock?.toString() ?? null,
+      lastConfirmedBlock.toString(),
+      complete ? 'complete' : 'partial',
+    ],
+  )
+  return { lastIndexedBlock, lastConfirmedBlock, complete }
+}
+
+/** Observed head only (no events): keeps the status endpoint's lag current while idle. */
+export async function updateHead(db: Queryable, network: string, lastSeenBlock: bigint): Promise<void> {
+  await db.query('UPDATE indexer_state SET last_seen_block = $2, updated_at = now() WHERE network = $1', [
+    network,
+    lastSeenBlock.toString(),
+  ])
+}
+
+export async function storeBlocks(client: pg.PoolClient, blocks: RpcBlock[]): Promise<void> {
+  if (blocks.length === 0) return
+  await client.query(
+    `INSERT INTO blocks (number, hash, parent_hash, timestamp)
+     SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::varchar[], $4::timestamptz[])
+     ON CONFLICT (number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash,
+                                        timestamp = excluded.timestamp`,
+    [
+      blocks.map((b) => b.number.toString()),
+      blocks.map((b) => b.hash.toLowerCase()),
+      blocks.map((b) => b.parentHash.toLowerCase()),
+      blocks.map((b) => isoTimestamp(b.timestamp)),
+    ],
+  )
+}
+
+/** Keeps block hashes of the unconfirmed window plus `keep` blocks below it, and always the newest. */
+export async function pruneBlocks(
+  client: pg.PoolClient,
+  confirmedBlock: bigint,
+  keep: bigint,
+): Promise<void> {
+  await client.query('DELETE FROM blocks WHERE number < $1 AND number < (SELECT max(number) FROM blocks)', [
+    (confirmedBlock - keep).toString(),
+  ])
+}
+
+export interface StoredBlock {
+  number: bigint
+  hash: string
+}
+
+/** Stored block hashes, newest first. */
+export async function storedBlocks(db: Queryable, limit = 10_000): Promise<StoredBlock[]> {
+  const { rows } = await db.query('SELECT number::text, hash FROM blocks ORDER BY number DESC LIMIT $1', [
+    limit,
+  ])
+  return rows.map((r) => ({ number: BigInt(r.number), hash: r.hash }))
+}

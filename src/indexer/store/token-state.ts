@@ -1,0 +1,106 @@
+import type pg from 'pg'
+import { eventType, type TransferEvent, ZERO_ADDRESS } from '../events/types'
+
+/** Derived state of one token, as stored in `tokens`. */
+export interface TokenState {
+  owner: string
+  burned: boolean
+  transferCount: number
+  mintedBlock: bigint | null
+  lastTransferBlock: bigint | null
+}
+
+export interface TokenRef {
+  collection: string
+  tokenId: bigint
+}
+
+export const tokenKey = (collection: string, tokenId: bigint) => `${collection}:${tokenId}`
+
+export function parseTokenKey(key: string): TokenRef {
+  const [collection, id] = key.split(':')
+  return { collection: collection!, tokenId: BigInt(id!) }
+}
+
+export async function loadTokenStates(
+  client: pg.PoolClient,
+  keys: string[],
+): Promise<Map<string, TokenState>> {
+  const states = new Map<string, TokenState>()
+  if (keys.length === 0) return states
+  const refs = keys.map(parseTokenKey)
+  const { rows } = await client.query(
+    `SELECT t.collection_address, t.token_id::text AS token_id, t.current_owner, t.is_burned, t.transfer_count,
+            t.minted_block::text AS minted_block, t.last_transfer_block::text AS last_transfer_block
+       FROM tokens t
+       JOIN unnest($1::varchar[], $2::numeric[]) AS k(c, id) ON t.collection_address = k.c AND t.token_id = k.id`,
+    [refs.map((r) => r.collection), refs.map((r) => r.tokenId.toString())],
+  )
+  for (const row of rows) states.set(tokenKey(row.collection_address, BigInt(row.token_id)), rowToState(row))
+  return states
+}
+
+/** New state of each touched token when `events` (in chain order) come after all stored history. */
+export function foldTransfers(
+  old: Map<string, TokenState>,
+  events: TransferEvent[],
+): Map<string, TokenState> {
+  const next = new Map<string, TokenState>()
+  for (const e of events) {
+    const key = tokenKey(e.collection, e.tokenId)
+    const prev = next.get(key) ?? old.get(key)
+    const isMint = eventType(e.from, e.to) === 'mint'
+    next.set(key, {
+      owner: e.to,
+      burned: e.to === ZERO_ADDRESS,
+      transferCount: (prev?.transferCount ?? 0) + 1,
+      mintedBlock: prev?.mintedBlock ?? (isMint ? e.blockNumber : null),
+      lastTransferBlock: e.blockNumber,
+    })
+  }
+  return next
+}
+
+/**
+ * State of each token rebuilt from its stored history (after a rollback or an
+ * import of older rows); null when no transfer of the token remains.
+ */
+export async function recomputeTokenStates(
+  client: pg.PoolClient,
+  keys: string[],
+): Promise<Map<string, TokenState | null>> {
+  const next = new Map<string, TokenState | null>()
+  for (const key of keys) next.set(key, null)
+  if (keys.length === 0) return next
+  const refs = keys.map(parseTokenKey)
+  const { rows } = await client.query(
+    `WITH k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[]) AS k(c, id)),
+     history AS (
+       SELECT tr.collection_address, tr.token_id, tr.to_address, tr.from_address, tr.block_number,
+              row_number() OVER w AS rn,
+              count(*) OVER (PARTITION BY tr.collection_address, tr.token_id) AS n,
+              min(tr.block_number) FILTER (WHERE tr.from_address = $3)
+                OVER (PARTITION BY tr.collection_address, tr.token_id) AS minted_block
+         FROM transfers tr JOIN k ON tr.collection_address = k.c AND tr.token_id = k.id
+       WINDOW w AS (PARTITION BY tr.collection_address, tr.token_id
+                    ORDER BY tr.block_timestamp DESC, tr.block_number DESC, tr.log_index DESC,
+                             tr.batch_index DESC, tr.id DESC))
+     SELECT collection_address, token_id::text AS token_id, to_address AS current_owner,
+            to_address = $3 AS is_burned, n AS transfer_count, minted_block::text AS minted_block,
+            block_number::text AS last_transfer_block
+       FROM history WHERE rn = 1`,
+    [refs.map((r) => r.collection), refs.map((r) => r.tokenId.toString()), ZERO_ADDRESS],
+  )
+  for (const row of rows) next.set(tokenKey(row.collection_address, BigInt(row.token_id)), rowToState(row))
+  return next
+}
+
+function rowToState(row: Record<string, string | boolean | number | null>): TokenState {
+  return {
+    owner: row.current_owner as string,
+    burned: row.is_burned as boolean,
+    transferCount: Number(row.transfer_count),
+    mintedBlock: row.minted_block === null ? null : BigInt(row.minted_block as string),
+    lastTransferBlock: row.last_transfer_block === null ? null : BigInt(row.last_transfer_block as string),
+  }
+}

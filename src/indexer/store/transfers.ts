@@ -1,0 +1,131 @@
+import type pg from 'pg'
+import {
+  type CollectionStandard,
+  eventType,
+  type MetadataUpdateEvent,
+  type TransferEvent,
+} from '../events/types'
+import { isoTimestamp } from './db'
+
+export const eventIdentity = (e: { transactionHash: string; logIndex: number; batchIndex: number }) =>
+  `${e.transactionHash}:${e.logIndex}:${e.batchIndex}`
+
+/**
+ * Chain order: block (timestamp first, so imported rows of unknown block 0
+ * fall in place by time), log index, position inside an ERC-2309 range.
+ */
+export function compareChainOrder(a: TransferEvent, b: TransferEvent): number {
+  if (a.blockTimestamp !== b.blockTimestamp) return a.blockTimestamp < b.blockTimestamp ? -1 : 1
+  if (a.blockNumber !== b.blockNumber) return a.blockNumber < b.blockNumber ? -1 : 1
+  if (a.logIndex !== b.logIndex) return a.logIndex - b.logIndex
+  return a.batchIndex - b.batchIndex
+}
+
+/** Rows per INSERT statement: keeps parameter arrays and statement memory bounded. */
+const CHUNK = 5_000
+
+/**
+ * Bulk insert (multi-row INSERT from unnest'ed arrays, ON CONFLICT DO NOTHING
+ * on the event identity). Rows are inserted in the given order, so ids follow
+ * chain order when the caller passes events in chain order. Returns the
+ * events that were new.
+ */
+export async function insertTransfers(
+  client: pg.PoolClient,
+  events: TransferEvent[],
+  source: 'rpc' | 'import' = 'rpc',
+): Promise<TransferEvent[]> {
+  const inserted: TransferEvent[] = []
+  for (let i = 0; i < events.length; i += CHUNK) {
+    const chunk = events.slice(i, i + CHUNK)
+    const { rows } = await client.query(
+      `INSERT INTO transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
+                              block_hash, block_timestamp, transaction_hash, log_index, batch_index, source)
+       SELECT c, id, f, t, et, bn, bh, ts, tx, li, bi, $12
+         FROM unnest($1::varchar[], $2::numeric[], $3::varchar[], $4::varchar[], $5::varchar[], $6::bigint[],
+                     $7::varchar[], $8::timestamptz[], $9::varchar[], $10::int[], $11::int[])
+              AS r(c, id, f, t, et, bn, bh, ts, tx, li, bi)
+       ON CONFLICT (transaction_hash, log_index, batch_index) DO NOTHING
+       RETURNING transaction_hash, log_index, batch_index`,
+      [
+        chunk.map((e) => e.collection),
+        chunk.map((e) => e.tokenId.toString()),
+        chunk.map((e) => e.from),
+        chunk.map((e) => e.to),
+        chunk.map((e) => eventType(e.from, e.to)),
+        chunk.map((e) => e.blockNumber.toString()),
+        chunk.map((e) => e.blockHash),
+        chunk.map((e) => isoTimestamp(e.blockTimestamp)),
+        chunk.map((e) => e.transactionHash),
+        chunk.map((e) => e.logIndex),
+        chunk.map((e) => e.batchIndex),
+        source,
+      ],
+    )
+    if (rows.length === chunk.length) {
+      for (const e of chunk) inserted.push(e)
+      continue
+    }
+    const fresh = new Set(
+      rows.map((r) =>
+        eventIdentity({
+          transactionHash: r.transaction_hash,
+          logIndex: r.log_index,
+          batchIndex: r.batch_index,
+        }),
+      ),
+    )
+    for (const e of chunk) if (fresh.has(eventIdentity(e))) inserted.push(e)
+  }
+  return inserted
+}
+
+/** Creates the collection rows of newly seen contracts; created_at is the first time indexed. */
+export async function ensureCollections(
+  client: pg.PoolClient,
+  collections: Map<string, { standard: CollectionStandard; firstSeenBlock: bigint }>,
+): Promise<void> {
+  if (collections.size === 0) return
+  const entries = [...collections]
+  await client.query(
+    `INSERT INTO collections (address, standard, first_seen_block)
+     SELECT * FROM unnest($1::varchar[], $2::text[], $3::bigint[])
+     ON CONFLICT (address) DO UPDATE
+       SET first_seen_block = LEAST(collections.first_seen_block, excluded.first_seen_block)
+       WHERE collections.first_seen_block IS NULL OR excluded.first_seen_block < collections.first_seen_block`,
+    [
+      entries.map(([a]) => a),
+      entries.map(([, c]) => c.standard),
+      entries.map(([, c]) => c.firstSeenBlock.toString()),
+    ],
+  )
+}
+
+export function collectionsOf(events: TransferEvent[]) {
+  const out = new Map<string, { standard: CollectionStandard; firstSeenBlock: bigint }>()
+  for (const e of events) {
+    const seen = out.get(e.collection)
+    if (!seen || e.blockNumber < seen.firstSeenBlock)
+      out.set(e.collection, { standard: e.standard, firstSeenBlock: e.blockNumber })
+  }
+  return out
+}
+
+/** ERC-4906: queue the named tokens for a metadata refetch. */
+export async function markMetadataStale(
+  client: pg.PoolClient,
+  updates: MetadataUpdateEvent[],
+): Promise<void> {
+  if (updates.length === 0) return
+  await client.query(
+    `UPDATE tokens t SET metadata_status = 'pending', metadata_attempts = 0, metadata_next_attempt_at = now(),
+            updated_at = now()
+       FROM unnest($1::varchar[], $2::numeric[], $3::numeric[]) AS u(c, lo, hi)
+      WHERE t.collection_address = u.c AND t.token_id BETWEEN u.lo AND u.hi`,
+    [
+      updates.map((u) => u.collection),
+      updates.map((u) => u.fromTokenId.toString()),
+      updates.map((u) => u.toTokenId.toString()),
+    ],
+  )
+}

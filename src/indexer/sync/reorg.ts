@@ -1,0 +1,58 @@
+import type pg from 'pg'
+import type { Logger } from 'pino'
+import type { Rpc } from '../rpc/client'
+import { rollbackAfter } from '../store/rollback'
+import { storedBlocks } from '../store/state'
+
+export interface ReorgContext {
+  rpc: Rpc
+  pool: pg.Pool
+  logger: Logger
+  network: string
+  startBlock: bigint
+}
+
+/**
+ * The highest stored block whose hash the chain still has: everything at or
+ * below it is proven canonical. When no stored block matches (a deep reorg,
+ * or a devnet recreated from scratch), nothing is proven and the answer is
+ * the block before the first indexed one, so everything is re-synced.
+ */
+export async function findCommonAncestor(ctx: ReorgContext): Promise<bigint> {
+  const stored = await storedBlocks(ctx.pool)
+  for (let i = 0; i < stored.length; i += 50) {
+    const slice = stored.slice(i, i + 50)
+    const onChain = await Promise.all(slice.map((b) => ctx.rpc.getBlock(b.number)))
+    for (let j = 0; j < slice.length; j++) {
+      if (onChain[j]?.hash.toLowerCase() === slice[j]!.hash) return slice[j]!.number
+    }
+  }
+  const { rows } = await ctx.pool.query('SELECT min(from_block)::text AS low FROM indexed_ranges')
+  const low = rows[0]?.low ? BigInt(rows[0].low) : ctx.startBlock
+  return (low < ctx.startBlock ? low : ctx.startBlock) - 1n
+}
+
+/** Rolls back to the common ancestor in one transaction; returns the new tip. */
+export async function handleReorg(
+  ctx: ReorgContext,
+  detectedAt: bigint,
+  head: { lastSeenBlock: bigint; chainConfirmedBlock: bigint },
+) {
+  const ancestor = await findCommonAncestor(ctx)
+  const result = await rollbackAfter(
+    ctx.pool,
+    { network: ctx.network, startBlock: ctx.startBlock, ...head },
+    ancestor,
+  )
+  ctx.logger.warn(
+    {
+      detectedAt: detectedAt.toString(),
+      ancestor: ancestor.toString(),
+      depth: (detectedAt - ancestor).toString(),
+      deletedTransfers: result.deletedTransfers,
+      affectedTokens: result.affectedTokens,
+    },
+    `reorg: chain differs at block ${detectedAt}, rolled back to block ${ancestor}`,
+  )
+  return ancestor
+}

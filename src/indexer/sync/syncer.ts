@@ -1,0 +1,74 @@
+import type pg from 'pg'
+import { IndexerError } from '../errors'
+import { commitBatch } from '../store/commit'
+import type { FetchContext, FetchedRange } from './fetch'
+import type { BackfillProgress } from './progress'
+
+export interface SyncOptions {
+  network: string
+  startBlock: bigint
+  confirmations: bigint
+  /** Block hashes kept below the confirmed block, for deeper-than-expected reorgs. */
+  keepBlocks: bigint
+  pollIntervalMs: number
+  /** eth_getLogs ranges fetched at once during backfill. */
+  historicalConcurrency: number
+  /** Backfill ranges merged into one commit up to this many events. */
+  maxEventsPerCommit: number
+  /** Blocks read per realtime step. */
+  realtimeBatch: number
+}
+
+/** Mutable state of the sync loop, shared by the historical and realtime steps. */
+export interface Syncer {
+  ctx: FetchContext & { pool: pg.Pool }
+  options: SyncOptions
+  /** Last indexed block and its hash (null hash when not stored). */
+  tip: { number: bigint; hash: string | null } | null
+  head: { lastSeenBlock: bigint; chainConfirmedBlock: bigint }
+  progress: BackfillProgress
+  /** Called after each commit (benchmarks measure head-follow latency with it). */
+  onCommit?: (info: { fromBlock: bigint; toBlock: bigint; transfers: number }) => void
+}
+
+/** A new block does not build on the stored tip. */
+export class ReorgDetectedError extends IndexerError {
+  constructor(readonly atBlock: bigint) {
+    super(`Reorganisation detected at block ${atBlock}`)
+    this.name = 'ReorgDetectedError'
+  }
+}
+
+export const cursorOf = (s: Syncer) => (s.tip ? s.tip.number + 1n : s.options.startBlock)
+
+/** Checks that consecutive ranges link by parent hash, then commits them as one transaction. */
+export async function commitFetched(s: Syncer, ranges: FetchedRange[]): Promise<void> {
+  let prev = s.tip
+  for (const r of ranges) {
+    if (prev?.hash && prev.number === r.fromBlock - 1n && r.first.parentHash.toLowerCase() !== prev.hash) {
+      throw new ReorgDetectedError(r.fromBlock)
+    }
+    const last = r.headers[r.headers.length - 1]!
+    prev = { number: r.toBlock, hash: last.hash.toLowerCase() }
+  }
+  const transfers = ranges.flatMap((r) => r.transfers)
+  await commitBatch(
+    s.ctx.pool,
+    {
+      network: s.options.network,
+      startBlock: s.options.startBlock,
+      expectedLastIndexed: s.tip?.number ?? null,
+      keepBlocks: s.options.keepBlocks,
+    },
+    {
+      fromBlock: ranges[0]!.fromBlock,
+      toBlock: ranges[ranges.length - 1]!.toBlock,
+      transfers,
+      metadataUpdates: ranges.flatMap((r) => r.metadataUpdates),
+      blocks: ranges.flatMap((r) => r.headers),
+      ...s.head,
+    },
+  )
+  s.tip = prev
+  s.onCommit?.({ fromBlock: ranges[0]!.fromBlock, toBlock: prev!.number, transfers: transfers.length })
+}
