@@ -146,6 +146,17 @@ export function startActivity(options: ActivityOptions): Activity {
       return
     }
     await sendRandom(1 + Math.floor(Math.random() * 3))
+    await unblockSenders()
+  }
+
+  /** A transaction queued behind a nonce gap would block its sender for good; drop such leftovers. */
+  async function unblockSenders() {
+    const status = (await clients.test.request({ method: 'txpool_status', params: [] } as never)) as {
+      queued: string
+    }
+    if (BigInt(status.queued) === 0n) return
+    await clients.test.request({ method: 'anvil_dropAllTransactions', params: [] } as never)
+    logger.debug({ queued: Number(status.queued) }, 'devnet dropped transactions stuck behind a nonce gap')
   }
 
   function schedule() {

@@ -33,6 +33,8 @@ export type AnvilInstance = {
   port: number
   /** Process id of anvil itself. */
   pid: number
+  /** Settles when anvil has exited, for whatever reason; resolves with its exit code. */
+  exited: Promise<number | null>
   stop(): Promise<void>
 }
 
@@ -102,9 +104,9 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
   const rpcUrl = `http://${rpcHost}:${listening.port}`
   await waitForRpc(rpcUrl, child, options.startTimeoutMs ?? 30_000)
 
-  const exited = new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve()
-    else child.once('exit', () => resolve())
+  const exited = new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode)
+    else child.once('exit', (code) => resolve(code))
   })
   // Belt and braces for a normal exit; the guard covers abnormal ones.
   const onExit = () => killQuietly(listening.pid, 'SIGTERM')
@@ -128,7 +130,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
     })()
     return stopping
   }
-  return { rpcUrl, port: listening.port, pid: listening.pid, stop }
+  return { rpcUrl, port: listening.port, pid: listening.pid, exited, stop }
 }
 
 /** Resolves with anvil's port and pid once it prints "Listening on"; rejects if it dies first. */

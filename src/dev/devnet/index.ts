@@ -84,8 +84,13 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   const record = await readRecord(recordFile)
   const { anvil, loadedState } = await startAnvilKeepingState(stateFile, options, chainId, logger)
 
+  let stopping = false
+  anvil.exited.then((code) => {
+    if (!stopping) logger.error({ code }, 'devnet anvil exited unexpectedly; the chain is gone until restart')
+  })
   const cleanups: (() => Promise<void>)[] = [() => anvil.stop()]
   const stopAll = async () => {
+    stopping = true
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined)
   }
   try {

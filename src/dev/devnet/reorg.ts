@@ -45,6 +45,10 @@ export async function reorgChain(clients: DevnetClients, options: ReorgOptions):
       ),
     )
 
+    // Transactions still waiting in the pool carry nonces of the old chain; after the rollback
+    // they would wait forever behind the dropped ones and block their senders. Like a mempool
+    // that lost them, the node forgets them.
+    await clients.test.request({ method: 'anvil_dropAllTransactions', params: [] } as never)
     await clients.test.request({ method: 'anvil_rollback', params: [depth] } as never)
     for (let i = 0; i < depth; i++) {
       await options.sendReplacementTransactions?.(i).catch(() => undefined)
