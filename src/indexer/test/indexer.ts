@@ -11,11 +11,12 @@ export const testLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 'sil
 
 export function testConfig(env: Record<string, string | undefined>): Config {
   return parseConfig({
+    NODE_ENV: 'test',
     CONFIRMATIONS: '2',
     MEDIA_DIR: mkdtempSync(path.join(os.tmpdir(), 'indexer-media-')),
     LOG_LEVEL: (process.env.TEST_LOG_LEVEL as string) ?? 'silent',
     ...env,
-  })
+  } as NodeJS.ProcessEnv)
 }
 
 export interface RunningIndexer {

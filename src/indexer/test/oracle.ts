@@ -46,7 +46,7 @@ export async function chainTransfers(
         abi: isLegacy ? legacyAbi : standardAbi,
         data: log.data,
         topics: log.topics as [Hex],
-      })
+      }) as unknown as typeof decoded
     } catch {
       continue
     }
