@@ -36,6 +36,28 @@ const redisUrl = z
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional())
 
+/**
+ * A rate-limit profile written `sec=5,min=300,concurrent=10`: requests per
+ * second, requests per minute and requests in flight; any part may be left out.
+ */
+const rateLimitProfile = z
+  .string()
+  .trim()
+  .regex(
+    /^(sec|min|concurrent)=[1-9][0-9]{0,8}(,(sec|min|concurrent)=[1-9][0-9]{0,8})*$/,
+    'must look like "sec=5,min=300,concurrent=10"',
+  )
+  .transform((v) => {
+    const parts = Object.fromEntries(v.split(',').map((p) => p.split('=') as [string, string]))
+    return {
+      perSecond: parts.sec ? Number(parts.sec) : undefined,
+      perMinute: parts.min ? Number(parts.min) : undefined,
+      concurrent: parts.concurrent ? Number(parts.concurrent) : undefined,
+    }
+  })
+
+export type RateLimitProfile = z.infer<typeof rateLimitProfile>
+
 const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 export const envSchema = z.object({
@@ -44,10 +66,12 @@ export const envSchema = z.object({
   DATABASE_URL: optional(postgresUrl),
   REDIS_URL: optional(redisUrl),
   RPC_URL: optional(httpUrl),
-  NETWORK: optional(z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a lowercase chain name like "mainnet"')).default(
-    'devnet',
+  NETWORK: optional(
+    z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a lowercase chain name like "mainnet"'),
+  ).default('devnet'),
+  CHAIN_ID: optional(z.coerce.number({ error: 'must be a positive integer' }).int().positive()).default(
+    31337,
   ),
-  CHAIN_ID: optional(z.coerce.number({ error: 'must be a positive integer' }).int().positive()).default(31337),
   START_BLOCK: optional(nonNegativeInt).default(0),
   CONFIRMATIONS: optional(nonNegativeInt.max(1000, 'must be at most 1000')),
   IPFS_GATEWAY: optional(httpUrl).default('https://ipfs.io/ipfs/'),
@@ -58,15 +82,46 @@ export const envSchema = z.object({
   MEDIA_DIR: optional(z.string()),
   DATA_DIR: optional(z.string()).default('.data'),
   /** host:port pairs the metadata fetcher may reach although they are private (the devnet's own helper). */
-  FETCH_ALLOW_HOSTS: optional(z.string().regex(/^[^\s,]+(,[^\s,]+)*$/, 'must be a comma-separated list of host:port')),
+  FETCH_ALLOW_HOSTS: optional(
+    z.string().regex(/^[^\s,]+(,[^\s,]+)*$/, 'must be a comma-separated list of host:port'),
+  ),
   LOG_LEVEL: optional(z.enum(levels, { error: `must be one of ${levels.join(', ')}` })).default('info'),
   /** Upper bound of any single API query, so a hostile request can never run long. */
   DB_STATEMENT_TIMEOUT_MS: optional(nonNegativeInt.min(100, 'must be at least 100')).default(5000),
+  /** Limits of a portal API key (spec: 5/s, 300/min, 10 concurrent). */
+  RATE_LIMIT_KEY: optional(rateLimitProfile).default({ perSecond: 5, perMinute: 300, concurrent: 10 }),
+  /** Limits of a demo token (spec: 1/s, 30/min, 2 concurrent). */
+  RATE_LIMIT_DEMO: optional(rateLimitProfile).default({ perSecond: 1, perMinute: 30, concurrent: 2 }),
+  /** Per client IP for requests that present a portal key (or no valid credential); default RATE_LIMIT_KEY. */
+  RATE_LIMIT_IP_KEY: optional(rateLimitProfile),
+  /** Per client IP for requests that present a demo token; default RATE_LIMIT_DEMO. */
+  RATE_LIMIT_IP_DEMO: optional(rateLimitProfile),
+  /** Demo-token issuance per client IP (spec: 5 per minute). */
+  RATE_LIMIT_DEMO_ISSUE: optional(rateLimitProfile).default({
+    perSecond: undefined,
+    perMinute: 5,
+    concurrent: undefined,
+  }),
+  /** The public media path, per client IP. */
+  RATE_LIMIT_MEDIA: optional(rateLimitProfile).default({ perSecond: 50, perMinute: 1500, concurrent: 20 }),
+  /** Lifetime of a concurrency slot: a crashed process's slots come back after this long. */
+  RATE_LIMIT_LEASE_MS: optional(nonNegativeInt.min(1000, 'must be at least 1000')).default(30_000),
+  /** Upper bound of one rate-limiter (Redis) command; slower counts as unavailable (503). */
+  RATE_LIMIT_TIMEOUT_MS: optional(
+    nonNegativeInt.min(10, 'must be at least 10').max(5000, 'must be at most 5000'),
+  ).default(250),
+  /** Prefix of every Redis key this service writes (several deployments can share one Redis). */
+  REDIS_KEY_PREFIX: optional(
+    z.string().regex(/^[A-Za-z0-9:_.-]{0,32}$/, 'must be up to 32 of A-Z a-z 0-9 : _ . -'),
+  ).default('nft:'),
+  /** How long a process may trust a verified credential without asking the database (≤ 1 s: revocation bound). */
+  CREDENTIAL_CACHE_MS: optional(nonNegativeInt.max(1000, 'must be at most 1000')).default(1000),
 })
 
 export type Env = z.infer<typeof envSchema>
 
-export interface Config extends Omit<Env, 'CONFIRMATIONS' | 'PUBLIC_URL' | 'FETCH_ALLOW_HOSTS' | 'MEDIA_DIR'> {
+export interface Config
+  extends Omit<Env, 'CONFIRMATIONS' | 'PUBLIC_URL' | 'FETCH_ALLOW_HOSTS' | 'MEDIA_DIR'> {
   PUBLIC_URL: string
   CONFIRMATIONS: number
   MEDIA_DIR: string

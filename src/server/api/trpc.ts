@@ -7,20 +7,37 @@
  * Tiers:
  *  - publicProcedure: no credential (POST /v1/demo-token, GET /v1/media).
  *  - apiProcedure:    a /v1 read endpoint; `meta.scope` names the scope it needs.
+ *                     Its middleware (before `.input()`, so before parameters are
+ *                     parsed) checks the credential (401), the credential's rate
+ *                     limit (429), then scope and origin (403); ctx.credential.
+ *  - userProcedure:   the portal's internal procedures (key management); needs
+ *                     ctx.user, which the portal's /api/trpc route sets from the
+ *                     signed-in session.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { initTRPC } from '@trpc/server'
+import { initTRPC, TRPCError } from '@trpc/server'
 import type { OpenApiMeta } from 'trpc-to-openapi'
 import type { Config } from '@/config/env'
 import type { Logger } from '@/config/logger'
-import type { Database } from '@/server/db/database'
 import type { Scope } from '@/lib/scopes'
+import type { AccessControl, RequestAccess } from '@/server/auth/access'
+import type { Database } from '@/server/db/database'
+import { authenticate } from './middleware/authenticate'
 
 /** Long-lived services shared by every request of one web process. */
 export interface Services {
   config: Config
   db: Database
   logger: Logger
+  /** Credentials and rate limits; createWebServer makes one when absent. */
+  access?: AccessControl
+}
+
+/** The signed-in portal user (wallet). */
+export interface SessionUser {
+  id: bigint
+  /** Lowercase wallet address. */
+  address: string
 }
 
 export interface ApiContext extends Services {
@@ -29,17 +46,43 @@ export interface ApiContext extends Services {
   headers: IncomingHttpHeaders
   /** Headers a procedure adds to its response (freshness, caching, …). */
   responseHeaders: Record<string, string>
+  /** Limits and slots of this /v1 request (set by the REST layer only). */
+  requestAccess?: RequestAccess
+  /** The portal's signed-in user (set by the portal's /api/trpc route only). */
+  user?: SessionUser | null
 }
 
-export type ApiMeta = OpenApiMeta<{ scope?: Scope }>
+export type ApiMeta = OpenApiMeta<{
+  scope?: Scope
+  /**
+   * The per-client-IP limit of a public route: 'demoIssue' (demo-token
+   * issuance, 5/min) or 'public' (the media path). Default: 'public' for a
+   * route without a scope, else the profile of the presented credential.
+   */
+  ipLimit?: 'demoIssue' | 'public'
+}>
 
-const t = initTRPC.context<ApiContext>().meta<ApiMeta>().create({
-  // Error bodies are rewritten into the API envelope by the REST layer
-  // (src/server/rest); nothing internal leaves through tRPC's own shape.
-  errorFormatter: ({ shape }) => ({ ...shape, data: { code: shape.data.code, httpStatus: shape.data.httpStatus } }),
-})
+const t = initTRPC
+  .context<ApiContext>()
+  .meta<ApiMeta>()
+  .create({
+    // Error bodies are rewritten into the API envelope by the REST layer
+    // (src/server/rest); nothing internal leaves through tRPC's own shape.
+    errorFormatter: ({ shape }) => ({
+      ...shape,
+      data: { code: shape.data.code, httpStatus: shape.data.httpStatus },
+    }),
+  })
 
 export const createRouter = t.router
 export const middleware = t.middleware
 export const publicProcedure = t.procedure
+/**
+ * Authenticates (credential 401 → credential limit 429 → scope/origin 403).
+ */
 export const apiProcedure = t.procedure
+  .use(async ({ ctx, meta, next }) => next({ ctx: { credential: await authenticate(ctx, meta) } }))
+export const userProcedure = t.procedure.use(({ ctx, next }) => {
+  if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Sign in first.' })
+  return next({ ctx: { user: ctx.user } })
+})

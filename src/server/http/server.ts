@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import path from 'node:path'
 import type { Services } from '@/server/api/trpc'
+import { createAccessControl } from '@/server/auth/access'
 import { CLIENT_IP_HEADER, clientIp } from '@/server/http/client-ip'
 import { createRestHandler } from '@/server/rest/handler'
 import { openApiDocument } from '@/server/rest/openapi'
@@ -26,7 +27,10 @@ export interface WebServerOptions {
 }
 
 export async function createWebServer({ services, next = false }: WebServerOptions): Promise<WebServer> {
-  const rest = createRestHandler(services)
+  // Credentials and rate limits (Redis when REDIS_URL is set): one set per process.
+  const access = services.access ?? createAccessControl(services)
+  if (!services.access) await access.ready(2000)
+  const rest = createRestHandler({ ...services, access })
   let nextHandler: NextHandler | undefined
   let closeNext: (() => Promise<void>) | undefined
   if (next) {
@@ -76,6 +80,7 @@ export async function createWebServer({ services, next = false }: WebServerOptio
       server.closeIdleConnections()
       await closed
       await closeNext?.()
+      if (!services.access) await access.close()
     },
   }
 }

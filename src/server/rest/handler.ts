@@ -5,14 +5,24 @@
  *    wrong method 405 (with Allow), bad parameter 400 INVALID_ARGUMENT,
  *    database down 503, anything unexpected a bare 500 INTERNAL_ERROR;
  *  - HEAD is answered for every GET route, without a body;
- *  - successes get a strong ETag (If-None-Match → 304) and gzip/brotli.
+ *  - successes get a strong ETag (If-None-Match → 304) and gzip/brotli;
+ *  - access control (src/server/auth/access.ts): the client IP's rate limit
+ *    comes before anything else (even 404/405), the credential checks run in
+ *    the apiProcedure middleware; every limited response carries the
+ *    RateLimit headers, and the request's concurrency slots are released when
+ *    the response ends or the client disconnects;
+ *  - CORS: preflights are answered for allowed origins (PUBLIC_URL's and
+ *    those some active key allows), whose responses carry
+ *    Access-Control-Allow-Origin and expose the rate-limit and id headers.
  */
 import { createHash, randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib'
+import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib'
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi'
 import { appRouter } from '@/server/api/root'
-import type { ApiContext, Services } from '@/server/api/trpc'
+import type { ApiContext, ApiMeta, Services } from '@/server/api/trpc'
+import { type AccessControl, createAccessControl, RequestAccess } from '@/server/auth/access'
+import { claimedKind } from '@/server/auth/secrets'
 import { ApiError, errorEnvelope } from '@/server/errors/api-error'
 import { toApiError } from '@/server/errors/to-api-error'
 import { clientIp } from '@/server/http/client-ip'
@@ -27,6 +37,7 @@ type Send = { status: number; headers: Record<string, string>; body: string; hea
 export type RestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
 
 export function createRestHandler(services: Services): RestHandler {
+  const access = services.access ?? createAccessControl(services)
   const routes = routeTable(appRouter)
   const contexts = new WeakMap<IncomingMessage, ApiContext>()
   const errors = new WeakMap<IncomingMessage, unknown>()
@@ -42,29 +53,48 @@ export function createRestHandler(services: Services): RestHandler {
   return async function handleRest(req, res) {
     const requestId = randomUUID()
     const head = req.method === 'HEAD'
-    const fail = (error: ApiError) => send(req, res, errorResponse(error, requestId, head))
+    const ip = clientIp(req, services.config.TRUST_PROXY)
+    const cors = await corsHeaders(access, req.headers.origin)
+    if (req.method === 'OPTIONS') return preflight(req, res, requestId, cors)
+    const requestAccess = new RequestAccess(access, ip)
+    res.once('close', () => requestAccess.release())
+    const accessHeaders = () => ({ ...requestAccess.headers(), ...cors })
+    const fail = (error: ApiError) => send(req, res, errorResponse(error, requestId, head, accessHeaders()))
     try {
       const pathname = new URL(req.url ?? '/', 'http://localhost').pathname
       const candidates = matchPath(routes, pathname)
-      if (candidates.length === 0) return fail(new ApiError('NOT_FOUND', `There is no endpoint at ${pathname}.`))
       const route =
-        candidates.find((r) => r.method === req.method) ?? (head ? candidates.find((r) => r.method === 'GET') : undefined)
+        candidates.find((r) => r.method === req.method) ??
+        (head ? candidates.find((r) => r.method === 'GET') : undefined)
+      // The client IP's limit comes before anything else, unknown paths included.
+      await requestAccess.limitIp(ipPolicy(route?.meta, req.headers.authorization))
+      if (candidates.length === 0)
+        return fail(new ApiError('NOT_FOUND', `There is no endpoint at ${pathname}.`))
       if (!route) {
-        const allow = [...new Set(candidates.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])))]
+        const allow = [
+          ...new Set(candidates.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method]))),
+        ]
         return fail(
-          new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow.join(' or ')}.`, {
-            headers: { Allow: allow.join(', ') },
-          }),
+          new ApiError(
+            'METHOD_NOT_ALLOWED',
+            `${req.method} is not allowed here; use ${allow.join(' or ')}.`,
+            {
+              headers: { Allow: allow.join(', ') },
+            },
+          ),
         )
       }
       if (head) req.method = 'GET'
+      // Demo-token issuance takes no body: whatever a client sends (or omits) is ignored.
+      if (route.meta.ipLimit === 'demoIssue') req.headers['content-type'] = 'application/json'
 
       const ctx: ApiContext = {
         ...services,
         requestId,
-        clientIp: clientIp(req, services.config.TRUST_PROXY),
+        clientIp: ip,
         headers: req.headers,
         responseHeaders: {},
+        requestAccess,
       }
       contexts.set(req, ctx)
       const buffered = new BufferedResponse(res)
@@ -72,13 +102,19 @@ export function createRestHandler(services: Services): RestHandler {
       await buffered.done
 
       if (buffered.statusCode >= 400) {
-        const error = toApiError(errors.get(req) ?? new ApiError('INTERNAL_ERROR', 'An unexpected error occurred.'))
+        const error = toApiError(
+          errors.get(req) ?? new ApiError('INTERNAL_ERROR', 'An unexpected error occurred.'),
+        )
         logFailure(services, error, requestId, route.path)
-        return send(req, res, errorResponse(error, requestId, head, ctx.responseHeaders))
+        return send(
+          req,
+          res,
+          errorResponse(error, requestId, head, { ...ctx.responseHeaders, ...accessHeaders() }),
+        )
       }
       return send(req, res, {
         status: buffered.statusCode,
-        headers: { ...ctx.responseHeaders, 'X-Request-Id': requestId },
+        headers: { ...ctx.responseHeaders, ...accessHeaders(), 'X-Request-Id': requestId },
         body: buffered.body,
         head,
       })
@@ -90,13 +126,80 @@ export function createRestHandler(services: Services): RestHandler {
   }
 }
 
-function logFailure(services: Services, error: ApiError, requestId: string, path: string) {
-  if (error.status >= 500) {
-    services.logger.error({ requestId, path, code: error.apiCode, err: error.cause ?? error }, 'request failed')
+/** Which per-IP limit applies: a public route's own, else the presented credential's profile (by its prefix). */
+function ipPolicy(meta: ApiMeta | undefined, authorization: string | undefined) {
+  if (meta?.ipLimit) return meta.ipLimit
+  if (meta && !meta.scope) return 'public'
+  return claimedKind(authorization) === 'demo' ? 'ipDemo' : 'ipKey'
+}
+
+const EXPOSED_HEADERS = [
+  'RateLimit',
+  'RateLimit-Policy',
+  'RateLimit-Reset',
+  'Retry-After',
+  'X-Request-Id',
+  'ETag',
+  'X-Chain-Head',
+  'X-Confirmed-Block',
+].join(', ')
+
+/** CORS response headers for an allowed Origin; none for a request without one or from elsewhere. */
+async function corsHeaders(
+  access: AccessControl,
+  origin: string | undefined,
+): Promise<Record<string, string>> {
+  if (origin === undefined || !(await access.cors.isAllowed(origin))) return {}
+  return {
+    'Access-Control-Allow-Origin': origin,
+    'Access-Control-Expose-Headers': EXPOSED_HEADERS,
+    Vary: 'Origin, Accept-Encoding',
   }
 }
 
-function errorResponse(error: ApiError, requestId: string, head: boolean, extra: Record<string, string> = {}): Send {
+/** OPTIONS: a CORS preflight is answered for allowed origins only (403 otherwise). */
+function preflight(
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+  cors: Record<string, string>,
+) {
+  const allow = 'GET, HEAD, POST, OPTIONS'
+  if (req.headers.origin !== undefined && !cors['Access-Control-Allow-Origin']) {
+    const error = new ApiError('FORBIDDEN', `Origin ${JSON.stringify(req.headers.origin)} is not allowed.`)
+    return send(req, res, errorResponse(error, requestId, false, { Vary: 'Origin' }))
+  }
+  res.writeHead(204, {
+    ...cors,
+    ...(cors['Access-Control-Allow-Origin']
+      ? {
+          'Access-Control-Allow-Methods': allow,
+          'Access-Control-Allow-Headers': 'Authorization, Content-Type, If-None-Match',
+          'Access-Control-Max-Age': '600',
+        }
+      : {}),
+    Allow: allow,
+    'X-Request-Id': requestId,
+  })
+  res.end()
+}
+
+function logFailure(services: Services, error: ApiError, requestId: string, path: string) {
+  // An unreachable limiter is logged (throttled) by its store, not once per refused request.
+  if (error.status >= 500 && error.apiCode !== 'RATE_LIMITER_UNAVAILABLE') {
+    services.logger.error(
+      { requestId, path, code: error.apiCode, err: error.cause ?? error },
+      'request failed',
+    )
+  }
+}
+
+function errorResponse(
+  error: ApiError,
+  requestId: string,
+  head: boolean,
+  extra: Record<string, string> = {},
+): Send {
   return {
     status: error.status,
     headers: { ...extra, ...error.headers, 'X-Request-Id': requestId, 'Cache-Control': 'no-store' },
@@ -125,7 +228,8 @@ function send(req: IncomingMessage, res: ServerResponse, out: Send) {
     }
   }
   let payload: Buffer = Buffer.from(out.body, 'utf8')
-  const encoding = payload.length >= MIN_COMPRESS_BYTES ? pickEncoding(req.headers['accept-encoding']) : undefined
+  const encoding =
+    payload.length >= MIN_COMPRESS_BYTES ? pickEncoding(req.headers['accept-encoding']) : undefined
   if (encoding === 'br') {
     payload = brotliCompressSync(payload, { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } })
   } else if (encoding === 'gzip') {

@@ -1,0 +1,41 @@
+/** The portal's key management for the signed-in user (cal.com style: handlers testable without tRPC). */
+
+import type { z } from 'zod'
+import type { ApiContext, SessionUser } from '@/server/api/trpc'
+import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '@/server/auth/api-keys'
+import { type Actor, listAuditEvents } from '@/server/auth/audit'
+import type { auditEventsInput, createKeyInput, revokeKeyInput, rotateKeyInput } from './keys.schema'
+
+type UserContext = Pick<ApiContext, 'db' | 'clientIp' | 'headers' | 'access'> & { user: SessionUser }
+
+function actor(ctx: UserContext): Actor {
+  const ua = ctx.headers['user-agent']
+  return { userId: ctx.user.id, address: ctx.user.address, clientIp: ctx.clientIp, userAgent: ua ?? null }
+}
+
+export const listKeys = (ctx: UserContext) => listApiKeys(ctx.db, ctx.user.id)
+
+export const createKey = (ctx: UserContext, input: z.infer<typeof createKeyInput>) =>
+  createApiKey(ctx.db, actor(ctx), {
+    name: input.name,
+    scopes: input.scopes,
+    allowedOrigins: input.allowed_origins,
+  })
+
+export async function rotateKey(ctx: UserContext, input: z.infer<typeof rotateKeyInput>) {
+  const result = await rotateApiKey(ctx.db, actor(ctx), {
+    keyId: BigInt(input.id),
+    graceSeconds: input.grace_seconds,
+  })
+  ctx.access?.verifier.clear()
+  return result
+}
+
+export async function revokeKey(ctx: UserContext, input: z.infer<typeof revokeKeyInput>) {
+  const result = await revokeApiKey(ctx.db, actor(ctx), { keyId: BigInt(input.id) })
+  ctx.access?.verifier.clear()
+  return result
+}
+
+export const auditEvents = (ctx: UserContext, input: z.infer<typeof auditEventsInput>) =>
+  listAuditEvents(ctx.db, ctx.user.id, input)

@@ -1,0 +1,116 @@
+/**
+ * Verifies presented credentials against the database, behind a short
+ * positive cache. An entry lives at most CREDENTIAL_CACHE_MS (≤ 1 s) from the
+ * moment its lookup started, so a revoked or rotated-out secret is refused on
+ * every web process within a second, with no cross-process messaging that
+ * could be lost. Expiry (demo tokens, rotated secrets in their grace period)
+ * is checked on every use, not only at lookup.
+ *
+ * Only SHA-256 hashes are looked up; the presented value is never logged
+ * or stored.
+ */
+import type { Scope } from '@/lib/scopes'
+import { SCOPES } from '@/lib/scopes'
+import type { Database } from '@/server/db/database'
+import { sameHash, sha256Hex } from './secrets'
+
+export interface VerifiedCredential {
+  kind: 'key' | 'demo'
+  /** Key id or demo token id. */
+  id: bigint
+  /** Rate-limit subject: `key:<id>` or `demo:<id>` (every secret of a key shares the key's limits). */
+  subject: string
+  scopes: readonly Scope[]
+  /** Browser origins it may be used from (Origin header). */
+  allowedOrigins: readonly string[]
+  /** Epoch ms after which it is refused; null: until revoked or rotated out. */
+  expiresAt: number | null
+}
+
+const MAX_ENTRIES = 10_000
+
+export class CredentialVerifier {
+  private readonly cache = new Map<string, { credential: VerifiedCredential; validUntil: number }>()
+  private readonly inflight = new Map<
+    string,
+    Promise<{ credential: VerifiedCredential | null; startedAt: number }>
+  >()
+
+  constructor(
+    private readonly db: Database,
+    private readonly options: { cacheMs: number; publicOrigin: string; now?: () => number },
+  ) {}
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now()
+  }
+
+  /** The credential, or null when it is unknown, expired or revoked (401). Database failures throw. */
+  async verify(presented: { kind: 'key' | 'demo'; secret: string }): Promise<VerifiedCredential | null> {
+    const hash = sha256Hex(presented.secret)
+    const now = this.now()
+    const cached = this.cache.get(hash)
+    if (cached && cached.validUntil > now) return usable(cached.credential, now)
+    if (cached) this.cache.delete(hash)
+
+    let lookup = this.inflight.get(hash)
+    if (!lookup) {
+      const startedAt = now
+      lookup = (presented.kind === 'key' ? this.lookupKey(hash) : this.lookupDemo(hash))
+        .then((credential) => ({ credential, startedAt }))
+        .finally(() => this.inflight.delete(hash))
+      this.inflight.set(hash, lookup)
+    }
+    const { credential, startedAt } = await lookup
+    if (credential && this.options.cacheMs > 0) {
+      if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!)
+      this.cache.set(hash, { credential, validUntil: startedAt + this.options.cacheMs })
+    }
+    return credential ? usable(credential, this.now()) : null
+  }
+
+  /** Forgets every cached credential (this process changed a key). */
+  clear(): void {
+    this.cache.clear()
+  }
+
+  private async lookupKey(hash: string): Promise<VerifiedCredential | null> {
+    const row = await this.db.prisma.apiKeySecret.findUnique({
+      where: { secretHash: hash },
+      select: {
+        secretHash: true,
+        expiresAt: true,
+        key: { select: { id: true, status: true, scopes: true, allowedOrigins: true } },
+      },
+    })
+    if (!row || !sameHash(row.secretHash, hash) || row.key.status !== 'active') return null
+    return {
+      kind: 'key',
+      id: row.key.id,
+      subject: `key:${row.key.id}`,
+      scopes: row.key.scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s)),
+      allowedOrigins: row.key.allowedOrigins,
+      expiresAt: row.expiresAt?.getTime() ?? null,
+    }
+  }
+
+  private async lookupDemo(hash: string): Promise<VerifiedCredential | null> {
+    const row = await this.db.prisma.demoToken.findUnique({
+      where: { tokenHash: hash },
+      select: { id: true, tokenHash: true, expiresAt: true },
+    })
+    if (!row || !sameHash(row.tokenHash, hash)) return null
+    return {
+      kind: 'demo',
+      id: row.id,
+      subject: `demo:${row.id}`,
+      scopes: SCOPES,
+      allowedOrigins: [this.options.publicOrigin],
+      expiresAt: row.expiresAt.getTime(),
+    }
+  }
+}
+
+function usable(credential: VerifiedCredential, now: number): VerifiedCredential | null {
+  return credential.expiresAt === null || credential.expiresAt > now ? credential : null
+}
