@@ -1,0 +1,363 @@
+/**
+ * Embedded PostgreSQL for the no-DATABASE_URL default (DESIGN §2): PGlite
+ * (PostgreSQL compiled to WASM) with its data in a directory, served over the
+ * Postgres wire protocol so every process talks to it through `pg` exactly as
+ * it would to a real server.
+ *
+ * PGlite is a single backend with one session. pglite-socket's own server
+ * queues each connection's messages onto it, but (as of 0.2.17) lets the
+ * session leak between connections: a `SET search_path` or the startup
+ * `options` of one connection is seen by all, and another connection's
+ * message can land between Parse and Sync of an extended-protocol query.
+ * So connections are served here by pglite-socket's protocol handler with our
+ * own queue, SessionQueue, which:
+ *  - runs one connection at a time until it is idle again: to Sync for the
+ *    extended protocol, to COMMIT/ROLLBACK inside a transaction;
+ *  - gives every connection its own settings: startup parameters and
+ *    `options` (`-c search_path=…`) are applied, and the session-level
+ *    settings of a connection are saved and restored when another takes over.
+ * Still shared (one backend): advisory locks, LISTEN/NOTIFY, named prepared
+ * statements, temporary tables. COPY … FROM STDIN does not work over PGlite's
+ * wire protocol.
+ */
+import { mkdirSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket'
+import { parseOptions } from '@/server/db/connection-url'
+
+export interface EmbeddedPostgres {
+  /** postgres://postgres@<host>:<port>/postgres */
+  url: string
+  stop(): Promise<void>
+}
+
+export interface EmbeddedPostgresOptions {
+  /** Where PGlite keeps its files; created when missing, reused on the next start. */
+  dataDir: string
+  /** 0 or undefined: a free port. */
+  port?: number
+  /** Default 127.0.0.1 (never reachable from other machines unless asked). */
+  host?: string
+  /** Open connections allowed at once; default 20 (pools of web, indexer and tools). */
+  maxConnections?: number
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  mkdirSync(options.dataDir, { recursive: true })
+  const db = await PGlite.create({ dataDir: options.dataDir, extensions: { pg_trgm } })
+  const queue = await SessionQueue.create(db)
+  const maxConnections = options.maxConnections ?? 20
+  const handlers = new Set<PGLiteSocketHandler>()
+
+  const server = createServer((socket) => {
+    if (handlers.size >= maxConnections) {
+      // A real ErrorResponse (SQLSTATE 53300), so clients report "too many clients".
+      socket.end(errorResponse('53300', 'sorry, too many clients already'))
+      return
+    }
+    const handler = new PGLiteSocketHandler({
+      queryQueue: queue as unknown as PGLiteSocketHandlerOptions['queryQueue'],
+      closeOnDetach: true,
+    })
+    handlers.add(handler)
+    const forget = () => handlers.delete(handler)
+    handler.addEventListener('close', forget)
+    handler.addEventListener('error', forget)
+    handler.attach(socket).catch(() => {
+      forget()
+      socket.destroy()
+    })
+  })
+
+  const host = options.host ?? '127.0.0.1'
+  const port = await listen(server, options.port ?? 0, host)
+  const urlHost = host.includes(':') ? `[${host}]` : host
+
+  let stopped: Promise<void> | undefined
+  return {
+    url: `postgres://postgres@${urlHost}:${port}/postgres`,
+    stop() {
+      stopped ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+        await Promise.all([...handlers].map((handler) => handler.detach(true)))
+        handlers.clear()
+        await closed
+        await queue.idle()
+        await db.close()
+      })()
+      return stopped
+    },
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      const address = server.address()
+      if (address === null || typeof address === 'string')
+        reject(new Error('embedded postgres: no TCP address'))
+      else resolve(address.port)
+    })
+  })
+}
+
+// ───────────────────────── wire protocol bits ─────────────────────────
+
+const PROTOCOL_V3 = 196608
+const TERMINATE = 0x58 // 'X'
+const SYNC = 0x53 // 'S'
+const SIMPLE_QUERY = 0x51 // 'Q'
+const PARSE = 0x50 // 'P'
+/** Extended-protocol messages: the connection keeps the backend until its Sync. */
+const EXTENDED = new Set([0x50, 0x42, 0x44, 0x45, 0x43, 0x48]) // Parse Bind Describe Execute Close Flush
+
+function isStartupMessage(message: Uint8Array): boolean {
+  return (
+    message.length >= 8 && Buffer.from(message.buffer, message.byteOffset, 8).readInt32BE(4) === PROTOCOL_V3
+  )
+}
+
+/** The settings a startup packet asks for: its parameters, `options` expanded. */
+function startupSettings(message: Uint8Array): Record<string, string> {
+  const parts = Buffer.from(message.buffer, message.byteOffset, message.length)
+    .subarray(8)
+    .toString('utf8')
+    .split('\0')
+  const settings: Record<string, string> = {}
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const name = parts[i] ?? ''
+    const value = parts[i + 1] ?? ''
+    if (name === '') break
+    if (name === 'options') Object.assign(settings, Object.fromEntries(parseOptions(value)))
+    else if (!['user', 'database', 'replication'].includes(name)) settings[name] = value
+  }
+  return settings
+}
+
+function errorResponse(code: string, message: string): Buffer {
+  const fields = Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0\0`, 'utf8')
+  const header = Buffer.alloc(5)
+  header.write('E', 0)
+  header.writeInt32BE(fields.length + 4, 1)
+  return Buffer.concat([header, fields])
+}
+
+// ───────────────────────── the queue ─────────────────────────
+
+interface MessageJob {
+  kind: 'message'
+  handlerId: number
+  message: Uint8Array
+  onData: (data: Uint8Array) => void
+  resolve: (bytes: number) => void
+  reject: (err: unknown) => void
+}
+
+interface DisconnectJob {
+  kind: 'disconnect'
+  handlerId: number
+  resolve: () => void
+}
+
+type Job = MessageJob | DisconnectJob
+type Settings = Record<string, string>
+
+/**
+ * Stands in for pglite-socket's QueryQueueManager (same four methods, which
+ * PGLiteSocketHandler calls) and makes each connection a session of its own.
+ */
+class SessionQueue {
+  private readonly jobs: Job[] = []
+  /** Session-level settings of each connection while it is not the live one. */
+  private readonly sessions = new Map<number, Settings>()
+  /** Connections inside an extended-protocol batch (Parse … Sync). */
+  private readonly openBatches = new Set<number>()
+  /** Connections whose SQL may have changed a setting since their settings were saved. */
+  private readonly dirty = new Set<number>()
+  /** The connection whose settings the backend holds now. */
+  private live: number | null = null
+  /** The connection the backend is reserved for (open transaction or batch). */
+  private owner: number | null = null
+  private draining: Promise<void> | null = null
+
+  private constructor(
+    private readonly db: PGlite,
+    /** Session settings PGlite itself starts with; every connection starts from these. */
+    private readonly baseline: Settings,
+  ) {}
+
+  static async create(db: PGlite): Promise<SessionQueue> {
+    return new SessionQueue(db, await sessionSettings(db))
+  }
+
+  enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.jobs.push({ kind: 'message', handlerId, message, onData, resolve, reject })
+      this.drain()
+    })
+  }
+
+  getQueueLength(): number {
+    return this.jobs.length
+  }
+
+  clearQueueForHandler(handlerId: number): void {
+    for (let i = this.jobs.length - 1; i >= 0; i--) {
+      const job = this.jobs[i]
+      if (job?.kind === 'message' && job.handlerId === handlerId) {
+        this.jobs.splice(i, 1)
+        job.reject(new Error('connection closed'))
+      }
+    }
+  }
+
+  /** Called when a connection goes away: ends what it left open, forgets its session. */
+  clearTransactionIfNeeded(handlerId: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.jobs.push({ kind: 'disconnect', handlerId, resolve })
+      this.drain()
+    })
+  }
+
+  /** Resolves once nothing is queued or running. */
+  async idle(): Promise<void> {
+    while (this.draining) await this.draining
+  }
+
+  private drain(): void {
+    if (this.draining) return
+    this.draining = (async () => {
+      for (let job = this.next(); job; job = this.next()) {
+        if (job.kind === 'disconnect') {
+          await this.disconnect(job.handlerId).catch(() => {})
+          job.resolve()
+          continue
+        }
+        try {
+          job.resolve(await this.run(job))
+        } catch (err) {
+          job.reject(err)
+        }
+      }
+    })().finally(() => {
+      this.draining = null
+      // A job enqueued while the loop was finishing found it still running.
+      if (this.nextIndex() >= 0) this.drain()
+    })
+  }
+
+  private next(): Job | undefined {
+    const index = this.nextIndex()
+    return index >= 0 ? this.jobs.splice(index, 1)[0] : undefined
+  }
+
+  /** Disconnects first; then the owner's messages only; else first come, first served. */
+  private nextIndex(): number {
+    const disconnect = this.jobs.findIndex((job) => job.kind === 'disconnect')
+    if (disconnect >= 0) return disconnect
+    if (this.owner === null) return this.jobs.length > 0 ? 0 : -1
+    return this.jobs.findIndex((job) => job.handlerId === this.owner)
+  }
+
+  private async run(job: MessageJob): Promise<number> {
+    const { handlerId, message } = job
+    const type = message[0]
+    if (isStartupMessage(message)) {
+      this.sessions.set(handlerId, { ...this.baseline, ...startupSettings(message) })
+    } else if (type === TERMINATE) {
+      // Not forwarded: to PGlite it would end the one session all connections share.
+      await this.disconnect(handlerId)
+      return 0
+    } else if (this.live !== handlerId) {
+      await this.switchTo(handlerId)
+    }
+    if ((type === SIMPLE_QUERY || type === PARSE) && mayChangeSettings(message)) this.dirty.add(handlerId)
+
+    let bytes = 0
+    await this.db.runExclusive(() =>
+      this.db.execProtocolRawStream(message, {
+        onRawData: (chunk) => {
+          bytes += chunk.length
+          job.onData(chunk)
+        },
+      }),
+    )
+
+    if (type !== undefined && EXTENDED.has(type)) this.openBatches.add(handlerId)
+    if (type === SYNC || type === SIMPLE_QUERY) this.openBatches.delete(handlerId)
+    this.owner = this.openBatches.has(handlerId) || this.db.isInTransaction() ? handlerId : null
+    return bytes
+  }
+
+  /** Saves the live connection's settings and installs `handlerId`'s; both only when needed. */
+  private async switchTo(handlerId: number): Promise<void> {
+    const previous = this.live
+    if (previous !== null && this.dirty.has(previous) && this.sessions.has(previous)) {
+      this.sessions.set(previous, await sessionSettings(this.db))
+      this.dirty.delete(previous)
+    }
+    const settings = this.sessions.get(handlerId) ?? this.baseline
+    const current = previous === null ? undefined : this.sessions.get(previous)
+    if (current !== undefined && sameSettings(current, settings)) {
+      this.live = handlerId
+      return
+    }
+    const assignments = Object.entries(settings).map(
+      ([name, value]) => `SELECT set_config(${literal(name)}, ${literal(value)}, false);`,
+    )
+    try {
+      await this.db.exec(`RESET ALL;${assignments.join('')}`)
+    } catch {
+      // One bad value (e.g. a misspelt option) must not cost the others.
+      await this.db.exec('RESET ALL').catch(() => {})
+      for (const statement of assignments) await this.db.exec(statement).catch(() => {})
+    }
+    this.live = handlerId
+  }
+
+  private async disconnect(handlerId: number): Promise<void> {
+    if (this.owner === handlerId) {
+      if (this.openBatches.has(handlerId)) {
+        await this.db.runExclusive(() =>
+          this.db.execProtocolRawStream(new Uint8Array([SYNC, 0, 0, 0, 4]), { onRawData: () => {} }),
+        )
+      }
+      if (this.db.isInTransaction()) await this.db.exec('ROLLBACK')
+      this.owner = null
+    }
+    this.openBatches.delete(handlerId)
+    this.sessions.delete(handlerId)
+    this.dirty.delete(handlerId)
+  }
+}
+
+/**
+ * Session settings change only through SET, RESET, set_config() or DISCARD;
+ * statements without those words need no save. A false alarm (OFFSET) only
+ * costs one query.
+ */
+function mayChangeSettings(message: Uint8Array): boolean {
+  return /set|discard/i.test(
+    Buffer.from(message.buffer, message.byteOffset, message.length).toString('latin1'),
+  )
+}
+
+function sameSettings(a: Settings, b: Settings): boolean {
+  const keys = Object.keys(a)
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key])
+}
+
+async function sessionSettings(db: PGlite): Promise<Settings> {
+  const { rows } = await db.query<{ name: string; setting: string }>(
+    "SELECT name, setting FROM pg_settings WHERE source = 'session'",
+  )
+  return Object.fromEntries(rows.map((row) => [row.name, row.setting]))
+}
+
+function literal(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`
+}

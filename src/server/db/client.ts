@@ -1,0 +1,116 @@
+/**
+ * Database clients: a `pg.Pool` bound to one schema, Prisma Client on top of
+ * it (driver adapter), and the test for "the database is down" that callers
+ * turn into 503. A URL may name its schema; see ./connection-url.ts.
+ */
+import { PrismaPg } from '@prisma/adapter-pg'
+import pg from 'pg'
+import { renderOptions, schemaFromSettings, searchPathFor, splitSessionSettings } from './connection-url'
+import { PrismaClient } from './generated/client'
+
+export { quoteIdentifier, schemaFromUrl, searchPathFor, urlWithSchema } from './connection-url'
+
+export interface PoolOptions {
+  /** Schema to work in; overrides the one named by the URL. Default: the URL's, else public. */
+  schema?: string
+  /** Upper bound of every statement on these connections. */
+  statementTimeoutMs?: number
+  /** Most connections the pool opens. */
+  max?: number
+  applicationName?: string
+}
+
+/** The schema each pool was bound to, so createPrisma can default to it. */
+const poolSchemas = new WeakMap<pg.Pool, string>()
+
+export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
+  const { connectionString, settings } = splitSessionSettings(url)
+  const schema = options.schema ?? schemaFromSettings(settings) ?? 'public'
+  settings.set('search_path', searchPathFor(schema))
+  if (options.statementTimeoutMs !== undefined) {
+    settings.set('statement_timeout', String(options.statementTimeoutMs))
+  }
+  // Settings travel in the startup packet, so they hold from the first
+  // statement of every connection without an extra round trip.
+  const pool = new pg.Pool({
+    connectionString,
+    options: renderOptions(settings),
+    max: options.max ?? 10,
+    application_name: options.applicationName,
+  })
+  // An idle connection that the server drops (restart, admin shutdown) is
+  // reported here; without a listener Node would crash the process. The pool
+  // replaces the connection on the next checkout.
+  pool.on('error', () => {})
+  poolSchemas.set(pool, schema)
+  return pool
+}
+
+export function createPrisma(pool: pg.Pool, options: { schema?: string } = {}): PrismaClient {
+  const schema = options.schema ?? poolSchemas.get(pool) ?? 'public'
+  // Prisma qualifies table names with this schema, independent of search_path.
+  const adapter = new PrismaPg(pool, { schema })
+  return new PrismaClient({ adapter })
+}
+
+const unavailableSqlStates = new Set([
+  '53300', // too_many_connections
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, shutting down, recovery)
+])
+const unavailableSocketCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+])
+/** Prisma's codes for the same conditions (can't reach, timed out, closed, pool timeout, too many connections). */
+const unavailablePrismaCodes = new Set(['P1001', 'P1002', 'P1017', 'P2024', 'P2037'])
+const unavailableAdapterKinds = new Set([
+  'DatabaseNotReachable',
+  'ConnectionClosed',
+  'TooManyConnections',
+  'SocketTimeout',
+])
+const unavailableMessages =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Too many connections|Cannot use a pool after calling end/i
+
+/**
+ * True when `err` means the database cannot serve right now (refused,
+ * dropped, overloaded, shutting down) rather than that the query was wrong.
+ * Looks through wrappers: `cause`, Prisma's `meta.driverAdapterError`,
+ * AggregateError (pg tries every address of a host).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const seen = new Set<unknown>()
+  const pending: unknown[] = [err]
+  while (pending.length > 0) {
+    const current = pending.pop()
+    if (current === null || typeof current !== 'object' || seen.has(current)) continue
+    seen.add(current)
+    const e = current as Record<string, unknown>
+    const code = typeof e.code === 'string' ? e.code : undefined
+    if (code !== undefined) {
+      if (unavailableSqlStates.has(code) || code.startsWith('08')) return true
+      if (unavailableSocketCodes.has(code) || unavailablePrismaCodes.has(code)) return true
+    }
+    if (
+      typeof e.originalCode === 'string' &&
+      (unavailableSqlStates.has(e.originalCode) || e.originalCode.startsWith('08'))
+    ) {
+      return true
+    }
+    if (typeof e.kind === 'string' && unavailableAdapterKinds.has(e.kind)) return true
+    if (typeof e.message === 'string' && unavailableMessages.test(e.message)) return true
+    pending.push(e.cause)
+    if (e.meta && typeof e.meta === 'object')
+      pending.push((e.meta as Record<string, unknown>).driverAdapterError)
+    if (Array.isArray(e.errors)) pending.push(...e.errors)
+  }
+  return false
+}
