@@ -17,6 +17,7 @@ export interface MetadataQueueOptions {
   maxMetadataBytes?: number
   maxMediaBytes?: number
   maxAttempts?: number
+  retryBaseMs?: number
 }
 
 export function fetchLimitsFromConfig(
@@ -62,6 +63,7 @@ export async function runMetadataQueue(
         ...common,
         mediaDir: config.MEDIA_DIR,
         maxAttempts: options.maxAttempts ?? 5,
+        retryBaseMs: options.retryBaseMs ?? 30_000,
         concurrency: options.concurrency ?? 8,
         signal,
       })

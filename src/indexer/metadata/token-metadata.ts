@@ -19,6 +19,8 @@ export interface TokenJobDeps {
   multicallEnabled: () => boolean
   /** Attempts before a transient failure becomes final. */
   maxAttempts: number
+  /** First retry delay; doubles per attempt (with jitter) up to an hour. */
+  retryBaseMs: number
   concurrency: number
   signal?: AbortSignal
 }
@@ -98,7 +100,7 @@ async function processToken(deps: TokenJobDeps, job: Job, uriResult: Hex | null)
     if (!(err instanceof FetchFailure)) throw err
     result.outcome = err.outcome
     if (err.transient && job.attempts + 1 < deps.maxAttempts) {
-      result.retryAt = new Date(Date.now() + backoffDelay(job.attempts, 5_000, 3_600_000))
+      result.retryAt = new Date(Date.now() + backoffDelay(job.attempts, deps.retryBaseMs, 3_600_000))
     }
     deps.logger.info(
       {

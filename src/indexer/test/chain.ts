@@ -16,6 +16,7 @@ export const TEST_CONTRACT_FILES = [
   'LegacyKitties',
   'Decoys',
   'HostileURIs',
+  'Multicall3',
 ].map((name) => path.join(contractsDir, `${name}.sol`))
 
 export interface TestChain {

@@ -1,0 +1,220 @@
+import { readFileSync } from 'node:fs'
+import type { Address } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { mediaPath } from '../metadata/media-store'
+import { MULTICALL3_ADDRESS } from '../metadata/token-uri'
+import { startTestChain, type TestChain } from './chain'
+import { json, PNG_1x1, startServer, type TestServer } from './http-server'
+import { startIndexer, testConfig } from './indexer'
+import { waitFor, waitForIndexed } from './oracle'
+
+let chain: TestChain
+let db: TestDatabase
+let allowed: TestServer
+let privateServer: TestServer
+let nft: Address
+let hostile: Address
+let nftDeploy: { block: bigint; txHash: string }
+const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>'
+let flakyHits = 0
+
+/** Token id of HostileURIs -> [tokenURI, expected metadata_status]. */
+const cases = (a: string, p: string): Record<number, [string | null, string]> => ({
+  1: [null, 'uri_reverted'],
+  2: [null, 'invalid_uri'],
+  3: [null, 'too_large'],
+  4: [`${a}/redirect-private`, 'blocked_address'],
+  5: [`${p}/meta/5`, 'blocked_address'],
+  6: [`${a}/meta/6`, 'ok'],
+  7: [
+    `data:application/json;base64,${Buffer.from(JSON.stringify({ name: 'Inline', image: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` })).toString('base64')}`,
+    'ok',
+  ],
+  8: ['data:application/json,{"name":"Plain %26 simple"}', 'ok'],
+  9: [`${a}/bad-json`, 'invalid_json'],
+  10: [`${a}/big`, 'too_large'],
+  11: ['ftp://example.com/1.json', 'invalid_uri'],
+  12: [`${a}/image-as-metadata`, 'unsupported_type'],
+  13: [`${a}/slow`, 'timeout'],
+  14: [`${a}/500`, 'http_error'],
+  15: ['ipfs://QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG/6', 'ok'],
+  16: ['http://169.254.169.254/latest/meta-data/', 'blocked_address'],
+  17: [`http://[::1]:${new URL(a).port}/meta/6`, 'blocked_address'],
+  18: [`${a}/flaky`, 'ok'],
+})
+
+beforeAll(async () => {
+  privateServer = await startServer({
+    '/meta/*': json({ name: 'secret' }),
+    '/secret': json({ name: 'secret' }),
+  })
+  allowed = await startServer({
+    '/meta/*': (req, res) => {
+      const id = req.url!.split('/').pop()
+      json({ name: `Token ${id}`, image: `${allowed.origin}/img/${id}.png` })(req, res)
+    },
+    '/ipfs/*': (req, res) => json({ name: 'From IPFS', image: `${allowed.origin}/img/ipfs.png` })(req, res),
+    '/img/*': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(PNG_1x1),
+    '/contract': json({
+      name: 'Contract level',
+      description: 'A test collection',
+      image: 'ipfs://QmContractImage',
+    }),
+    '/redirect-private': (_req, res) =>
+      res.writeHead(302, { location: `${privateServer.origin}/secret` }).end(),
+    '/bad-json': (_req, res) => res.writeHead(200).end('{"name": nope'),
+    '/big': (_req, res) => res.writeHead(200).end(`{"pad":"${'x'.repeat(2 * 1024 * 1024)}"}`),
+    '/image-as-metadata': (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(PNG_1x1),
+    '/slow': () => undefined,
+    '/500': (_req, res) => res.writeHead(500).end('down'),
+    '/flaky': (req, res) =>
+      ++flakyHits < 2 ? res.writeHead(503).end() : json({ name: 'Eventually' })(req, res),
+  })
+  ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
+  const [alice] = chain.accounts
+  const deployed = await chain.deploy('TestNFT', ['Metadata Apes', 'MAPE', `${allowed.origin}/meta/`])
+  nft = deployed.address
+  nftDeploy = deployed
+  await chain.call(nft, 'TestNFT', 'setContractURI', [`${allowed.origin}/contract`])
+  await chain.call(nft, 'TestNFT', 'mint', [alice, 20n])
+  hostile = (await chain.deploy('HostileURIs')).address
+  for (const [id, [uri]] of Object.entries(cases(allowed.origin, privateServer.origin))) {
+    await chain.call(hostile, 'HostileURIs', 'mint', [alice, BigInt(id)])
+    if (uri) await chain.call(hostile, 'HostileURIs', 'setURI', [BigInt(id), uri])
+  }
+}, 120_000)
+
+afterAll(async () => {
+  await chain?.stop()
+  await db?.drop()
+  await allowed?.close()
+  await privateServer?.close()
+})
+
+async function runUntilSettled() {
+  const config = testConfig({
+    DATABASE_URL: db.url,
+    RPC_URL: chain.anvil.rpcUrl,
+    FETCH_ALLOW_HOSTS: `127.0.0.1:${allowed.port}`,
+    IPFS_GATEWAY: `${allowed.origin}/ipfs/`,
+  })
+  const indexer = startIndexer(config, db.pool, {
+    metadata: { timeoutMs: 1_000, maxAttempts: 3, retryBaseMs: 50 },
+  })
+  try {
+    await waitForIndexed(db.pool, chain.clients)
+    await waitFor(
+      async () => {
+        const { rows } = await db.pool.query(
+          `SELECT (SELECT count(*) FROM tokens WHERE metadata_next_attempt_at IS NOT NULL)::int
+                + (SELECT count(*) FROM collections WHERE metadata_status = 'pending')::int AS open`,
+        )
+        return rows[0].open === 0
+      },
+      45_000,
+      'metadata queue to settle',
+    )
+  } finally {
+    await indexer.stop()
+  }
+  return config
+}
+
+const statuses = async () => {
+  const { rows } = await db.pool.query(
+    'SELECT token_id::int AS id, metadata_status FROM tokens WHERE collection_address = $1 ORDER BY token_id',
+    [hostile],
+  )
+  return Object.fromEntries(rows.map((r) => [r.id, r.metadata_status]))
+}
+
+describe('metadata queue', () => {
+  it('records a named outcome per token and stores media content-addressed', async () => {
+    const config = await runUntilSettled()
+    const expected = Object.fromEntries(
+      Object.entries(cases(allowed.origin, privateServer.origin)).map(([id, [, status]]) => [
+        Number(id),
+        status,
+      ]),
+    )
+    expect(await statuses()).toEqual(expected)
+    expect(privateServer.hits).toEqual([])
+
+    const { rows } = await db.pool.query(
+      `SELECT t.token_id::int AS id, t.name, t.image_url, m.media_type, m.sha256 FROM tokens t
+         LEFT JOIN media_objects m ON m.sha256 = t.media_sha256 WHERE collection_address = $1 AND token_id IN (6, 7, 8)
+        ORDER BY token_id`,
+      [hostile],
+    )
+    expect(rows.map(({ sha256: _, ...r }) => r)).toEqual([
+      { id: 6, name: 'Token 6', image_url: `${allowed.origin}/img/6.png`, media_type: 'image/png' },
+      {
+        id: 7,
+        name: 'Inline',
+        image_url: expect.stringMatching(/^data:image\/svg\+xml;base64,/),
+        media_type: 'image/svg+xml',
+      },
+      { id: 8, name: 'Plain & simple', image_url: null, media_type: null },
+    ])
+    expect(readFileSync(mediaPath(config.MEDIA_DIR, rows[0].sha256))).toEqual(PNG_1x1)
+    const sources = await db.pool.query('SELECT url, media_sha256 FROM media_sources WHERE url = $1', [
+      `${allowed.origin}/img/6.png`,
+    ])
+    expect(sources.rows).toEqual([{ url: `${allowed.origin}/img/6.png`, media_sha256: rows[0].sha256 }])
+
+    const collections = await db.pool.query(
+      `SELECT address, name, symbol, listed, image_url, description, deploy_block::int, creator_address, deploy_tx_hash
+         FROM collections ORDER BY id`,
+    )
+    expect(collections.rows).toEqual([
+      {
+        address: nft,
+        name: 'Metadata Apes',
+        symbol: 'MAPE',
+        listed: true,
+        image_url: 'ipfs://QmContractImage',
+        description: 'A test collection',
+        deploy_block: Number(nftDeploy.block),
+        creator_address: chain.accounts[0]!.toLowerCase(),
+        deploy_tx_hash: nftDeploy.txHash,
+      },
+      expect.objectContaining({
+        address: hostile,
+        name: 'Hostile',
+        symbol: 'HST',
+        image_url: `${allowed.origin}/img/6.png`,
+      }),
+    ])
+  })
+
+  it('refetches on ERC-4906 MetadataUpdate', async () => {
+    await chain.call(nft, 'TestNFT', 'setTokenURI', [20n, `${allowed.origin}/meta/21`])
+    await runUntilSettled()
+    const { rows } = await db.pool.query(
+      'SELECT name, metadata_uri FROM tokens WHERE collection_address = $1',
+      [nft],
+    )
+    expect(rows).toEqual([{ name: 'Token 21', metadata_uri: `${allowed.origin}/meta/21` }])
+  })
+
+  it('reads tokenURI through Multicall3 when it is deployed, with the same outcomes', async () => {
+    const multicall = await chain.deploy('Multicall3')
+    const code = await chain.clients.public.getCode({ address: multicall.address })
+    await chain.clients.test.setCode({ address: MULTICALL3_ADDRESS, bytecode: code! })
+    await db.pool.query(
+      "UPDATE tokens SET metadata_status = 'pending', metadata_attempts = 0, metadata_next_attempt_at = now()",
+    )
+    flakyHits = 0
+    await runUntilSettled()
+    expect(await statuses()).toEqual(
+      Object.fromEntries(
+        Object.entries(cases(allowed.origin, privateServer.origin)).map(([id, [, status]]) => [
+          Number(id),
+          status,
+        ]),
+      ),
+    )
+  })
+})
