@@ -8,7 +8,9 @@ import { z } from 'zod'
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
 
 /** Lowercase EVM address, as the specification writes it. */
-export const address = z.string().regex(/^0x[0-9a-f]{40}$/, 'must be a lowercase 0x-prefixed 40-hex-digit address')
+export const address = z
+  .string()
+  .regex(/^0x[0-9a-f]{40}$/, 'must be a lowercase 0x-prefixed 40-hex-digit address')
 
 /** Decimal token id of at most 78 digits (any uint256). */
 export const tokenId = z.string().regex(/^[0-9]{1,78}$/, 'must be a decimal string of 1 to 78 digits')
@@ -19,3 +21,144 @@ export const decimalString = z.string().regex(/^[0-9]+$/)
 export const isoDateTime = z.string().describe('RFC 3339 timestamp, UTC')
 
 export const coverageStatus = z.enum(['unknown', 'partial', 'complete'])
+
+export const transferEventType = z.enum(['mint', 'transfer', 'burn'])
+
+/** 32-byte hash, lowercase hex with 0x. */
+export const txHash = z.string().regex(/^0x[0-9a-f]{64}$/)
+
+// ───────────────────────── query parameters ─────────────────────────
+//
+// Query strings arrive as strings. trpc-to-openapi would coerce numbers and
+// booleans with Number()/Boolean(), which accepts "1e3", "0x10", " 7 " and
+// turns "false" into true. These parsers accept exactly the written forms
+// (decimal digits; "true"/"false") and leave anything else to fail
+// validation with a 400, while the OpenAPI document still shows the plain
+// integer/boolean type.
+
+/** An integer query parameter: decimal digits only, within [min, max]. */
+export function integerParam(min: number, max: number = Number.MAX_SAFE_INTEGER) {
+  return z.preprocess(
+    (value) => (typeof value === 'string' && /^-?[0-9]{1,20}$/.test(value) ? Number(value) : value),
+    z
+      .int({ error: 'must be an integer' })
+      .min(min, `must be at least ${min}`)
+      .max(max, `must be at most ${max}`),
+  )
+}
+
+/** A boolean query parameter: exactly "true" or "false". */
+export function booleanParam() {
+  return z.preprocess(
+    (value) => (value === 'true' ? true : value === 'false' ? false : value),
+    z.boolean({ error: 'must be true or false' }),
+  )
+}
+
+export const PAGE_LIMIT_DEFAULT = 20
+export const PAGE_LIMIT_MAX = 100
+
+export const limitParam = integerParam(1, PAGE_LIMIT_MAX)
+  .optional()
+  .describe(`Page size, 1 to ${PAGE_LIMIT_MAX}; default ${PAGE_LIMIT_DEFAULT}.`)
+
+export const networkParam = z
+  .string()
+  .max(64)
+  .optional()
+  .describe('The indexed network (the only accepted value, and the default).')
+
+export const beforeTimestampParam = integerParam(1)
+  .optional()
+  .describe(
+    'Cursor: Unix microseconds, copied from `next_page_params`; must be sent together with `before_id`.',
+  )
+
+export const beforeIdParam = integerParam(1)
+  .optional()
+  .describe('Cursor: row id, copied from `next_page_params`; must be sent together with `before_timestamp`.')
+
+export const afterTokenIdParam = tokenId
+  .optional()
+  .describe('Cursor: token id, copied from `next_page_params`; must be sent together with `after_id`.')
+
+export const afterIdParam = integerParam(1)
+  .optional()
+  .describe('Cursor: row id, copied from `next_page_params`; must be sent together with `after_token_id`.')
+
+export const afterCollectionParam = address
+  .optional()
+  .describe(
+    'Cursor: collection address, copied from `next_page_params`; required together with `after_token_id` and `after_id`.',
+  )
+
+/**
+ * Cursor parameters that only make sense together: all present or all
+ * absent. Used in a superRefine of the input object.
+ */
+export function requireTogether(
+  value: Record<string, unknown>,
+  names: readonly string[],
+  ctx: z.RefinementCtx,
+): void {
+  const present = names.filter((n) => value[n] !== undefined)
+  if (present.length === 0 || present.length === names.length) return
+  const missing = names.filter((n) => value[n] === undefined)
+  ctx.addIssue({
+    code: 'custom',
+    path: [missing[0]!],
+    message: `must be sent together with ${present.map((n) => `'${n}'`).join(' and ')} (copy every key of next_page_params)`,
+  })
+}
+
+// ───────────────────────── page envelope ─────────────────────────
+
+export const coverage = z
+  .object({
+    status: coverageStatus.describe(
+      '`complete`: the documented window is covered; `partial`: results are incomplete; `unknown`: no claim is made.',
+    ),
+    start_block: decimalString.nullable().describe('First block covered, when known.'),
+  })
+  .meta({ id: 'Coverage', example: { status: 'complete', start_block: '0' } })
+
+export type Coverage = z.infer<typeof coverage>
+
+/** Cursor of the newest-first feeds (collections, activity, transfer lists). */
+export const timeCursor = z
+  .object({ before_timestamp: z.int().min(1), before_id: z.int().min(1) })
+  .meta({ id: 'TimeCursor', example: { before_timestamp: 1767323045000000, before_id: 4182 } })
+
+/** Cursor of a collection's token listing. */
+export const tokenCursor = z
+  .object({ after_token_id: tokenId, after_id: z.int().min(1) })
+  .meta({ id: 'TokenCursor', example: { after_token_id: '1041', after_id: 1107 } })
+
+/** Cursor of an owner's holdings. */
+export const ownerCursor = z
+  .object({ after_collection: address, after_token_id: tokenId, after_id: z.int().min(1) })
+  .meta({
+    id: 'OwnerCursor',
+    example: {
+      after_collection: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+      after_token_id: '17',
+      after_id: 311,
+    },
+  })
+
+/** The page envelope of every list response. */
+export function pageOf<Item extends z.ZodType, Cursor extends z.ZodType>(item: Item, cursor: Cursor) {
+  return z.object({
+    data: z.array(item),
+    pagination: z.object({
+      limit: z.int().min(1).max(PAGE_LIMIT_MAX).describe('The page size used.'),
+      has_more: z.boolean(),
+      next_page_params: cursor
+        .optional()
+        .describe(
+          'Present only when has_more is true: copy every key and value into the next request, keeping the other filters. Opaque; valid only on this endpoint.',
+        ),
+    }),
+    coverage,
+  })
+}

@@ -23,6 +23,7 @@ import type { Scope } from '@/lib/scopes'
 import type { AccessControl, RequestAccess } from '@/server/auth/access'
 import type { Database } from '@/server/db/database'
 import { authenticate } from './middleware/authenticate'
+import { withFreshness } from './middleware/freshness'
 
 /** Long-lived services shared by every request of one web process. */
 export interface Services {
@@ -78,10 +79,13 @@ export const createRouter = t.router
 export const middleware = t.middleware
 export const publicProcedure = t.procedure
 /**
- * Authenticates (credential 401 → credential limit 429 → scope/origin 403).
+ * Authenticates (credential 401 → credential limit 429 → scope/origin 403),
+ * then adds ctx.snapshot() (indexer state) and the X-Chain-Head /
+ * X-Confirmed-Block headers.
  */
 export const apiProcedure = t.procedure
   .use(async ({ ctx, meta, next }) => next({ ctx: { credential: await authenticate(ctx, meta) } }))
+  .concat(withFreshness)
 export const userProcedure = t.procedure.use(({ ctx, next }) => {
   if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Sign in first.' })
   return next({ ctx: { user: ctx.user } })

@@ -20,6 +20,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib'
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi'
 import { appRouter } from '@/server/api/root'
+import { createMediaHandler, isMediaRequest } from '@/server/api/routers/media/media.handler'
 import type { ApiContext, ApiMeta, Services } from '@/server/api/trpc'
 import { type AccessControl, createAccessControl, RequestAccess } from '@/server/auth/access'
 import { claimedKind } from '@/server/auth/secrets'
@@ -50,8 +51,12 @@ export function createRestHandler(services: Services): RestHandler {
     maxBodySize: MAX_BODY_BYTES,
   })
 
+  // GET /v1/media answers bytes, not JSON: its own node:http handler (public, limited per IP).
+  const media = createMediaHandler({ ...services, access })
+
   return async function handleRest(req, res) {
     const requestId = randomUUID()
+    if (isMediaRequest(req.url)) return media(req, res, requestId)
     const head = req.method === 'HEAD'
     const ip = clientIp(req, services.config.TRUST_PROXY)
     const cors = await corsHeaders(access, req.headers.origin)

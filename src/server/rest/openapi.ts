@@ -5,10 +5,12 @@
  * error response is rewritten to point at ErrorEnvelope, and the headers each
  * /v1 response carries are declared.
  */
-import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi'
+
 import type { SchemaObject } from 'openapi3-ts/oas31'
+import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi'
 import type { Config } from '@/config/env'
 import { appRouter } from '@/server/api/root'
+import { mediaPathItem } from '@/server/api/routers/media/media.openapi'
 import { API_ERROR_STATUS } from '@/server/errors/api-error'
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -38,7 +40,22 @@ const errorEnvelopeSchema: SchemaObject = {
       },
     },
   },
-  example: { error: { code: 'INVALID_ARGUMENT', message: 'limit: must be at most 100', request_id: '6f1c…' } },
+  example: {
+    error: { code: 'INVALID_ARGUMENT', message: 'limit: must be at most 100', request_id: '6f1c…' },
+  },
+}
+
+/** Beyond the specification: the index's freshness on every /v1 data response (one read of indexer_state, ≤ 250 ms old). */
+const freshnessHeaders = {
+  'X-Chain-Head': {
+    description:
+      'Extension: the chain head the indexer has observed (last_seen_block) when the response was made.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  'X-Confirmed-Block': {
+    description: 'Extension: the highest confirmed, fully indexed block (last_confirmed_block).',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
 }
 
 const requestIdHeader = {
@@ -67,7 +84,9 @@ export function openApiDocument(config: Pick<Config, 'PUBLIC_URL' | 'NETWORK'>):
   doc.components ??= {}
   doc.components.schemas = { ...doc.components.schemas, ErrorEnvelope: errorEnvelopeSchema }
   for (const pathItem of Object.values(doc.paths ?? {})) {
-    for (const operation of Object.values(pathItem as Record<string, { responses?: Record<string, unknown> }>)) {
+    for (const operation of Object.values(
+      pathItem as Record<string, { responses?: Record<string, unknown>; security?: unknown[] }>,
+    )) {
       if (!operation?.responses) continue
       for (const [status, response] of Object.entries(operation.responses)) {
         const code = Number(status)
@@ -79,11 +98,21 @@ export function openApiDocument(config: Pick<Config, 'PUBLIC_URL' | 'NETWORK'>):
           }
         } else if (response && typeof response === 'object') {
           const r = response as { headers?: Record<string, unknown> }
-          r.headers = { ...r.headers, 'X-Request-Id': requestIdHeader }
+          r.headers = {
+            ...r.headers,
+            'X-Request-Id': requestIdHeader,
+            ...(scoped(operation) ? freshnessHeaders : {}),
+          }
         }
       }
     }
   }
+  doc.paths = { ...doc.paths, '/v1/media': mediaPathItem } as OpenAPIObject['paths']
   cached = { key, doc }
   return doc
+}
+
+/** /v1 read procedures (those with a bearer credential) carry the freshness headers. */
+function scoped(operation: { security?: unknown[] }): boolean {
+  return Array.isArray(operation.security) && operation.security.length > 0
 }

@@ -1,0 +1,123 @@
+/**
+ * Freshness of every /v1 data response: the indexer's head and confirmed
+ * block, read from indexer_state once per request and sent as
+ * `X-Chain-Head` (last_seen_block) and `X-Confirmed-Block`
+ * (last_confirmed_block). The same snapshot feeds page coverage and
+ * transfer confirmations, so one request never mixes two readings.
+ *
+ * The read is shared: one in-flight query per database serves every request
+ * that arrives while it runs, and a result is reused for at most
+ * SNAPSHOT_TTL_MS (the indexer moves the head at block time, seconds, so a
+ * 250 ms old head is as good as a fresh one and saves a round trip per
+ * request under load).
+ */
+import { initTRPC } from '@trpc/server'
+import type pg from 'pg'
+import type { ApiContext, ApiMeta } from '@/server/api/trpc'
+
+export const SNAPSHOT_TTL_MS = 250
+
+export type CoverageStatus = 'unknown' | 'partial' | 'complete'
+
+/** What the API needs of indexer_state; null fields when the indexer has not written its state yet. */
+export interface IndexerSnapshot {
+  coverageStatus: CoverageStatus
+  coverageStartBlock: bigint | null
+  lastSeenBlock: bigint
+  lastConfirmedBlock: bigint
+}
+
+const EMPTY: IndexerSnapshot = {
+  coverageStatus: 'unknown',
+  coverageStartBlock: null,
+  lastSeenBlock: 0n,
+  lastConfirmedBlock: 0n,
+}
+
+interface CacheEntry {
+  at: number
+  value: Promise<IndexerSnapshot>
+}
+
+const caches = new WeakMap<pg.Pool, Map<string, CacheEntry>>()
+
+async function readSnapshot(pool: pg.Pool, network: string): Promise<IndexerSnapshot> {
+  const { rows } = await pool.query<{
+    coverage_status: string
+    coverage_start_block: string | null
+    last_seen_block: string
+    last_confirmed_block: string
+  }>(
+    `SELECT coverage_status, coverage_start_block::text, last_seen_block::text, last_confirmed_block::text
+       FROM indexer_state WHERE network = $1`,
+    [network],
+  )
+  const row = rows[0]
+  if (!row) return EMPTY
+  const status = row.coverage_status
+  return {
+    coverageStatus: status === 'complete' || status === 'partial' ? status : 'unknown',
+    coverageStartBlock: row.coverage_start_block === null ? null : BigInt(row.coverage_start_block),
+    lastSeenBlock: BigInt(row.last_seen_block),
+    lastConfirmedBlock: BigInt(row.last_confirmed_block),
+  }
+}
+
+/** The indexer's state, at most SNAPSHOT_TTL_MS old (ttlMs 0: always a fresh read). */
+export function indexerSnapshot(
+  pool: pg.Pool,
+  network: string,
+  ttlMs = SNAPSHOT_TTL_MS,
+): Promise<IndexerSnapshot> {
+  let cache = caches.get(pool)
+  if (!cache) {
+    cache = new Map()
+    caches.set(pool, cache)
+  }
+  const now = performance.now()
+  const hit = cache.get(network)
+  if (hit && now - hit.at < ttlMs) return hit.value
+  const value = readSnapshot(pool, network)
+  const entry = { at: now, value }
+  cache.set(network, entry)
+  // A failed read is not cached: the next request tries again.
+  value.catch(() => {
+    if (cache.get(network) === entry) cache.delete(network)
+  })
+  return value
+}
+
+/** Forgets cached snapshots of a pool (tests that change indexer_state). */
+export function clearIndexerSnapshot(pool: pg.Pool): void {
+  caches.delete(pool)
+}
+
+export function freshnessHeaders(snapshot: IndexerSnapshot): Record<string, string> {
+  return {
+    'X-Chain-Head': snapshot.lastSeenBlock.toString(),
+    'X-Confirmed-Block': snapshot.lastConfirmedBlock.toString(),
+  }
+}
+
+const t = initTRPC.context<ApiContext>().meta<ApiMeta>().create()
+
+/**
+ * Adds `ctx.snapshot()` (memoized for the request) and, when the procedure
+ * succeeds, the freshness headers. Composed into apiProcedure in trpc.ts.
+ */
+export const withFreshness = t.procedure.use(async ({ ctx, next }) => {
+  let memo: Promise<IndexerSnapshot> | undefined
+  const snapshot = () => {
+    memo ??= indexerSnapshot(ctx.db.pool, ctx.config.NETWORK)
+    return memo
+  }
+  const result = await next({ ctx: { snapshot } })
+  if (result.ok) {
+    try {
+      Object.assign(ctx.responseHeaders, freshnessHeaders(await snapshot()))
+    } catch {
+      // The data was read; a failed state read only costs the two headers.
+    }
+  }
+  return result
+})

@@ -1,0 +1,61 @@
+/**
+ * Keyset pages: fetch limit + 1 rows, return limit, and build the next
+ * page's parameters from the last row returned. Cursor values come from the
+ * database as text and are converted exactly (never through floating point
+ * arithmetic).
+ */
+
+import type { Coverage } from '@/lib/schemas'
+import { PAGE_LIMIT_DEFAULT } from '@/lib/schemas'
+
+export interface Page<Item, Cursor> {
+  data: Item[]
+  pagination: { limit: number; has_more: boolean; next_page_params?: Cursor }
+  coverage: Coverage
+}
+
+export function pageLimit(limit: number | undefined): number {
+  return limit ?? PAGE_LIMIT_DEFAULT
+}
+
+/** `rows` holds up to limit + 1 rows (the extra one only tells that more exist). */
+export function buildPage<Row, Item, Cursor>(
+  rows: Row[],
+  limit: number,
+  toItem: (row: Row) => Item,
+  toCursor: (row: Row) => Cursor,
+  coverage: Coverage,
+): Page<Item, Cursor> {
+  const hasMore = rows.length > limit
+  const shown = hasMore ? rows.slice(0, limit) : rows
+  const pagination: Page<Item, Cursor>['pagination'] = { limit, has_more: hasMore }
+  if (hasMore) pagination.next_page_params = toCursor(shown[shown.length - 1]!)
+  return { data: shown.map(toItem), pagination, coverage }
+}
+
+/** A bigint id or microsecond count from the database (as text) as a JSON integer. */
+export function safeInteger(text: string): number {
+  const value = Number(text)
+  if (!Number.isSafeInteger(value)) throw new Error(`cursor value ${text} exceeds 2^53`)
+  return value
+}
+
+/**
+ * Unix microseconds as an RFC 3339 timestamp with all six fraction digits,
+ * for a `timestamptz` parameter. Built from integer parts: exact for every
+ * value the cursor parameters accept.
+ */
+export function microsToTimestamp(micros: number): string {
+  const value = BigInt(micros)
+  const seconds = value / 1_000_000n
+  const fraction = value % 1_000_000n
+  const whole = new Date(Number(seconds) * 1000).toISOString().slice(0, 19)
+  return `${whole}.${String(fraction).padStart(6, '0')}Z`
+}
+
+/** SQL rendering of a timestamptz column as RFC 3339 UTC with milliseconds (like Date.toISOString). */
+export const isoSql = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/** SQL: a timestamptz column as integer Unix microseconds, as text. */
+export const microsSql = (column: string) => `(extract(epoch FROM ${column}) * 1000000)::int8::text`

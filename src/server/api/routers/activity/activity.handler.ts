@@ -1,0 +1,84 @@
+/**
+ * GET /v1/activity: every canonical transfer, newest first by
+ * (block_timestamp, id), optionally of one collection and/or one event type;
+ * each filter combination has its own feed index (transfers_feed_idx,
+ * transfers_event_type_feed_idx, transfers_collection_feed_idx,
+ * transfers_collection_event_type_feed_idx). Coverage is the indexer's own
+ * status, or the collection's when `collection` is given.
+ */
+import type { Coverage } from '@/lib/schemas'
+import { historyOf } from '@/server/api/read/collection-row'
+import { assertNetwork, type ReadContext } from '@/server/api/read/context'
+import { collectionCoverage, globalCoverage } from '@/server/api/read/coverage'
+import { buildPage, microsToTimestamp, pageLimit } from '@/server/api/read/page'
+import {
+  TRANSFER_COLUMNS,
+  type TransferRow,
+  toTransfer,
+  transferCursor,
+} from '@/server/api/read/transfer-row'
+import type { ActivityItem } from '@/server/api/routers/transfers/transfer.schema'
+import type { ActivityInput } from './activity.schema'
+
+type ActivityPage = {
+  data: ActivityItem[]
+  pagination: {
+    limit: number
+    has_more: boolean
+    next_page_params?: { before_timestamp: number; before_id: number }
+  }
+  coverage: Coverage
+}
+
+type Row = TransferRow & { collection_name: string | null }
+
+export async function listActivity(ctx: ReadContext, input: ActivityInput): Promise<ActivityPage> {
+  assertNetwork(ctx, input.network)
+  const limit = pageLimit(input.limit)
+  const params: unknown[] = []
+  const where: string[] = []
+  if (input.collection !== undefined) {
+    params.push(input.collection)
+    where.push(`tr.collection_address = $${params.length}`)
+  }
+  if (input.event_type !== undefined) {
+    params.push(input.event_type)
+    where.push(`tr.event_type = $${params.length}`)
+  }
+  if (input.before_timestamp !== undefined && input.before_id !== undefined) {
+    params.push(microsToTimestamp(input.before_timestamp), input.before_id)
+    where.push(`(tr.block_timestamp, tr.id) < ($${params.length - 1}::timestamptz, $${params.length}::int8)`)
+  }
+  params.push(limit + 1)
+  const sql = `
+    SELECT p.*, c.name AS collection_name
+      FROM (SELECT ${TRANSFER_COLUMNS} FROM transfers tr
+             ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+             ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}) p
+      LEFT JOIN collections c ON c.address = p.collection_address
+     ORDER BY p.block_us::int8 DESC, p.id::int8 DESC`
+  const collectionSql =
+    'SELECT deploy_block::text AS deploy_block, first_seen_block::text AS first_seen_block FROM collections WHERE address = $1'
+  const [{ rows }, snapshot, scoped] = await Promise.all([
+    ctx.db.pool.query<Row>(sql, params),
+    ctx.snapshot(),
+    input.collection === undefined
+      ? undefined
+      : ctx.db.pool.query<{ deploy_block: string | null; first_seen_block: string | null }>(collectionSql, [
+          input.collection,
+        ]),
+  ])
+  const coverage =
+    scoped === undefined
+      ? globalCoverage(snapshot)
+      : collectionCoverage(snapshot, scoped.rows[0] ? historyOf(scoped.rows[0]) : null)
+  const network = ctx.config.NETWORK
+  const head = snapshot.lastSeenBlock
+  return buildPage(
+    rows,
+    limit,
+    (r) => ({ ...toTransfer(r, network, head), collection_name: r.collection_name ?? '' }),
+    transferCursor,
+    coverage,
+  )
+}

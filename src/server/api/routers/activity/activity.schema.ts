@@ -1,0 +1,28 @@
+import { z } from 'zod'
+import {
+  address,
+  beforeIdParam,
+  beforeTimestampParam,
+  limitParam,
+  networkParam,
+  pageOf,
+  requireTogether,
+  timeCursor,
+  transferEventType,
+} from '@/lib/schemas'
+import { activityItem } from '@/server/api/routers/transfers/transfer.schema'
+
+export const activityInput = z
+  .strictObject({
+    limit: limitParam,
+    before_timestamp: beforeTimestampParam,
+    before_id: beforeIdParam,
+    network: networkParam,
+    collection: address.optional().describe('Only events of this contract (lowercase address).'),
+    event_type: transferEventType.optional().describe('Only events of this type: mint, transfer or burn.'),
+  })
+  .superRefine((value, ctx) => requireTogether(value, ['before_timestamp', 'before_id'], ctx))
+
+export type ActivityInput = z.infer<typeof activityInput>
+
+export const activityPage = pageOf(activityItem, timeCursor).meta({ id: 'ActivityPage' })

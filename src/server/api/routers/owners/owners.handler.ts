@@ -1,0 +1,63 @@
+/**
+ * GET /v1/owners/{address}/nfts: the tokens whose current owner is the
+ * address, ordered across collections by (collection_address, token_id, id),
+ * token ids compared as numbers (tokens_owner_idx). A burned token's owner is
+ * the zero address, so an owner's list holds the tokens they hold now.
+ */
+import type { Coverage } from '@/lib/schemas'
+import type { ReadContext } from '@/server/api/read/context'
+import { globalCoverage } from '@/server/api/read/coverage'
+import {
+  MEDIA_JOINS,
+  mediaOrigin,
+  NFT_COLUMNS,
+  type NftRow,
+  TOKEN_BASE_COLUMNS,
+  toNft,
+} from '@/server/api/read/nft-row'
+import { buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
+import type { Nft } from '@/server/api/routers/nfts/nft.schema'
+import type { ListOwnerNftsInput } from './owners.schema'
+
+type OwnerCursor = { after_collection: string; after_token_id: string; after_id: number }
+type OwnerNftPage = {
+  data: Nft[]
+  pagination: { limit: number; has_more: boolean; next_page_params?: OwnerCursor }
+  coverage: Coverage
+}
+
+export async function listOwnerNfts(ctx: ReadContext, input: ListOwnerNftsInput): Promise<OwnerNftPage> {
+  const limit = pageLimit(input.limit)
+  const params: unknown[] = [input.address]
+  const where = ['t.current_owner = $1']
+  if (
+    input.after_collection !== undefined &&
+    input.after_token_id !== undefined &&
+    input.after_id !== undefined
+  ) {
+    params.push(input.after_collection, input.after_token_id, input.after_id)
+    where.push('(t.collection_address, t.token_id, t.id) > ($2::varchar, $3::numeric, $4::int8)')
+  }
+  params.push(limit + 1)
+  const sql = `
+    SELECT ${NFT_COLUMNS}, c.name AS collection_name, c.symbol AS collection_symbol
+      FROM (SELECT ${TOKEN_BASE_COLUMNS} FROM tokens t WHERE ${where.join(' AND ')}
+             ORDER BY t.collection_address, t.token_id, t.id LIMIT $${params.length}) t
+      LEFT JOIN collections c ON c.address = t.collection_address
+      ${MEDIA_JOINS}
+     ORDER BY t.collection_address, t.token_id, t.id`
+  const [{ rows }, snapshot] = await Promise.all([ctx.db.pool.query<NftRow>(sql, params), ctx.snapshot()])
+  const network = ctx.config.NETWORK
+  const origin = mediaOrigin(ctx.config)
+  return buildPage(
+    rows,
+    limit,
+    (r) => toNft(r, network, origin),
+    (r) => ({
+      after_collection: r.collection_address,
+      after_token_id: r.token_id,
+      after_id: safeInteger(r.id),
+    }),
+    globalCoverage(snapshot),
+  )
+}

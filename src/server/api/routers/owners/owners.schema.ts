@@ -1,0 +1,32 @@
+import { z } from 'zod'
+import {
+  address,
+  afterCollectionParam,
+  afterIdParam,
+  afterTokenIdParam,
+  limitParam,
+  ownerCursor,
+  pageOf,
+  requireTogether,
+} from '@/lib/schemas'
+import { nft } from '@/server/api/routers/nfts/nft.schema'
+
+export const listOwnerNftsInput = z
+  .strictObject({
+    address: address.describe('Owner address, lowercase.'),
+    limit: limitParam,
+    after_collection: afterCollectionParam,
+    after_token_id: afterTokenIdParam.describe(
+      'Cursor: token id, copied from `next_page_params`; required together with `after_collection` and `after_id`.',
+    ),
+    after_id: afterIdParam.describe(
+      'Cursor: row id, copied from `next_page_params`; required together with `after_collection` and `after_token_id`.',
+    ),
+  })
+  .superRefine((value, ctx) =>
+    requireTogether(value, ['after_collection', 'after_token_id', 'after_id'], ctx),
+  )
+
+export type ListOwnerNftsInput = z.infer<typeof listOwnerNftsInput>
+
+export const ownerNftPage = pageOf(nft, ownerCursor).meta({ id: 'OwnerNftPage' })
