@@ -172,8 +172,9 @@ export interface StoredBlock {
 
 /** Stored block hashes, newest first. */
 export async function storedBlocks(db: Queryable, limit = 10_000): Promise<StoredBlock[]> {
-  const { rows } = await db.query('SELECT number::text, hash FROM blocks ORDER BY number DESC LIMIT $1', [
-    limit,
-  ])
-  return rows.map((r) => ({ number: BigInt(r.number), hash: r.hash }))
+  const { rows } = await db.query(
+    'SELECT b.number::text AS block_number, b.hash FROM blocks b ORDER BY b.number DESC LIMIT $1',
+    [limit],
+  )
+  return rows.map((r) => ({ number: BigInt(r.block_number), hash: r.hash }))
 }

@@ -1,0 +1,110 @@
+import pino from 'pino'
+import type { Address } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { reorgChain } from '@/dev/devnet/reorg'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { startTestChain, type TestChain } from './chain'
+import { type RunningIndexer, startIndexer, testConfig } from './indexer'
+import { expectDatabaseMatchesChain, waitForIndexed } from './oracle'
+
+let chain: TestChain
+let db: TestDatabase
+let indexer: RunningIndexer
+let nft: Address
+let nextId = 1000n
+
+beforeAll(async () => {
+  ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
+  nft = (await chain.deploy('TestNFT', ['Reorg Apes', 'RAPE', ''])).address
+  await chain.call(nft, 'TestNFT', 'mintBatch', [chain.accounts[0], 1n, 20n])
+  const config = testConfig({ DATABASE_URL: db.url, RPC_URL: chain.anvil.rpcUrl, CONFIRMATIONS: '12' })
+  indexer = startIndexer(config, db.pool, { metadata: { enabled: false }, logger: rollbackRecorder() })
+  await waitForIndexed(db.pool, chain.clients)
+}, 120_000)
+
+const rollbacks: bigint[] = []
+/** A logger that remembers each rollback's ancestor (the indexer logs one warn line per reorg). */
+function rollbackRecorder() {
+  return pino(
+    { level: 'warn' },
+    {
+      write(line: string) {
+        const entry = JSON.parse(line)
+        if (entry.ancestor !== undefined) rollbacks.push(BigInt(entry.ancestor))
+      },
+    },
+  )
+}
+
+afterAll(async () => {
+  await indexer?.stop()
+  await chain?.stop()
+  await db?.drop()
+})
+
+const [alice, bob, carol] = [0, 1, 2]
+const expectMatch = () => expectDatabaseMatchesChain(db.pool, chain.clients, { standard: [nft], legacy: [] })
+
+/** One block per call: a mint, a transfer and a burn rotate so every event kind is orphaned. */
+async function activity(blocks: number) {
+  for (let i = 0; i < blocks; i++) {
+    const id = nextId++
+    await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[bob], id])
+    if (i % 3 === 1)
+      await chain.call(nft, 'TestNFT', 'move', [chain.accounts[bob], chain.accounts[carol], id])
+    if (i % 3 === 2) await chain.call(nft, 'TestNFT', 'burn', [id])
+  }
+}
+
+describe('reorganisations while following the head', () => {
+  for (const depth of [1, 2, 3, 5, 8]) {
+    it(`rolls back and re-ingests a reorg of depth ${depth}`, async () => {
+      await activity(depth + 1)
+      await waitForIndexed(db.pool, chain.clients)
+      const orphaned = await db.pool.query('SELECT count(*)::int AS n FROM transfers')
+      const result = await reorgChain(chain.clients, {
+        depth,
+        accounts: chain.accounts,
+        // Different NFT activity in the replacement blocks: new mints and moves of old tokens.
+        sendReplacementTransactions: async (i) => {
+          await chain.send(nft, 'TestNFT', 'mint', [chain.accounts[carol], 50_000n + nextId++])
+          await chain.send(nft, 'TestNFT', 'move', [
+            chain.accounts[alice],
+            chain.accounts[bob],
+            BigInt(1 + i),
+          ])
+        },
+      })
+      expect(result.replaced).toHaveLength(depth)
+      await waitForIndexed(db.pool, chain.clients)
+      await expectMatch()
+      const stored = await db.pool.query('SELECT number::text, hash FROM blocks WHERE number > $1', [
+        result.commonAncestor.toString(),
+      ])
+      for (const row of stored.rows) {
+        expect(row.hash).toBe(
+          result.replaced.find((r) => r.number === BigInt(row.number))?.newHash ?? row.hash,
+        )
+      }
+      expect(orphaned.rows[0].n).toBeGreaterThan(0)
+      // The rollback went exactly to the common ancestor: blocks below it were kept, not re-ingested.
+      expect(rollbacks.at(-1)).toBe(result.commonAncestor)
+    })
+  }
+
+  it('re-syncs from scratch when the devnet is recreated (no stored block survives)', async () => {
+    const port = chain.anvil.port
+    await indexer.stop()
+    await chain.stop()
+    chain = await startTestChain({ port })
+    // Same deployer and nonce: the same contract address, different history.
+    nft = (await chain.deploy('TestNFT', ['Second Chain', 'TWO', ''])).address
+    await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[carol], 7n])
+    const config = testConfig({ DATABASE_URL: db.url, RPC_URL: chain.anvil.rpcUrl, CONFIRMATIONS: '12' })
+    indexer = startIndexer(config, db.pool, { metadata: { enabled: false } })
+    await waitForIndexed(db.pool, chain.clients)
+    await expectMatch()
+    const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM transfers')
+    expect(rows[0].n).toBe(1)
+  })
+})
