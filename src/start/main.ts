@@ -13,9 +13,10 @@ import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
+import { migrate } from '@/server/db/migrate'
 import { ensureAuthSecret } from './auth-secret'
 import { ensurePortalBuild } from './portal-build'
-import { migrate } from '@/server/db/migrate'
+import { resetChainData } from './reset-chain-data'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 const config = loadConfig()
@@ -24,8 +25,14 @@ const dev = process.env.NODE_ENV === 'development'
 const dataDir = path.resolve(ROOT, config.DATA_DIR)
 mkdirSync(dataDir, { recursive: true })
 
-const childEnv: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, NODE_ENV: dev ? 'development' : 'production' }
+const childEnv: NodeJS.ProcessEnv = {
+  ...process.env,
+  DATA_DIR: dataDir,
+  NODE_ENV: dev ? 'development' : 'production',
+}
 const stops: (() => Promise<void>)[] = []
+/** The embedded devnet created a new chain: data indexed from the old one is void. */
+let chainRecreated = false
 let stopping = false
 
 async function startEmbeddedServices() {
@@ -38,9 +45,14 @@ async function startEmbeddedServices() {
   }
   if (config.embeddedChain) {
     const { startDevnet } = await import('@/dev/devnet/index')
-    const devnet = await startDevnet({ dataDir, chainId: config.CHAIN_ID, logger: logger.child({ proc: 'devnet' }) })
+    const devnet = await startDevnet({
+      dataDir,
+      chainId: config.CHAIN_ID,
+      logger: logger.child({ proc: 'devnet' }),
+    })
     stops.unshift(devnet.stop)
     childEnv.RPC_URL = devnet.rpcUrl
+    chainRecreated = devnet.fresh
     // The devnet's metadata helper lives on loopback; allow exactly that host.
     const allow = [...config.FETCH_ALLOW_HOSTS, new URL(devnet.metadataOrigin).host]
     childEnv.FETCH_ALLOW_HOSTS = allow.join(',')
@@ -118,6 +130,10 @@ try {
   await startEmbeddedServices()
   const { applied } = await migrate(childEnv.DATABASE_URL!, { logger })
   if (applied.length > 0) logger.info({ applied }, 'migrations applied')
+  if (chainRecreated) {
+    await resetChainData(childEnv.DATABASE_URL!)
+    logger.info('devnet chain is new: cleared data indexed from the previous chain')
+  }
   if (!dev) await ensurePortalBuild(ROOT, logger)
   if (stopping) process.exit(0)
   processes.push(supervise('indexer', 'src/indexer/main.ts'))

@@ -32,7 +32,13 @@ export function routeTable(router: AnyTRPCRouter): Route[] {
     const meta = procedure._def.meta
     const openapi = meta?.openapi
     if (!openapi || openapi.enabled === false) continue
-    routes.push({ method: openapi.method, path: openapi.path, pattern: toPattern(openapi.path), procedurePath, meta })
+    routes.push({
+      method: openapi.method,
+      path: openapi.path,
+      pattern: toPattern(openapi.path),
+      procedurePath,
+      meta,
+    })
   }
   return routes
 }
