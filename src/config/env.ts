@@ -106,10 +106,14 @@ export const envSchema = z.object({
   RATE_LIMIT_MEDIA: optional(rateLimitProfile).default({ perSecond: 50, perMinute: 1500, concurrent: 20 }),
   /** Lifetime of a concurrency slot: a crashed process's slots come back after this long. */
   RATE_LIMIT_LEASE_MS: optional(nonNegativeInt.min(1000, 'must be at least 1000')).default(30_000),
-  /** Upper bound of one rate-limiter (Redis) command; slower counts as unavailable (503). */
+  /**
+   * Upper bound of one rate-limiter (Redis) command; slower counts as unavailable (503).
+   * A refused connection fails at once whatever this says; the bound is for a Redis that
+   * hangs. Not lower than event-loop stalls under load, or healthy requests get 503.
+   */
   RATE_LIMIT_TIMEOUT_MS: optional(
     nonNegativeInt.min(10, 'must be at least 10').max(5000, 'must be at most 5000'),
-  ).default(250),
+  ).default(1000),
   /** Prefix of every Redis key this service writes (several deployments can share one Redis). */
   REDIS_KEY_PREFIX: optional(
     z.string().regex(/^[A-Za-z0-9:_.-]{0,32}$/, 'must be up to 32 of A-Z a-z 0-9 : _ . -'),

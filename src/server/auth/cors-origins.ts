@@ -3,7 +3,8 @@
  * service's own origin (PUBLIC_URL: the try-it page, with demo tokens) and any
  * origin that some active key allows. Whether the key of a given request
  * allows the origin is decided later, per request (403 otherwise).
- * The set is read from the database at most every few seconds.
+ * The set is read from the database at most once a second (an origin just
+ * added to a key works within a second) and refreshed every few seconds.
  */
 import type { Database } from '@/server/db/database'
 
@@ -16,17 +17,21 @@ export class CorsOrigins {
     private readonly db: Database,
     readonly publicOrigin: string,
     private readonly ttlMs = 5000,
+    private readonly missTtlMs = 1000,
   ) {}
 
   async isAllowed(origin: string): Promise<boolean> {
     const normalized = canonicalOrigin(origin)
     if (normalized === undefined) return false
     if (normalized === this.publicOrigin) return true
-    if (Date.now() - this.loadedAt > this.ttlMs) {
-      const refresh = this.refresh()
-      // The first time, wait; afterwards serve the previous set while refreshing.
-      if (this.loadedAt === 0) await refresh
+    const age = Date.now() - this.loadedAt
+    if (this.origins.has(normalized)) {
+      // A known origin: serve it, refreshing in the background now and then.
+      if (age > this.ttlMs) void this.refresh()
+      return true
     }
+    // Unknown: perhaps a key allowing it was just created; look again at most once a second.
+    if (age > this.missTtlMs) await this.refresh()
     return this.origins.has(normalized)
   }
 

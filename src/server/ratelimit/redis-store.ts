@@ -11,7 +11,8 @@
  *
  * Fails closed: the client has no offline queue, no retries and a short
  * command timeout, so an unreachable Redis turns into LimiterUnavailableError
- * within RATE_LIMIT_TIMEOUT_MS, never into an unlimited request.
+ * at once (connection refused or lost) or within RATE_LIMIT_TIMEOUT_MS (a
+ * hung Redis), never into an unlimited request.
  */
 import { createHash } from 'node:crypto'
 import { Redis } from 'ioredis'

@@ -3,13 +3,14 @@ import type { AddressInfo } from 'node:net'
 import { parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
 import type { Services } from '@/server/api/trpc'
-import { openDatabase } from '@/server/db/database'
+import { createAccessControl } from '@/server/auth/access'
+import { type Database, openDatabase } from '@/server/db/database'
 import { createWebServer, type WebServer } from '@/server/http/server'
 
 export interface TestWeb {
   web: WebServer
   base: string
-  services: Services
+  services: Services & { access: NonNullable<Services['access']> }
   close(): Promise<void>
 }
 
@@ -20,16 +21,27 @@ export async function serveApi(databaseUrl: string, env: Record<string, string> 
     ...env,
   } as unknown as NodeJS.ProcessEnv)
   const db = openDatabase(databaseUrl, { statementTimeoutMs: 20_000, max: 30 })
-  const services: Services = { config, db, logger: createLogger({ level: 'silent' }) }
+  const base = { config, db, logger: createLogger({ level: 'silent' }) }
+  const access = createAccessControl(base)
+  await access.ready(2000)
+  const services: Services = { ...base, access }
   const web = await createWebServer({ services })
   await new Promise<void>((resolve) => web.server.listen(0, '127.0.0.1', resolve))
   const { port } = web.server.address() as AddressInfo
+  // Warm up (module JIT, first Redis script load, Prisma) from a documentation
+  // address, so that timing-sensitive tests do not pay for a cold process.
+  for (const path of ['/v1/warm-up', '/v1/indexer/status']) {
+    await fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'X-Forwarded-For': '192.0.2.254' } }).then(
+      (r) => r.arrayBuffer(),
+    )
+  }
   return {
     web,
     base: `http://127.0.0.1:${port}`,
-    services,
+    services: { ...services, access },
     async close() {
       await web.close()
+      await access.close()
       await db.close()
     },
   }
@@ -59,4 +71,9 @@ let ipCounter = 0
 export function uniqueIp(): string {
   ipCounter++
   return `10.${(process.pid >> 8) & 0xff}.${(ipCounter >> 8) & 0xff}.${ipCounter & 0xff}`
+}
+
+/** The database handle the key functions take, over a test database's clients. */
+export function asDatabase(db: { pool: Database['pool']; prisma: Database['prisma'] }): Database {
+  return { pool: db.pool, prisma: db.prisma, close: async () => {} }
 }
