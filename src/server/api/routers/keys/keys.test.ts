@@ -1,0 +1,175 @@
+/**
+ * The portal's key management procedures (userProcedure) against a real
+ * database: defaults, secrets shown once and stored hashed, ownership,
+ * rotation bounds, revocation, and the audit trail.
+ */
+import { TRPCError } from '@trpc/server'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseConfig } from '@/config/env'
+import { createLogger } from '@/config/logger'
+import { SCOPES } from '@/lib/scopes'
+import { appRouter } from '@/server/api/root'
+import type { ApiContext, SessionUser } from '@/server/api/trpc'
+import { ensureUser } from '@/server/auth/api-keys'
+import { isWellFormedApiKey, sha256Hex } from '@/server/auth/secrets'
+import { asDatabase } from '@/server/ratelimit/testing/web'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+
+let tdb: TestDatabase
+let alice: SessionUser
+let bob: SessionUser
+
+function caller(user: SessionUser | null, ip = '203.0.113.7', ua = 'vitest-portal/1.0') {
+  const ctx: ApiContext = {
+    config: parseConfig({ LOG_LEVEL: 'silent' } as unknown as NodeJS.ProcessEnv),
+    db: asDatabase(tdb),
+    logger: createLogger({ level: 'silent' }),
+    requestId: 'test',
+    clientIp: ip,
+    headers: { 'user-agent': ua },
+    responseHeaders: {},
+    user,
+  }
+  return appRouter.createCaller(ctx).keys
+}
+
+async function trpcCode(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise
+  } catch (err) {
+    if (err instanceof TRPCError) return err.code
+    throw err
+  }
+  throw new Error('expected a TRPCError')
+}
+
+beforeAll(async () => {
+  tdb = await createTestDatabase()
+  const db = asDatabase(tdb)
+  alice = await ensureUser(db, '0x00000000000000000000000000000000000A11CE')
+  bob = await ensureUser(db, '0x0000000000000000000000000000000000000b0b')
+})
+
+afterAll(async () => {
+  await tdb?.drop()
+})
+
+describe('keys router', () => {
+  it('refuses callers without a signed-in user', async () => {
+    expect(await trpcCode(caller(null).list())).toBe('UNAUTHORIZED')
+    expect(await trpcCode(caller(null).create({ name: 'x' }))).toBe('UNAUTHORIZED')
+  })
+
+  it('creates a key with all six read scopes by default and shows its secret once', async () => {
+    const created = await caller(alice).create({ name: 'backend' })
+    expect(isWellFormedApiKey(created.secret)).toBe(true)
+    expect(created.secret).toMatch(/^nftk_[0-9A-Za-z]{49}$/)
+    expect(created.key.scopes).toEqual([...SCOPES])
+    expect(created.key.allowed_origins).toEqual([])
+    expect(created.key.prefix).toBe(created.secret.slice(0, 13))
+    expect(created.key.status).toBe('active')
+    // Only the hash is stored.
+    const rows = await tdb.pool.query('SELECT * FROM api_key_secrets')
+    const stored = JSON.stringify(rows.rows)
+    expect(stored).toContain(sha256Hex(created.secret))
+    expect(stored).not.toContain(created.secret)
+    // Listing never shows a secret.
+    const listed = await caller(alice).list()
+    expect(JSON.stringify(listed)).not.toContain(created.secret)
+    expect(listed.find((k) => k.id === created.key.id)?.name).toBe('backend')
+  })
+
+  it('takes chosen scopes and normalized origins, and refuses bad ones', async () => {
+    const created = await caller(alice).create({
+      name: 'browser',
+      scopes: ['read:nfts', 'read:collections'],
+      allowed_origins: ['HTTPS://App.Example.com', 'http://localhost:5173/'],
+    })
+    expect(created.key.scopes).toEqual(['read:collections', 'read:nfts'])
+    expect(created.key.allowed_origins).toEqual(['https://app.example.com', 'http://localhost:5173'])
+    for (const origin of [
+      'https://app.example.com/path',
+      'ftp://x.example',
+      'not a url',
+      'https://u:p@x.example',
+    ]) {
+      expect(await trpcCode(caller(alice).create({ name: 'bad', allowed_origins: [origin] })), origin).toBe(
+        'BAD_REQUEST',
+      )
+    }
+    expect(await trpcCode(caller(alice).create({ name: '' }))).toBe('BAD_REQUEST')
+    expect(
+      await trpcCode(
+        caller(alice).create({ name: 'x', scopes: ['write:all' as unknown as (typeof SCOPES)[number]] }),
+      ),
+    ).toBe('BAD_REQUEST')
+  })
+
+  it('lets a user see and change only their own keys', async () => {
+    const { key } = await caller(alice).create({ name: 'private' })
+    expect((await caller(bob).list()).map((k) => k.id)).not.toContain(key.id)
+    expect(await trpcCode(caller(bob).rotate({ id: key.id }))).toBe('NOT_FOUND')
+    expect(await trpcCode(caller(bob).revoke({ id: key.id }))).toBe('NOT_FOUND')
+    expect((await caller(alice).list()).find((k) => k.id === key.id)?.status).toBe('active')
+    const bobsEvents = await caller(bob).auditEvents({ limit: 100 })
+    expect(bobsEvents.items.filter((e) => e.key_id === key.id)).toEqual([])
+  })
+
+  it('rotates with a grace period of at most 7 days and revokes', async () => {
+    const { key, secret } = await caller(alice).create({ name: 'rotating' })
+    expect(await trpcCode(caller(alice).rotate({ id: key.id, grace_seconds: 7 * 86400 + 1 }))).toBe(
+      'BAD_REQUEST',
+    )
+    const rotated = await caller(alice).rotate({ id: key.id, grace_seconds: 7 * 86400 })
+    expect(rotated.secret).not.toBe(secret)
+    expect(rotated.key.prefix).toBe(rotated.secret.slice(0, 13))
+    expect(rotated.key.active_secrets.map((s) => s.prefix)).toEqual([
+      rotated.secret.slice(0, 13),
+      secret.slice(0, 13),
+    ])
+    const graceEnd = Date.parse(rotated.key.active_secrets[1]!.expires_at!)
+    expect(Math.abs(graceEnd - (Date.now() + 7 * 86400_000))).toBeLessThan(60_000)
+    expect(rotated.key.rotated_at).not.toBeNull()
+
+    // Rotating again at once ends both earlier secrets now.
+    const again = await caller(alice).rotate({ id: key.id })
+    expect(again.key.active_secrets.map((s) => s.prefix)).toEqual([again.secret.slice(0, 13)])
+
+    const revoked = await caller(alice).revoke({ id: key.id })
+    expect(revoked.key.status).toBe('revoked')
+    expect(revoked.key.active_secrets).toEqual([])
+    expect(await trpcCode(caller(alice).rotate({ id: key.id }))).toBe('CONFLICT')
+  })
+
+  it('writes an audit event for every change, newest first, paged', async () => {
+    const c = caller(bob, '198.51.100.9', 'audit-agent/2')
+    const { key, secret } = await c.create({ name: 'audited' })
+    const rotated = await c.rotate({ id: key.id, grace_seconds: 60 })
+    await c.revoke({ id: key.id })
+    const page1 = await c.auditEvents({ limit: 2 })
+    expect(page1.items.map((e) => e.action)).toEqual(['key_revoked', 'key_rotated'])
+    expect(page1.next_cursor).not.toBeNull()
+    const page2 = await c.auditEvents({ limit: 2, cursor: page1.next_cursor! })
+    expect(page2.items.map((e) => e.action)).toEqual(['key_created'])
+    expect(page2.next_cursor).toBeNull()
+    for (const e of [...page1.items, ...page2.items]) {
+      expect(e).toMatchObject({
+        wallet_address: bob.address,
+        key_id: key.id,
+        client_ip: '198.51.100.9',
+        user_agent: 'audit-agent/2',
+      })
+      expect(Date.parse(e.created_at)).toBeGreaterThan(Date.now() - 60_000)
+    }
+    expect(page2.items[0]!.key_prefix).toBe(secret.slice(0, 13))
+    expect(page1.items[1]!.key_prefix).toBe(rotated.secret.slice(0, 13))
+    expect(page1.items[1]!.details).toMatchObject({
+      grace_seconds: 60,
+      previous_prefixes: [secret.slice(0, 13)],
+    })
+    // No secret in the audit trail.
+    const all = JSON.stringify([...page1.items, ...page2.items])
+    expect(all).not.toContain(secret)
+    expect(all).not.toContain(rotated.secret)
+  })
+})
