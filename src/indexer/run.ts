@@ -51,6 +51,8 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
       historicalConcurrency: 4,
       maxEventsPerCommit: 20_000,
       realtimeBatch: 50,
+      initialRange: 1_000n,
+      maxRange: 100_000n,
       ...options.sync,
     }
     const syncLogger = logger.child({ component: 'sync' })
@@ -62,7 +64,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
         logger: syncLogger,
         signal,
         classifier: new ContractClassifier(syncRpc, pool, syncLogger),
-        range: new AdaptiveRange(),
+        range: new AdaptiveRange(syncOptions.initialRange, 1n, syncOptions.maxRange),
       },
       options: syncOptions,
       tip: null,

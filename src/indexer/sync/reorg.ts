@@ -39,6 +39,10 @@ export async function handleReorg(
   head: { lastSeenBlock: bigint; chainConfirmedBlock: bigint },
 ) {
   const ancestor = await findCommonAncestor(ctx)
+  ctx.logger.warn(
+    { detectedAt: detectedAt.toString(), ancestor: ancestor.toString() },
+    `reorg detected at block ${detectedAt}: rolling back to block ${ancestor}`,
+  )
   const result = await rollbackAfter(
     ctx.pool,
     { network: ctx.network, startBlock: ctx.startBlock, ...head },
@@ -52,7 +56,7 @@ export async function handleReorg(
       deletedTransfers: result.deletedTransfers,
       affectedTokens: result.affectedTokens,
     },
-    `reorg: chain differs at block ${detectedAt}, rolled back to block ${ancestor}`,
+    `reorg: rolled back to block ${ancestor}, ${result.deletedTransfers} transfers removed`,
   )
   return ancestor
 }

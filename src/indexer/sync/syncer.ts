@@ -17,6 +17,9 @@ export interface SyncOptions {
   maxEventsPerCommit: number
   /** Blocks read per realtime step. */
   realtimeBatch: number
+  /** First eth_getLogs span and the most it may grow to. */
+  initialRange: bigint
+  maxRange: bigint
 }
 
 /** Mutable state of the sync loop, shared by the historical and realtime steps. */

@@ -4,7 +4,7 @@
  * decoders), asks ownerOf() for every token, and compares with the database.
  */
 import type pg from 'pg'
-import { type Address, decodeEventLog, type Hex, parseAbi } from 'viem'
+import { type Address, createPublicClient, decodeEventLog, type Hex, http, parseAbi } from 'viem'
 import { expect } from 'vitest'
 import type { DevnetClients } from '@/dev/devnet/collections'
 
@@ -181,4 +181,43 @@ export async function waitForIndexed(pool: pg.Pool, clients: DevnetClients, time
     timeoutMs,
     `block ${head} indexed`,
   )
+}
+
+/**
+ * After a crash, before any restart: the database holds exactly the chain's
+ * transfers up to last_indexed_block (nothing half-applied), and derived
+ * state agrees with the stored history.
+ */
+export async function expectConsistentPrefix(
+  pool: pg.Pool,
+  clients: DevnetClients,
+  nfts: { standard: Address[]; legacy: Address[] },
+) {
+  const state = await pool.query('SELECT last_indexed_block::text AS last FROM indexer_state')
+  const last = BigInt(state.rows[0]?.last ?? -1)
+  const expected = (await chainTransfers(clients, nfts)).filter((t) => BigInt(t.blockNumber) <= last)
+  const { rows } = await pool.query(
+    `SELECT transaction_hash || ':' || log_index || ':' || batch_index AS id FROM transfers WHERE source = 'rpc'`,
+  )
+  expect(rows.map((r) => r.id).sort()).toEqual(expected.map((t) => t.id).sort())
+  const drift = await pool.query(`
+    WITH last AS (
+      SELECT DISTINCT ON (collection_address, token_id) collection_address, token_id, to_address
+        FROM transfers ORDER BY collection_address, token_id, block_timestamp DESC, block_number DESC, log_index DESC,
+                                batch_index DESC, id DESC),
+    counts AS (SELECT collection_address, token_id, count(*)::int AS n FROM transfers GROUP BY 1, 2)
+    SELECT t.collection_address, t.token_id FROM tokens t
+      LEFT JOIN last l USING (collection_address, token_id) LEFT JOIN counts c USING (collection_address, token_id)
+     WHERE t.current_owner IS DISTINCT FROM l.to_address OR t.transfer_count IS DISTINCT FROM c.n
+  UNION ALL
+    SELECT l.collection_address, l.token_id FROM last l LEFT JOIN tokens t USING (collection_address, token_id)
+     WHERE t.id IS NULL
+  UNION ALL
+    SELECT c.address, NULL FROM collections c
+     WHERE c.total_transfers <> (SELECT count(*) FROM transfers t WHERE t.collection_address = c.address)
+        OR c.total_supply <> (SELECT count(*) FROM tokens t WHERE t.collection_address = c.address AND NOT t.is_burned)
+        OR c.unique_holders <> (SELECT count(DISTINCT current_owner) FROM tokens t
+                                 WHERE t.collection_address = c.address AND NOT t.is_burned)`)
+  expect(drift.rows).toEqual([])
+  return last
 }

@@ -30,7 +30,7 @@ function rollbackRecorder() {
     {
       write(line: string) {
         const entry = JSON.parse(line)
-        if (entry.ancestor !== undefined) rollbacks.push(BigInt(entry.ancestor))
+        if (entry.deletedTransfers !== undefined) rollbacks.push(BigInt(entry.ancestor))
       },
     },
   )

@@ -1,0 +1,141 @@
+import type { Address } from 'viem'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { reorgChain } from '@/dev/devnet/reorg'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { startTestChain, type TestChain } from './chain'
+import { type ChildIndexer, spawnIndexer } from './child'
+import { expectConsistentPrefix, expectDatabaseMatchesChain, waitFor, waitForIndexed } from './oracle'
+
+let chain: TestChain
+let db: TestDatabase
+let nft: Address
+let consecutive: Address
+const children: ChildIndexer[] = []
+
+const nfts = () => ({ standard: [nft, consecutive], legacy: [] })
+const env = (extra: Record<string, string> = {}) => ({
+  DATABASE_URL: db.url,
+  RPC_URL: chain.anvil.rpcUrl,
+  CONFIRMATIONS: '12',
+  // Small ranges and commits: the backfill takes many transactions, so a kill lands between and inside them.
+  INDEXER_RANGE_BLOCKS: '5',
+  INDEXER_COMMIT_EVENTS: '150',
+  MEDIA_DIR: '/tmp/indexer-crash-media',
+  ...extra,
+})
+const spawn = (extra?: Record<string, string>) => {
+  const child = spawnIndexer(env(extra))
+  children.push(child)
+  return child
+}
+
+beforeAll(async () => {
+  ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
+  const [alice, bob] = chain.accounts
+  nft = (await chain.deploy('TestNFT', ['Crash Apes', 'CRASH', ''])).address
+  consecutive = (
+    await chain.deploy('TestConsecutive', [
+      [alice, bob],
+      [2000n, 1500n],
+    ])
+  ).address
+  for (let i = 0; i < 120; i++) {
+    await chain.send(nft, 'TestNFT', 'mintBatch', [i % 2 ? alice : bob, BigInt(i * 100), 20n])
+    if (i % 10 === 9) await chain.send(consecutive, 'TestConsecutive', 'move', [alice, bob, BigInt(i)])
+  }
+  await waitFor(
+    async () =>
+      (await chain.clients.public.getTransactionCount({ address: alice!, blockTag: 'pending' })) > 0,
+  )
+  await chain.call(nft, 'TestNFT', 'burn', [100n], alice)
+}, 120_000)
+
+afterEach(async () => {
+  await Promise.all(children.splice(0).map((c) => c.kill9()))
+})
+
+afterAll(async () => {
+  await chain?.stop()
+  await db?.drop()
+})
+
+describe('crash safety (kill -9 of the indexer process)', () => {
+  it('refuses to run against the wrong chain, with one line and a non-zero exit', async () => {
+    const child = spawn({ CHAIN_ID: '1' })
+    const { code } = await child.exited
+    expect(code).toBe(3)
+    expect(child.stderr.join('').trim().split('\n')).toEqual([
+      'Chain id mismatch: CHAIN_ID is 1 but the node at RPC_URL reports 31337',
+    ])
+  })
+
+  it('converges after kills during backfill', async () => {
+    const head = await chain.head()
+    let lastSeen = -1n
+    for (let round = 0; round < 3; round++) {
+      const child = spawn()
+      await waitFor(
+        async () => {
+          const { rows } = await db.pool.query('SELECT last_indexed_block::text AS b FROM indexer_state')
+          return rows[0]?.b !== undefined && rows[0].b !== null && BigInt(rows[0].b) > lastSeen
+        },
+        30_000,
+        'a backfill commit',
+      )
+      // A random moment: between commits or inside one.
+      await new Promise((r) => setTimeout(r, Math.random() * 150))
+      await child.kill9()
+      lastSeen = await expectConsistentPrefix(db.pool, chain.clients, nfts())
+      if (lastSeen >= head) break
+    }
+    expect(lastSeen).toBeLessThan(head)
+    spawn()
+    await waitForIndexed(db.pool, chain.clients)
+    await expectDatabaseMatchesChain(db.pool, chain.clients, nfts())
+  })
+
+  it('converges after a kill during a rollback', async () => {
+    const [alice, bob, carol] = chain.accounts
+    let child = spawn()
+    await waitForIndexed(db.pool, chain.clients)
+    // Heavy orphaned blocks: thousands of token states to rebuild in the rollback transaction.
+    for (let i = 0; i < 3; i++)
+      await chain.call(nft, 'TestNFT', 'mintBatch', [carol, BigInt(100_000 + i * 400), 400n])
+    await waitForIndexed(db.pool, chain.clients)
+    const before = await db.pool.query('SELECT count(*)::int AS n FROM transfers')
+    await reorgChain(chain.clients, {
+      depth: 3,
+      accounts: chain.accounts,
+      sendReplacementTransactions: async (i) => {
+        await chain.send(
+          nft,
+          'TestNFT',
+          'move',
+          [i % 2 ? alice : bob, carol, BigInt(i * 100 + 3)],
+          i % 2 ? alice : bob,
+        )
+      },
+    })
+    await child.waitForLine(/rolling back to block/)
+    await child.kill9()
+    const after = await db.pool.query('SELECT count(*)::int AS n FROM transfers')
+    // Either the rollback had not committed (all rows still there) or it had: never half of it.
+    expect([before.rows[0].n, before.rows[0].n - 1200]).toContain(after.rows[0].n)
+    await expectConsistentPrefix(db.pool, chain.clients, nfts()).catch(() => undefined)
+    child = spawn()
+    await waitForIndexed(db.pool, chain.clients)
+    await expectDatabaseMatchesChain(db.pool, chain.clients, nfts())
+  })
+
+  it('a second instance waits for the leader lock and takes over when the first dies', async () => {
+    const first = spawn()
+    await first.waitForLine(/leader lock acquired/)
+    const second = spawn()
+    await second.waitForLine(/another indexer holds the leader lock/)
+    await first.kill9()
+    await second.waitForLine(/leader lock acquired/, 30_000)
+    await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[3], 999_999n])
+    await waitForIndexed(db.pool, chain.clients)
+    await expectDatabaseMatchesChain(db.pool, chain.clients, nfts())
+  })
+})
