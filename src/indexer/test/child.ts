@@ -18,7 +18,12 @@ export interface ChildIndexer {
 export function spawnIndexer(env: Record<string, string>): ChildIndexer {
   const child = spawn(path.join(root, 'node_modules/.bin/tsx'), ['src/indexer/main.ts'], {
     cwd: root,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'info', ...env } as NodeJS.ProcessEnv,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      LOG_LEVEL: 'info',
+      ...env,
+    } as unknown as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
     // Own process group: SIGKILL reaches tsx's node child too.
     detached: true,

@@ -4,7 +4,7 @@
  * decoders), asks ownerOf() for every token, and compares with the database.
  */
 import type pg from 'pg'
-import { type Address, createPublicClient, decodeEventLog, type Hex, http, parseAbi } from 'viem'
+import { type Address, decodeEventLog, type Hex, parseAbi } from 'viem'
 import { expect } from 'vitest'
 import type { DevnetClients } from '@/dev/devnet/collections'
 
