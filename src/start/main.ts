@@ -48,7 +48,7 @@ async function startEmbeddedServices() {
     const devnet = await startDevnet({
       dataDir,
       chainId: config.CHAIN_ID,
-      logger: logger.child({ proc: 'devnet' }),
+      logger,
     })
     stops.unshift(devnet.stop)
     childEnv.RPC_URL = devnet.rpcUrl
