@@ -111,7 +111,13 @@ export function createRpc(options: RpcOptions): Rpc {
           ? { blockHash: filter.blockHash, topics }
           : { fromBlock: toHex(filter.fromBlock), toBlock: toHex(filter.toBlock), topics }
       // Range errors are not retried here: the range helper shrinks the range instead.
-      return request<RawLog[]>('eth_getLogs', [params], { retry: false })
+      return request<RawLog[]>('eth_getLogs', [params], { retry: false }).then((logs) => {
+        if (!Array.isArray(logs))
+          throw new IndexerError('RPC eth_getLogs returned no log list', {
+            details: 'temporarily unavailable',
+          })
+        return logs
+      })
     },
     getCode: (address, block) =>
       request<Hex>('eth_getCode', [address, block === undefined ? 'latest' : toHex(block)]),

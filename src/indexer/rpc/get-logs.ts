@@ -11,23 +11,34 @@ import { backoffDelay, sleep } from './retry'
  * while requests stay small and fast.
  */
 export class AdaptiveRange {
+  /** Growth stops below the last refused span until enough requests have succeeded. */
+  private ceiling: bigint
+  private successes = 0
+
   constructor(
     public size: bigint = 1_000n,
     readonly min: bigint = 1n,
     readonly max: bigint = 100_000n,
     /** Grow while a request returns fewer logs than this. */
     readonly growBelowLogs = 2_000,
-  ) {}
+    /** Successful requests after which a refused span is tried again (log density changes). */
+    readonly forgetAfter = 100,
+  ) {
+    this.ceiling = max
+  }
 
   succeeded(span: bigint, logCount: number, elapsedMs: number): void {
+    if (++this.successes >= this.forgetAfter) this.ceiling = this.max
     if (span >= this.size && logCount < this.growBelowLogs && elapsedMs < 2_000) {
-      this.size = minBig(this.max, this.size * 2n)
+      this.size = minBig(this.ceiling, this.size * 2n)
     }
   }
 
   refused(span: bigint, suggested?: bigint): void {
     const next = suggested !== undefined && suggested < span ? suggested : span / 2n
     this.size = maxBig(this.min, minBig(this.size, next))
+    this.ceiling = this.size
+    this.successes = 0
   }
 }
 

@@ -1,0 +1,137 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import pino from 'pino'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createRpc } from './client'
+import { AdaptiveRange, fetchLogs } from './get-logs'
+
+/** A JSON-RPC server with synthetic logs (3 per block) and a provider-style result cap. */
+async function fakeProvider(refuse: (from: number, to: number, calls: number) => object | null) {
+  let calls = 0
+  const spans: number[] = []
+  const server = http.createServer((req, res) => {
+    let body = ''
+    req.on('data', (c) => (body += c))
+    req.on('end', () => {
+      const parsed = JSON.parse(body)
+      const answer = (r: { id: number; params: [{ fromBlock: string; toBlock: string }] }) => {
+        calls++
+        const from = Number(r.params[0].fromBlock)
+        const to = Number(r.params[0].toBlock)
+        spans.push(to - from + 1)
+        const error = refuse(from, to, calls)
+        if (error && 'status' in error) return { status: error.status as number }
+        if (error) return { jsonrpc: '2.0', id: r.id, error }
+        const result = []
+        for (let b = from; b <= to; b++) {
+          for (let i = 0; i < 3; i++)
+            result.push({ blockNumber: `0x${b.toString(16)}`, logIndex: `0x${i.toString(16)}` })
+        }
+        return { jsonrpc: '2.0', id: r.id, result }
+      }
+      const out = Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)
+      const failed = (Array.isArray(out) ? out : [out]).find((o) => 'status' in o)
+      const status = failed ? (failed.status as number) : 200
+      res
+        .writeHead(status, { 'content-type': 'application/json' })
+        .end(status === 200 ? JSON.stringify(out) : '')
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  servers.push(server)
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return { url, spans, calls: () => calls }
+}
+
+const servers: http.Server[] = []
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close()
+})
+
+const logger = pino({ level: 'silent' })
+const blocksOf = (logs: Array<{ blockNumber: string; logIndex: string }>) =>
+  logs.map((l) => `${Number(l.blockNumber)}:${Number(l.logIndex)}`)
+const expected = (from: number, to: number) => {
+  const out: string[] = []
+  for (let b = from; b <= to; b++) for (let i = 0; i < 3; i++) out.push(`${b}:${i}`)
+  return out
+}
+
+describe('fetchLogs', () => {
+  it.each([
+    [
+      'Alchemy-style',
+      {
+        code: -32602,
+        message: 'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range',
+      },
+    ],
+    ['Infura-style', { code: -32005, message: 'query returned more than 10000 results' }],
+    ['range cap', { code: -32000, message: 'block range is too wide' }],
+    ['generic', { code: -32000, message: 'exceed maximum block range: 50' }],
+  ])('shrinks the range on %s refusals and still returns every log once, in order', async (_name, error) => {
+    const provider = await fakeProvider((from, to) => (to - from + 1 > 37 ? error : null))
+    const range = new AdaptiveRange(1000n)
+    const logs = await fetchLogs(createRpc({ url: provider.url, logger }), 0n, 499n, {
+      topics: [],
+      range,
+      logger,
+    })
+    expect(blocksOf(logs)).toEqual(expected(0, 499))
+    expect(range.size).toBeLessThanOrEqual(37n)
+  })
+
+  it('uses the range a provider suggests', async () => {
+    const provider = await fakeProvider((from, to) =>
+      to - from + 1 > 20
+        ? {
+            code: -32005,
+            message: `query returned more than 10000 results. Try with this block range [0x${from.toString(16)}, 0x${(from + 19).toString(16)}].`,
+          }
+        : null,
+    )
+    const range = new AdaptiveRange(1000n)
+    const logs = await fetchLogs(createRpc({ url: provider.url, logger }), 0n, 199n, {
+      topics: [],
+      range,
+      logger,
+    })
+    expect(blocksOf(logs)).toEqual(expected(0, 199))
+    expect(provider.spans.slice(0, 2)).toEqual([200, 20])
+  })
+
+  it('grows the range again while requests are cheap', async () => {
+    const provider = await fakeProvider(() => null)
+    const range = new AdaptiveRange(10n, 1n, 160n)
+    await fetchLogs(createRpc({ url: provider.url, logger }), 0n, 999n, { topics: [], range, logger })
+    expect(provider.spans.slice(0, 5)).toEqual([10, 20, 40, 80, 160])
+    expect(range.size).toBe(160n)
+  })
+
+  it('retries transient failures (HTTP 503, rate limits) with backoff', async () => {
+    const provider = await fakeProvider((_f, _t, calls) =>
+      calls === 1 ? { status: 503 } : calls === 2 ? { code: 429, message: 'Too Many Requests' } : null,
+    )
+    const logs = await fetchLogs(createRpc({ url: provider.url, logger }), 5n, 9n, {
+      topics: [],
+      range: new AdaptiveRange(100n),
+      logger,
+    })
+    expect(blocksOf(logs)).toEqual(expected(5, 9))
+    expect(provider.calls()).toBe(3)
+  })
+
+  it('gives up on errors that retrying cannot fix', async () => {
+    const provider = await fakeProvider(() => ({
+      code: -32602,
+      message: 'invalid argument 0: hex string has leading zero',
+    }))
+    await expect(
+      fetchLogs(createRpc({ url: provider.url, logger }), 0n, 9n, {
+        topics: [],
+        range: new AdaptiveRange(100n),
+        logger,
+      }),
+    ).rejects.toThrow(/eth_getLogs failed/)
+  })
+})
