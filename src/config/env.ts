@@ -118,8 +118,8 @@ export const envSchema = z.object({
   REDIS_KEY_PREFIX: optional(
     z.string().regex(/^[A-Za-z0-9:_.-]{0,32}$/, 'must be up to 32 of A-Z a-z 0-9 : _ . -'),
   ).default('nft:'),
-  /** How long a process may trust a verified credential without asking the database (≤ 1 s: revocation bound). */
-  CREDENTIAL_CACHE_MS: optional(nonNegativeInt.max(1000, 'must be at most 1000')).default(1000),
+  /** How long a process may trust a verified credential without asking the database (≤ 1 s: the revocation bound). */
+  CREDENTIAL_CACHE_MS: optional(nonNegativeInt.max(1000, 'must be at most 1000')).default(500),
 })
 
 export type Env = z.infer<typeof envSchema>

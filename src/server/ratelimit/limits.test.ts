@@ -35,12 +35,29 @@ async function demoToken(): Promise<string> {
   return (await issueDemoToken(db, { clientIp: '10.0.0.1' })).token
 }
 
-/** Fires all at once; returns the responses in order of sending. */
+let disturbed = false
+
+/**
+ * Fires all at once; returns the responses in order of sending. A burst that
+ * takes most of a second (a machine loaded by other tests) cannot test a
+ * one-second window: it marks the scenario as disturbed (see undisturbed()).
+ */
 async function burst(n: number, send: (i: number) => Promise<Response>): Promise<Response[]> {
+  const started = performance.now()
   const responses = await Promise.all(Array.from({ length: n }, (_, i) => send(i)))
   // Read every body (freeing the sockets) but keep it readable for the test.
   await Promise.all(responses.map((r) => r.clone().arrayBuffer()))
+  if (performance.now() - started > 800) disturbed = true
   return responses
+}
+
+/** Runs a timing-sensitive scenario (fresh keys and addresses each time) until no burst of it was disturbed; at most 5 times. */
+async function undisturbed<T>(scenario: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    disturbed = false
+    const result = await scenario()
+    if (!disturbed || attempt === 5) return result
+  }
 }
 
 const count = (responses: Response[], status: number) => responses.filter((r) => r.status === status).length
@@ -76,9 +93,14 @@ describe('the specification numbers', () => {
   afterAll(async () => s?.close())
 
   it('lets exactly 5 requests of a portal key pass in a second; the 6th gets 429 with its headers', async () => {
-    const secret = await keySecret()
     // Each from its own address: only the key's limit is in play.
-    const responses = await burst(6, () => get(s.base, STATUS, { credential: secret, ip: uniqueIp() }))
+    const { secret, responses } = await undisturbed(async () => {
+      const secret = await keySecret()
+      return {
+        secret,
+        responses: await burst(6, () => get(s.base, STATUS, { credential: secret, ip: uniqueIp() })),
+      }
+    })
     expect(count(responses, 200)).toBe(5)
     expect(count(responses, 429)).toBe(1)
     const refused = responses.find((r) => r.status === 429)!
@@ -97,10 +119,14 @@ describe('the specification numbers', () => {
   })
 
   it('limits a client address to 5 per second across keys', async () => {
-    const [a, b] = [await keySecret(), await keySecret()]
-    const ip = uniqueIp()
-    const first = await burst(3, () => get(s.base, STATUS, { credential: a, ip }))
-    const second = await burst(3, () => get(s.base, STATUS, { credential: b, ip }))
+    const [first, second] = await undisturbed(async () => {
+      const [a, b] = [await keySecret(), await keySecret()]
+      const ip = uniqueIp()
+      return burst(6, (i) => get(s.base, STATUS, { credential: i < 3 ? a : b, ip })).then((r) => [
+        r.slice(0, 3),
+        r.slice(3),
+      ])
+    })
     expect(count([...first, ...second], 200)).toBe(5)
     const refused = [...first, ...second].find((r) => r.status === 429)!
     expect((await refused.json()).error.message).toMatch(/client address/)
@@ -108,22 +134,26 @@ describe('the specification numbers', () => {
 
   it('limits IPv6 clients per /64', async () => {
     const secret = await keySecret()
-    const net = `2001:db8:${(process.pid & 0xfff).toString(16)}:1`
-    const responses = await burst(6, (i) =>
-      get(s.base, STATUS, { credential: i % 2 ? secret : undefined, ip: `${net}::${i + 1}` }),
-    )
+    let subnet = 0
+    const responses = await undisturbed(() => {
+      const net = `2001:db8:${(process.pid & 0xfff).toString(16)}:${++subnet}`
+      return burst(6, (i) =>
+        get(s.base, STATUS, { credential: i % 2 ? secret : undefined, ip: `${net}::${i + 1}` }),
+      )
+    })
     // Keyless requests get 401, but count against the address like any other.
     expect(count(responses, 429)).toBe(1)
     expect((await get(s.base, STATUS, { credential: secret, ip: `2001:db8:ffff:2::1` })).status).toBe(200)
   })
 
   it('lets a demo token make 1 request per second', async () => {
-    const token = await demoToken()
-    const first = await get(s.base, STATUS, { credential: token, ip: uniqueIp() })
-    expect(first.status).toBe(200)
+    const responses = await undisturbed(async () => {
+      const token = await demoToken()
+      return burst(2, () => get(s.base, STATUS, { credential: token, ip: uniqueIp() }))
+    })
+    const first = responses.find((r) => r.status === 200)!
     expect(first.headers.get('ratelimit-policy')).toBe('"sec";q=1;w=1, "min";q=30;w=60')
-    const second = await get(s.base, STATUS, { credential: token, ip: uniqueIp() })
-    expect(second.status).toBe(429)
+    const second = responses.find((r) => r.status === 429)!
     expect(second.headers.get('retry-after')).toBe('1')
     expect(second.headers.get('ratelimit')).toBe('"sec";r=0;t=1')
   })
@@ -155,6 +185,7 @@ describe('minute windows and concurrency (per-second limits raised to isolate th
 
   it('lets exactly 300 requests of a portal key pass in a minute; the 301st gets 429', async () => {
     const secret = await keySecret()
+    const started = Date.now()
     let passed = 0
     for (let batch = 0; batch < 30; batch++) {
       const responses = await burst(10, () => get(s.base, STATUS, { credential: secret, ip: uniqueIp() }))
@@ -163,8 +194,9 @@ describe('minute windows and concurrency (per-second limits raised to isolate th
     expect(passed).toBe(300)
     const refused = await get(s.base, STATUS, { credential: secret, ip: uniqueIp() })
     expect(refused.status).toBe(429)
+    // Until the first of the 300 leaves the window.
     const retry = Number(refused.headers.get('retry-after'))
-    expect(retry).toBeGreaterThanOrEqual(50)
+    expect(retry).toBeGreaterThanOrEqual(60 - Math.ceil((Date.now() - started) / 1000) - 1)
     expect(retry).toBeLessThanOrEqual(60)
     expect(refused.headers.get('ratelimit-reset')).toBe(String(retry))
     expect(refused.headers.get('ratelimit')).toBe(`"min";r=0;t=${retry}`)
@@ -245,24 +277,34 @@ describe('a refused request consumes nothing', () => {
   afterAll(async () => s?.close())
 
   it('requests refused by the per-second window do not count against the minute', async () => {
-    const secret = await keySecret()
-    const passed: number[] = []
-    for (let round = 0; round < 3; round++) {
-      if (round > 0) await sleep(1050)
-      passed.push(
-        count(await burst(20, () => get(s.base, STATUS, { credential: secret, ip: uniqueIp() })), 200),
-      )
-    }
+    const passed = await undisturbed(async () => {
+      const secret = await keySecret()
+      const passed: number[] = []
+      for (let round = 0; round < 3; round++) {
+        if (round > 0) await sleep(1050)
+        passed.push(
+          count(await burst(20, () => get(s.base, STATUS, { credential: secret, ip: uniqueIp() })), 200),
+        )
+      }
+      return passed
+    })
     // 60 sent, 45 refused: had they counted, the minute's 12 would be gone after the first burst.
     expect(passed).toEqual([5, 5, 2])
   })
 
   it("requests refused by the key's limit give the client address its share back", async () => {
-    const [a, b] = [await keySecret(), await keySecret()]
-    const ip = uniqueIp()
-    expect(count(await burst(10, () => get(s.base, STATUS, { credential: a, ip })), 200)).toBe(5)
+    const [first, second] = await undisturbed(async () => {
+      const [a, b] = [await keySecret(), await keySecret()]
+      const ip = uniqueIp()
+      const started = performance.now()
+      const first = await burst(10, () => get(s.base, STATUS, { credential: a, ip }))
+      const second = await burst(10, () => get(s.base, STATUS, { credential: b, ip }))
+      if (performance.now() - started > 800) disturbed = true
+      return [count(first, 200), count(second, 200)]
+    })
+    expect(first).toBe(5)
     // The address allows 8 per second and only 5 were served.
-    expect(count(await burst(10, () => get(s.base, STATUS, { credential: b, ip })), 200)).toBe(3)
+    expect(second).toBe(3)
   })
 })
 
@@ -270,8 +312,10 @@ describe('the in-process store (no REDIS_URL)', () => {
   it('holds the same limits in one process', async () => {
     const s = await serveApi(tdb.url, { TRUST_PROXY: '1' })
     try {
-      const secret = await keySecret()
-      const responses = await burst(6, () => get(s.base, STATUS, { credential: secret, ip: uniqueIp() }))
+      const responses = await undisturbed(async () => {
+        const secret = await keySecret()
+        return burst(6, () => get(s.base, STATUS, { credential: secret, ip: uniqueIp() }))
+      })
       expect(count(responses, 200)).toBe(5)
       const refused = responses.find((r) => r.status === 429)!
       expect(refused.headers.get('ratelimit-policy')).toBe('"sec";q=5;w=1, "min";q=300;w=60')

@@ -6,7 +6,7 @@
  */
 import type { ApiContext, ApiMeta } from '@/server/api/trpc'
 import { canonicalOrigin } from '@/server/auth/cors-origins'
-import { parseAuthorization } from '@/server/auth/secrets'
+import { displayPrefix, parseAuthorization } from '@/server/auth/secrets'
 import type { VerifiedCredential } from '@/server/auth/verifier'
 import { ApiError } from '@/server/errors/api-error'
 
@@ -19,13 +19,28 @@ export async function authenticate(ctx: ApiContext, meta: ApiMeta | undefined): 
   if (!access) throw new ApiError('UNAUTHORIZED', `This endpoint is served under /v1 only. ${HOW}`)
 
   const presented = parseAuthorization(ctx.headers.authorization)
-  if (presented.kind === 'missing')
+  // Logs name a key by its display prefix only; never the secret, never a demo token.
+  const refused = (reason: string) =>
+    ctx.logger.debug(
+      {
+        requestId: ctx.requestId,
+        reason,
+        credential: presented.kind === 'key' ? displayPrefix(presented.secret) : presented.kind,
+      },
+      'credential refused',
+    )
+  if (presented.kind === 'missing') {
+    refused('missing')
     throw new ApiError('UNAUTHORIZED', `A bearer credential is required. ${HOW}`)
-  if (presented.kind === 'malformed')
+  }
+  if (presented.kind === 'malformed') {
+    refused('malformed')
     throw new ApiError('UNAUTHORIZED', `The credential is malformed. ${HOW}`)
+  }
 
   const credential = await access.control.verifier.verify(presented)
   if (!credential) {
+    refused('unknown, expired or revoked')
     throw new ApiError(
       'UNAUTHORIZED',
       presented.kind === 'demo'
@@ -55,5 +70,6 @@ export async function authenticate(ctx: ApiContext, meta: ApiMeta | undefined): 
   }
 
   if (credential.kind === 'key') access.control.lastUsed.touch(credential.id)
+  ctx.logger.trace({ requestId: ctx.requestId, credential: credential.subject }, 'credential accepted')
   return credential
 }
