@@ -2,10 +2,7 @@ import { createReadStream } from 'node:fs'
 import { createInterface } from 'node:readline'
 import type pg from 'pg'
 import type { TransferEvent } from '../events/types'
-import { withWriteTransaction } from '../store/db'
-import { writeTokenStates } from '../store/derived-state'
-import { loadTokenStates, recomputeTokenStates, tokenKey } from '../store/token-state'
-import { collectionsOf, compareChainOrder, ensureCollections, insertTransfers } from '../store/transfers'
+import { writeTransfers } from '../store'
 import { IMPORT_COLUMNS, type ImportRecord, RowError, splitCsvLine, toTransferEvent } from './parse'
 
 export interface ImportReport {
@@ -73,16 +70,9 @@ export async function importTransfers(pool: pg.Pool, events: TransferEvent[]) {
 }
 
 async function importChunk(pool: pg.Pool, events: TransferEvent[], report: ImportReport) {
-  const sorted = [...events].sort(compareChainOrder)
-  await withWriteTransaction(pool, async (client) => {
-    await ensureCollections(client, collectionsOf(sorted))
-    const inserted = await insertTransfers(client, sorted, 'import')
-    const keys = [...new Set(inserted.map((e) => tokenKey(e.collection, e.tokenId)))]
-    const old = await loadTokenStates(client, keys)
-    await writeTokenStates(client, old, await recomputeTokenStates(client, keys))
-    report.inserted += inserted.length
-    report.duplicates += sorted.length - inserted.length
-  })
+  const { inserted } = await writeTransfers(pool, events, { source: 'import' })
+  report.inserted += inserted
+  report.duplicates += events.length - inserted
 }
 
 function parseHeader(line: string): string[] {

@@ -36,8 +36,16 @@ export async function insertTransfers(
   source: 'rpc' | 'import' = 'rpc',
 ): Promise<TransferEvent[]> {
   const inserted: TransferEvent[] = []
-  for (let i = 0; i < events.length; i += CHUNK) {
-    const chunk = events.slice(i, i + CHUNK)
+  const seen = new Set<string>()
+  // One event per identity (a file may repeat a row): the first occurrence counts.
+  const unique = events.filter((e) => {
+    const id = eventIdentity(e)
+    if (seen.has(id)) return false
+    seen.add(id)
+    return true
+  })
+  for (let i = 0; i < unique.length; i += CHUNK) {
+    const chunk = unique.slice(i, i + CHUNK)
     const { rows } = await client.query(
       `INSERT INTO transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
                               block_hash, block_timestamp, transaction_hash, log_index, batch_index, source)
