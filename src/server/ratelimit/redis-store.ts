@@ -108,6 +108,8 @@ export class RedisLimitStore implements LimitStore {
       // Keep trying to come back, at most once a second.
       retryStrategy: (times) => Math.min(times * 100, 1000),
       enableReadyCheck: true,
+      // Checks of concurrent requests issued in the same tick share one write.
+      enableAutoPipelining: true,
       lazyConnect: false,
     })
     this.redis.on('error', (err) => {
