@@ -1,0 +1,169 @@
+import fc from 'fast-check'
+import type { Hex } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import type { TransferEvent } from '../events/types'
+import { commitBatch } from './commit'
+import { rollbackAfter } from './rollback'
+import { ensureIndexerState } from './state'
+
+let db: TestDatabase
+const ZERO = '0x0000000000000000000000000000000000000000' as Hex
+const OWNERS = [
+  ZERO,
+  '0x00000000000000000000000000000000000000a1',
+  '0x00000000000000000000000000000000000000b2',
+  '0x00000000000000000000000000000000000000c3',
+] as Hex[]
+const COLLECTIONS = [
+  '0x00000000000000000000000000000000000000f1',
+  '0x00000000000000000000000000000000000000f2',
+] as Hex[]
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+}, 60_000)
+afterAll(async () => {
+  await db?.drop()
+})
+
+/** One block's worth of random transfers (any owner to any owner: the store trusts the chain). */
+const blockEvents = fc.array(
+  fc.record({
+    collection: fc.integer({ min: 0, max: 1 }),
+    token: fc.integer({ min: 0, max: 3 }),
+    from: fc.integer({ min: 0, max: 3 }),
+    to: fc.integer({ min: 0, max: 3 }),
+  }),
+  { maxLength: 4 },
+)
+
+/** A scenario: blocks committed in batches, with rollbacks that replace the chain's tail by another fork. */
+const scenario = fc.array(
+  fc.oneof(
+    fc.record({
+      kind: fc.constant('commit' as const),
+      blocks: fc.array(blockEvents, { minLength: 1, maxLength: 4 }),
+    }),
+    fc.record({ kind: fc.constant('rollback' as const), depth: fc.integer({ min: 1, max: 6 }) }),
+  ),
+  { minLength: 1, maxLength: 12 },
+)
+
+let fork = 0
+function toEvents(
+  block: number,
+  specs: Array<{ collection: number; token: number; from: number; to: number }>,
+): TransferEvent[] {
+  fork++
+  return specs.map((s, i) => ({
+    collection: COLLECTIONS[s.collection]!,
+    tokenId: BigInt(s.token),
+    from: OWNERS[s.from]!,
+    to: OWNERS[s.to]!,
+    blockNumber: BigInt(block),
+    blockHash: `0x${block.toString(16).padStart(32, '0')}${fork.toString(16).padStart(32, '0')}` as Hex,
+    blockTimestamp: BigInt(1_600_000_000 + block * 12),
+    transactionHash: `0x${block.toString(16).padStart(32, '0')}${fork.toString(16).padStart(32, '0')}` as Hex,
+    logIndex: i,
+    batchIndex: 0,
+    standard: 'ERC721' as const,
+  }))
+}
+
+/** Derived state computed the slow, obvious way from the canonical history. */
+function model(history: TransferEvent[]) {
+  const tokens = new Map<string, { owner: string; count: number }>()
+  for (const e of history) {
+    const key = `${e.collection}:${e.tokenId}`
+    tokens.set(key, { owner: e.to, count: (tokens.get(key)?.count ?? 0) + 1 })
+  }
+  const collections = new Map<string, { supply: number; holders: Set<string>; transfers: number }>()
+  for (const e of history) {
+    const c = collections.get(e.collection) ?? { supply: 0, holders: new Set(), transfers: 0 }
+    c.transfers++
+    collections.set(e.collection, c)
+  }
+  for (const [key, t] of tokens) {
+    const c = collections.get(key.split(':')[0]!)!
+    if (t.owner !== ZERO) {
+      c.supply++
+      c.holders.add(t.owner)
+    }
+  }
+  return {
+    tokens: [...tokens]
+      .map(([key, t]) => ({ key, owner: t.owner, burned: t.owner === ZERO, count: t.count }))
+      .sort((a, b) => a.key.localeCompare(b.key)),
+    collections: [...collections]
+      .map(([address, c]) => ({ address, supply: c.supply, holders: c.holders.size, transfers: c.transfers }))
+      .sort((a, b) => a.address.localeCompare(b.address)),
+  }
+}
+
+async function stored() {
+  const tokens = await db.pool.query(
+    `SELECT collection_address || ':' || token_id AS key, current_owner AS owner, is_burned AS burned, transfer_count AS count
+       FROM tokens ORDER BY 1`,
+  )
+  const collections = await db.pool.query(
+    'SELECT address, total_supply::int AS supply, unique_holders::int AS holders, total_transfers::int AS transfers FROM collections ORDER BY address',
+  )
+  return { tokens: tokens.rows, collections: collections.rows }
+}
+
+describe('derived state', () => {
+  it('always equals a recount of the canonical history, across batches and rollbacks', async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async (steps) => {
+        await db.pool.query(
+          'TRUNCATE transfers, tokens, collections, collection_holders, blocks, indexed_ranges, indexer_state',
+        )
+        await ensureIndexerState(db.pool, { network: 'devnet', chainId: 31337, startBlock: 0 })
+        let history: TransferEvent[] = []
+        let last: bigint | null = null
+        const ctx = () => ({ network: 'devnet', startBlock: 0n, expectedLastIndexed: last, keepBlocks: 64n })
+        for (const step of steps) {
+          if (step.kind === 'commit') {
+            const from: bigint = last === null ? 0n : last + 1n
+            const events = step.blocks.flatMap((specs, i) => toEvents(Number(from) + i, specs))
+            const to: bigint = from + BigInt(step.blocks.length) - 1n
+            await commitBatch(db.pool, ctx(), {
+              fromBlock: from,
+              toBlock: to,
+              transfers: events,
+              metadataUpdates: [],
+              blocks: [
+                {
+                  number: to,
+                  hash: `0x${to.toString(16).padStart(64, '0')}`,
+                  parentHash: '0x00',
+                  timestamp: 1n,
+                },
+              ],
+              lastSeenBlock: to,
+              chainConfirmedBlock: to - 2n,
+            })
+            history = history.concat(events)
+            last = to
+          } else if (last !== null) {
+            const ancestor: bigint = last - BigInt(step.depth)
+            await rollbackAfter(
+              db.pool,
+              { network: 'devnet', startBlock: 0n, lastSeenBlock: last, chainConfirmedBlock: ancestor },
+              ancestor,
+            )
+            history = history.filter((e) => e.blockNumber <= ancestor)
+            last = ancestor < 0n ? null : ancestor
+          }
+          expect(await stored()).toEqual(model(history))
+        }
+        const holders = await db.pool.query(
+          'SELECT count(*)::int AS n FROM collection_holders WHERE token_count <= 0',
+        )
+        expect(holders.rows[0].n).toBe(0)
+      }),
+      { numRuns: 40 },
+    )
+  }, 120_000)
+})
