@@ -10,21 +10,28 @@ export interface DeployInfo {
 
 /**
  * Where a contract was deployed: the lowest block at which eth_getCode is
- * non-empty (binary search below the first block it emitted an event in),
+ * non-empty (binary search below the first block it emitted an event in,
+ * or below the head when that is unknown),
  * then the creating transaction from that block's receipts, or from
  * trace_block when a factory created it. Needs an archive node; anything the
  * node cannot answer stays null.
  */
-export async function findDeployInfo(rpc: Rpc, address: Hex, firstSeenBlock: bigint): Promise<DeployInfo> {
+export async function findDeployInfo(
+  rpc: Rpc,
+  address: Hex,
+  firstSeenBlock: bigint | null,
+): Promise<DeployInfo> {
   const none: DeployInfo = { deployBlock: null, creatorAddress: null, deployTxHash: null }
   const hasCode = async (block: bigint) => {
     const code = await rpc.getCode(address, block)
     return code !== '0x' && code.length > 2
   }
   try {
-    if (!(await hasCode(firstSeenBlock))) return none
+    // Imported history may not know its blocks (0): then search below the head.
+    const upper = firstSeenBlock && firstSeenBlock > 0n ? firstSeenBlock : await rpc.blockNumber()
+    if (!(await hasCode(upper))) return none
     let lo = 0n
-    let hi = firstSeenBlock
+    let hi = upper
     while (lo < hi) {
       const mid = (lo + hi) / 2n
       if (await hasCode(mid)) hi = mid
