@@ -133,7 +133,9 @@ describe('import of historical transfers', () => {
     expect(rows).toEqual([{ current_owner: CAROL, transfer_count: 2, minted_block: 100 }])
   })
 
-  it('the CLI prints one line per rejected row and exits 1 when some were rejected', () => {
+  it('the CLI prints one line per rejected row and exits 1 when some were rejected', {
+    timeout: 60_000,
+  }, () => {
     const result = spawnSync(
       path.resolve('node_modules/.bin/tsx'),
       ['src/indexer/import/cli.ts', '--', path.join(dir, 'history.csv')],
@@ -143,14 +145,5 @@ describe('import of historical transfers', () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(6)
     expect(result.stderr).toContain('line 9: block_number 5000 is not before START_BLOCK 1000')
     expect(result.stdout).toContain('0 transfers imported, 6 already present, 6 lines rejected')
-    const missing = spawnSync(
-      path.resolve('node_modules/.bin/tsx'),
-      ['src/indexer/import/cli.ts', '/nonexistent.csv'],
-      {
-        env: { ...process.env, DATABASE_URL: db.url },
-        encoding: 'utf8',
-      },
-    )
-    expect([missing.status, missing.stderr.trim()]).toEqual([2, 'import: no such file: /nonexistent.csv'])
   })
 })

@@ -163,7 +163,7 @@ describe('derived state', () => {
         )
         expect(holders.rows[0].n).toBe(0)
       }),
-      { numRuns: 40 },
+      { numRuns: 25 },
     )
   }, 120_000)
 })
