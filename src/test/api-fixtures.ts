@@ -23,6 +23,7 @@ import { processTokens, type TokenJobDeps } from '@/indexer/metadata/token-metad
 import type { Rpc, RpcBlock } from '@/indexer/rpc/client'
 import { commitBatch } from '@/indexer/store/commit'
 import { ensureIndexerState, readIndexerState } from '@/indexer/store/state'
+import { createPool } from '@/server/db/client'
 
 export const ZERO = '0x0000000000000000000000000000000000000000' as const
 export const NETWORK = 'devnet'
@@ -66,6 +67,22 @@ export function fakeRpc(contracts: Map<string, FakeContract>): Rpc {
     if (value === undefined) throw new Revert()
     return encodeAbiParameters([{ type: 'string' }], [value])
   }
+  // Deployments by block, rebuilt when contracts are added.
+  let byBlock = new Map<bigint, Array<[string, FakeContract]>>()
+  let indexed = -1
+  const deploymentsIn = (block: bigint) => {
+    if (indexed !== contracts.size) {
+      byBlock = new Map()
+      for (const entry of contracts) {
+        if (entry[1].deployBlock === undefined) continue
+        const list = byBlock.get(entry[1].deployBlock) ?? []
+        list.push(entry)
+        byBlock.set(entry[1].deployBlock, list)
+      }
+      indexed = contracts.size
+    }
+    return byBlock.get(block) ?? []
+  }
   const rpc = {
     client: undefined,
     async request(method: string, params: unknown[]) {
@@ -81,13 +98,11 @@ export function fakeRpc(contracts: Map<string, FakeContract>): Rpc {
       }
       if (method === 'eth_getBlockReceipts') {
         const block = BigInt(params[0] as string)
-        return [...contracts]
-          .filter(([, c]) => c.deployBlock === block)
-          .map(([address, c]) => ({
-            contractAddress: address,
-            from: c.creator ?? addr('deployer'),
-            transactionHash: hash32(`deploy:${address}`),
-          }))
+        return deploymentsIn(block).map(([address, c]) => ({
+          contractAddress: address,
+          from: c.creator ?? addr('deployer'),
+          transactionHash: hash32(`deploy:${address}`),
+        }))
       }
       throw new Revert()
     },
@@ -112,6 +127,17 @@ export function fakeRpc(contracts: Map<string, FakeContract>): Rpc {
 }
 
 const silent = pino({ level: 'silent' })
+
+/**
+ * A pool on the test database for filling it fast: the metadata jobs write
+ * row by row, and without synchronous_commit every row waits for a WAL flush.
+ */
+export function fixturePool(url: string): pg.Pool {
+  const parsed = new URL(url)
+  const options = parsed.searchParams.get('options') ?? ''
+  parsed.searchParams.set('options', `${options} -c synchronous_commit=off`.trim())
+  return createPool(parsed.toString(), { max: 4 })
+}
 
 export function testFetchLimits(): FetchLimits {
   return {

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ApiServer, startApiServer } from '@/test/api-client'
+import { fixturePool } from '@/test/api-fixtures'
 import { buildVolume, keepInserting, type VolumeIndex, volume } from '@/test/api-volume'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 
@@ -15,7 +16,7 @@ let index: VolumeIndex
 
 beforeAll(async () => {
   db = await createTestDatabase({ poolSize: 8 })
-  index = await buildVolume(db.pool, { collections: 150, blocks: 200, perBlock: 15 })
+  index = await buildVolume(fixturePool(db.url), { collections: 150, blocks: 200, perBlock: 15 })
   api = await startApiServer(db.url)
 }, 180_000)
 

@@ -64,6 +64,7 @@ export const listCollectionsInput = z
     search: z
       .string()
       .max(200, 'must be at most 200 characters')
+      .refine((v) => !v.includes('\u0000'), 'must not contain NUL characters')
       .optional()
       .describe(
         'Case-insensitive substring of the name or symbol (at most 200 characters); a full contract address is an exact lookup.',

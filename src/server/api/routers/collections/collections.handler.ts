@@ -53,6 +53,7 @@ const cursorOf = (row: CollectionRow): TimeCursor => ({
 export async function listCollections(
   ctx: ReadContext,
   input: ListCollectionsInput,
+  options: { shortSearchWindow?: number } = {},
 ): Promise<CollectionPage> {
   assertNetwork(ctx, input.network)
   const limit = pageLimit(input.limit)
@@ -76,7 +77,9 @@ export async function listCollections(
     where.push(`(c.name ILIKE ${pattern} OR c.symbol ILIKE ${pattern})`)
   }
   const read = async (): Promise<{ rows: CollectionRow[]; walkedTo?: CollectionRow }> => {
-    if (mode === 'window') return windowSearch(ctx, where, params, search, limit)
+    if (mode === 'window') {
+      return windowSearch(ctx, where, params, search, limit, options.shortSearchWindow ?? SHORT_SEARCH_WINDOW)
+    }
     const { rows } = await ctx.db.pool.query<CollectionRow>(
       `SELECT ${COLLECTION_COLUMNS} FROM collections c WHERE ${where.join(' AND ')}
         ORDER BY c.created_at DESC, c.id DESC LIMIT ${param(limit + 1)}`,
@@ -111,6 +114,7 @@ async function windowSearch(
   params: unknown[],
   search: string,
   limit: number,
+  window: number,
 ): Promise<{ rows: CollectionRow[]; walkedTo?: CollectionRow }> {
   const n = params.length
   const { rows } = await ctx.db.pool.query<CollectionRow & { is_tail: boolean }>(
@@ -126,7 +130,7 @@ async function windowSearch(
      UNION ALL
      SELECT ${COLLECTION_COLUMNS}, true AS is_tail FROM tail JOIN collections c ON c.id = tail.id
       WHERE (SELECT count(*) FROM walk) = $${n + 1}`,
-    [...params, SHORT_SEARCH_WINDOW, substringPattern(search), limit + 1],
+    [...params, window, substringPattern(search), limit + 1],
   )
   // Newest first, as the list (compared exactly, as integers).
   const hits = rows

@@ -221,6 +221,8 @@ function mediaUrlParam(rawUrl: string): string {
   if (values.length === 0 || values[0] === '') throw new ApiError('INVALID_ARGUMENT', 'url: required')
   if (values.length > 1) throw new ApiError('INVALID_ARGUMENT', 'url: must be given once')
   const url = values[0]!
+  // Never a stored location (PostgreSQL text cannot hold NUL).
+  if (url.includes('\u0000')) throw new ApiError('NOT_FOUND', 'No stored media for this url.')
   if (url.length > MAX_MEDIA_URL_LENGTH) {
     throw new ApiError('INVALID_ARGUMENT', `url: must be at most ${MAX_MEDIA_URL_LENGTH} characters`)
   }
