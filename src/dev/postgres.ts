@@ -21,7 +21,7 @@
  * wire protocol.
  */
 import { mkdirSync } from 'node:fs'
-import { createServer, type Server } from 'node:net'
+import { createServer, type Server, type Socket } from 'node:net'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket'
@@ -50,11 +50,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const queue = await SessionQueue.create(db)
   const maxConnections = options.maxConnections ?? 20
   const handlers = new Set<PGLiteSocketHandler>()
+  const sockets = new Set<Socket>()
 
   const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
     if (handlers.size >= maxConnections) {
-      // A real ErrorResponse (SQLSTATE 53300), so clients report "too many clients".
-      socket.end(errorResponse('53300', 'sorry, too many clients already'))
+      // A real ErrorResponse (SQLSTATE 53300), so clients report "too many clients";
+      // then closed from this side too, as a client may never close after a failed connect.
+      socket.end(errorResponse('53300', 'sorry, too many clients already'), () => socket.destroy())
       return
     }
     const handler = new PGLiteSocketHandler({
@@ -83,6 +87,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
         await Promise.all([...handlers].map((handler) => handler.detach(true)))
         handlers.clear()
+        for (const socket of sockets) socket.destroy()
         await closed
         await queue.idle()
         await db.close()

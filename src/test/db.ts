@@ -30,9 +30,9 @@ export interface TestDatabase {
   drop(): Promise<void>
 }
 
-/** The run's server, without a schema; DATABASE_URL outside Vitest. */
+/** This worker's server, without a schema; DATABASE_URL outside Vitest. */
 export function testServerUrl(): string {
-  const url = process.env.VITEST ? inject('databaseUrl') : process.env.DATABASE_URL
+  const url = process.env.VITEST ? workerServerUrl(inject('databaseUrls')) : process.env.DATABASE_URL
   if (!url)
     throw new Error('no test database: run under Vitest (src/test/vitest.config.ts) or set DATABASE_URL')
   return url
@@ -41,6 +41,11 @@ export function testServerUrl(): string {
 /** Whether the run uses the embedded PGlite server (some PostgreSQL features differ there). */
 export function isEmbeddedTestDatabase(): boolean {
   return process.env.VITEST ? inject('databaseKind') === 'pglite' : false
+}
+
+function workerServerUrl(urls: string[]): string | undefined {
+  const worker = Number(process.env.VITEST_POOL_ID ?? 1)
+  return urls[(Number.isInteger(worker) && worker > 0 ? worker - 1 : 0) % urls.length]
 }
 
 export async function createTestDatabase(options: { poolSize?: number } = {}): Promise<TestDatabase> {

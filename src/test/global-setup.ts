@@ -3,8 +3,8 @@
  * URL to the test files (`inject('databaseUrl')`, see ./db.ts).
  *  - DATABASE_URL set (CI, developers with a local server): that database;
  *    each test file works in a schema of its own, so nothing else is touched.
- *  - otherwise: an embedded PGlite server in a temporary directory, for this
- *    run only.
+ *  - otherwise: embedded PGlite servers in a temporary directory, for this
+ *    run only, one per worker (`databaseUrls[VITEST_POOL_ID - 1]`).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -17,8 +17,11 @@ import { TEST_SCHEMA_PREFIX, testSchemaCreatedAt } from './schema-name'
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** Base URL of the test database server (no schema); see createTestDatabase(). */
-    databaseUrl: string
+    /**
+     * Base URLs of the test database servers (no schema); see createTestDatabase().
+     * One for DATABASE_URL; one embedded server per Vitest worker otherwise.
+     */
+    databaseUrls: string[]
     /** 'postgres' for DATABASE_URL, 'pglite' for the embedded server. */
     databaseKind: 'postgres' | 'pglite'
   }
@@ -31,18 +34,28 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const configured = process.env.DATABASE_URL
   if (configured) {
     await dropStaleSchemas(configured)
-    project.provide('databaseUrl', configured)
+    project.provide('databaseUrls', [configured])
     project.provide('databaseKind', 'postgres')
     return async () => {}
   }
 
+  // PGlite runs one transaction at a time: one server per worker, so a test
+  // file that holds a transaction open stalls only itself, not its neighbour.
+  const workers = Math.max(1, project.config.maxWorkers)
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'nft-test-pg-'))
-  // Generous: every test file opens a pool or two, some start servers with their own.
-  const server = await startEmbeddedPostgres({ dataDir, maxConnections: 200 })
-  project.provide('databaseUrl', server.url)
+  const servers = await Promise.all(
+    Array.from({ length: workers }, (_, i) =>
+      // Generous: every test file opens a pool or two, some start servers with their own.
+      startEmbeddedPostgres({ dataDir: path.join(dataDir, String(i + 1)), maxConnections: 200 }),
+    ),
+  )
+  project.provide(
+    'databaseUrls',
+    servers.map((server) => server.url),
+  )
   project.provide('databaseKind', 'pglite')
   return async () => {
-    await server.stop()
+    await Promise.all(servers.map((server) => server.stop()))
     rmSync(dataDir, { recursive: true, force: true })
   }
 }
