@@ -53,6 +53,15 @@ export async function buildVolume(
     })
   })
   const index: VolumeIndex = { chain, collections, nextId: new Map(), movable: [] }
+  // Every contract first mints one token, so every collection exists.
+  await chain.mine(1, (_block, emit) => {
+    collections.forEach((collection, i) => {
+      const to = volume.others[i % volume.others.length]!
+      emit({ collection, tokenId: 1n, from: ZERO, to })
+      index.nextId.set(collection, 2n)
+      if (collection !== volume.big) index.movable.push({ collection, tokenId: 1n, owner: to })
+    })
+  })
   let seed = 0
   for (let done = 0; done < options.blocks; done += 20) {
     await chain.mine(Math.min(20, options.blocks - done), (_block, emit) => {

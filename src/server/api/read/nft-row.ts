@@ -8,10 +8,6 @@
  */
 import type { Nft } from '@/server/api/routers/nfts/nft.schema'
 
-/** Token columns to select from a subquery aliased `t` (which must expose them). */
-export const TOKEN_BASE_COLUMNS = `t.id, t.collection_address, t.token_id, t.current_owner, t.is_burned, t.transfer_count,
-  t.metadata_uri, t.image_url, t.name, t.metadata_status`
-
 /** Output columns over `t` (tokens), `ms`/`mo` (media joins); the caller adds collection_name/symbol. */
 export const NFT_COLUMNS = `t.id::text AS id, t.collection_address, t.token_id::text AS token_id, t.current_owner,
   t.is_burned, t.transfer_count, t.metadata_uri, t.image_url, t.name, t.metadata_status, mo.media_type`

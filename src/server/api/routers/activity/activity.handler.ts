@@ -50,11 +50,14 @@ export async function listActivity(ctx: ReadContext, input: ActivityInput): Prom
     where.push(`(tr.block_timestamp, tr.id) < ($${params.length - 1}::timestamptz, $${params.length}::int8)`)
   }
   params.push(limit + 1)
+  // The page's ids from the filter's feed index alone, then the rows by
+  // primary key (see transfers.handler.ts).
   const sql = `
     SELECT p.*, c.name AS collection_name
-      FROM (SELECT ${TRANSFER_COLUMNS} FROM transfers tr
-             ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-             ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}) p
+      FROM (SELECT ${TRANSFER_COLUMNS}
+              FROM (SELECT tr.id FROM transfers tr ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+                     ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}) page
+              JOIN transfers tr ON tr.id = page.id) p
       LEFT JOIN collections c ON c.address = p.collection_address
      ORDER BY p.block_us::int8 DESC, p.id::int8 DESC`
   const collectionSql =

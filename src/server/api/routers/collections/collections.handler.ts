@@ -80,11 +80,17 @@ export async function listCollections(
     if (mode === 'window') {
       return windowSearch(ctx, where, params, search, limit, options.shortSearchWindow ?? SHORT_SEARCH_WINDOW)
     }
-    const { rows } = await ctx.db.pool.query<CollectionRow>(
-      `SELECT ${COLLECTION_COLUMNS} FROM collections c WHERE ${where.join(' AND ')}
-        ORDER BY c.created_at DESC, c.id DESC LIMIT ${param(limit + 1)}`,
-      params,
-    )
+    // Plain list: the page's ids from the list index alone, then the rows.
+    const sql =
+      mode === 'none'
+        ? `SELECT ${COLLECTION_COLUMNS}
+             FROM (SELECT c.id FROM collections c WHERE ${where.join(' AND ')}
+                    ORDER BY c.created_at DESC, c.id DESC LIMIT ${param(limit + 1)}) page
+             JOIN collections c ON c.id = page.id
+            ORDER BY c.created_at DESC, c.id DESC`
+        : `SELECT ${COLLECTION_COLUMNS} FROM collections c WHERE ${where.join(' AND ')}
+            ORDER BY c.created_at DESC, c.id DESC LIMIT ${param(limit + 1)}`
+    const { rows } = await ctx.db.pool.query<CollectionRow>(sql, params)
     return { rows }
   }
   const [rows, snapshot] = await Promise.all([read(), ctx.snapshot()])

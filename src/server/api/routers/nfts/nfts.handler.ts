@@ -11,14 +11,7 @@ import type { Coverage } from '@/lib/schemas'
 import { historyOf } from '@/server/api/read/collection-row'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
-import {
-  MEDIA_JOINS,
-  mediaOrigin,
-  NFT_COLUMNS,
-  type NftRow,
-  TOKEN_BASE_COLUMNS,
-  toNft,
-} from '@/server/api/read/nft-row'
+import { MEDIA_JOINS, mediaOrigin, NFT_COLUMNS, type NftRow, toNft } from '@/server/api/read/nft-row'
 import { buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
 import { ApiError } from '@/server/errors/api-error'
 import type { ListCollectionNftsInput, Nft } from './nft.schema'
@@ -56,15 +49,26 @@ export async function listCollectionNfts(ctx: ReadContext, input: ListCollection
   const limit = pageLimit(input.limit)
   const includeBurned = input.include_burned ?? false
   const params: unknown[] = [input.address]
-  const where = ['t.collection_address = c.address']
+  // $1, not the lateral c.address: the planner then knows the collection.
+  const where = ['t.collection_address = $1']
   if (!includeBurned) where.push('NOT t.is_burned')
-  if (input.after_token_id !== undefined && input.after_id !== undefined) {
+  const after =
+    input.after_token_id !== undefined && input.after_id !== undefined
+      ? { tokenId: BigInt(input.after_token_id), id: BigInt(input.after_id) }
+      : undefined
+  if (after && !includeBurned) {
     params.push(input.after_token_id, input.after_id)
-    // token_id >= bound first: a plain index bound for the unique-key scan.
-    where.push('t.token_id >= $2::numeric', '(t.token_id, t.id) > ($2::numeric, $3::int8)')
+    where.push('(t.token_id, t.id) > ($2::numeric, $3::int8)')
+  } else if (after) {
+    // The unique (collection, token_id) key has no id: bound by token_id
+    // alone (an exact index range) and drop the cursor's own token below.
+    params.push(input.after_token_id)
+    where.push('t.token_id >= $2::numeric')
   }
-  params.push(limit + 1)
+  // One extra row when the cursor's own token may come back.
+  params.push(limit + 1 + (after && includeBurned ? 1 : 0))
   const order = includeBurned ? 't.token_id' : 't.token_id, t.id'
+  // token_id is unique per collection, so ordering by it alone is the (token_id, id) order.
   // One round trip: the collection (for names and coverage) and the page.
   // No row at all: the collection is unknown.
   const sql = `
@@ -73,8 +77,9 @@ export async function listCollectionNfts(ctx: ReadContext, input: ListCollection
       FROM collections c
       LEFT JOIN LATERAL (
         SELECT ${NFT_COLUMNS}
-          FROM (SELECT ${TOKEN_BASE_COLUMNS} FROM tokens t WHERE ${where.join(' AND ')}
-                 ORDER BY ${order} LIMIT $${params.length}) t
+          FROM (SELECT t.id FROM tokens t WHERE ${where.join(' AND ')}
+                 ORDER BY ${order} LIMIT $${params.length}) page
+          JOIN tokens t ON t.id = page.id
           ${MEDIA_JOINS}
       ) p ON true
      WHERE c.address = $1
@@ -84,7 +89,12 @@ export async function listCollectionNfts(ctx: ReadContext, input: ListCollection
     ctx.snapshot(),
   ])
   const coverage = collectionCoverage(snapshot, rows[0] ? historyOf(rows[0]) : null)
-  const tokens = rows.filter((r) => r.id !== null) as NftRow[]
+  const tokens = (rows.filter((r) => r.id !== null) as NftRow[]).filter(
+    (r) =>
+      !after ||
+      BigInt(r.token_id) > after.tokenId ||
+      (BigInt(r.token_id) === after.tokenId && BigInt(r.id) > after.id),
+  )
   const network = ctx.config.NETWORK
   const origin = mediaOrigin(ctx.config)
   return buildPage(

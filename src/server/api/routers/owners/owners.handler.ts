@@ -7,14 +7,7 @@
 import type { Coverage } from '@/lib/schemas'
 import type { ReadContext } from '@/server/api/read/context'
 import { globalCoverage } from '@/server/api/read/coverage'
-import {
-  MEDIA_JOINS,
-  mediaOrigin,
-  NFT_COLUMNS,
-  type NftRow,
-  TOKEN_BASE_COLUMNS,
-  toNft,
-} from '@/server/api/read/nft-row'
+import { MEDIA_JOINS, mediaOrigin, NFT_COLUMNS, type NftRow, toNft } from '@/server/api/read/nft-row'
 import { buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
 import type { Nft } from '@/server/api/routers/nfts/nft.schema'
 import type { ListOwnerNftsInput } from './owners.schema'
@@ -41,8 +34,9 @@ export async function listOwnerNfts(ctx: ReadContext, input: ListOwnerNftsInput)
   params.push(limit + 1)
   const sql = `
     SELECT ${NFT_COLUMNS}, c.name AS collection_name, c.symbol AS collection_symbol
-      FROM (SELECT ${TOKEN_BASE_COLUMNS} FROM tokens t WHERE ${where.join(' AND ')}
-             ORDER BY t.collection_address, t.token_id, t.id LIMIT $${params.length}) t
+      FROM (SELECT t.id FROM tokens t WHERE ${where.join(' AND ')}
+             ORDER BY t.collection_address, t.token_id, t.id LIMIT $${params.length}) page
+      JOIN tokens t ON t.id = page.id
       LEFT JOIN collections c ON c.address = t.collection_address
       ${MEDIA_JOINS}
      ORDER BY t.collection_address, t.token_id, t.id`

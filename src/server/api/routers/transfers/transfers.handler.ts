@@ -49,15 +49,18 @@ export async function listTransfers(ctx: ReadContext, input: TransferFeedInput):
   }
   params.push(limit + 1)
   // One round trip: the collection's history (for coverage; absent when
-  // unknown) beside the page.
+  // unknown) beside the page. The page's ids come from the feed index alone
+  // (an index-only scan of its keys), then the rows by primary key: the
+  // planner has no reason to walk another index and filter.
   const sql = `
     SELECT c.address IS NOT NULL AS known, c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block, p.*
       FROM (VALUES (1)) AS one(x)
       LEFT JOIN collections c ON c.address = $1
       LEFT JOIN LATERAL (
-        SELECT ${TRANSFER_COLUMNS} FROM transfers tr
-         WHERE ${where.join(' AND ')}
-         ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}
+        SELECT ${TRANSFER_COLUMNS}
+          FROM (SELECT tr.id FROM transfers tr WHERE ${where.join(' AND ')}
+                 ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}) page
+          JOIN transfers tr ON tr.id = page.id
       ) p ON true
      ORDER BY p.block_us::int8 DESC, p.id::int8 DESC`
   const [{ rows }, snapshot] = await Promise.all([ctx.db.pool.query<Row>(sql, params), ctx.snapshot()])
