@@ -17,8 +17,8 @@
  *    `options` (`-c search_path=…`) are applied, and the session-level
  *    settings of a connection are saved and restored when another takes over.
  * Still shared (one backend): advisory locks, LISTEN/NOTIFY, named prepared
- * statements, temporary tables. COPY … FROM STDIN does not work over PGlite's
- * wire protocol.
+ * statements, temporary tables. COPY … FROM STDIN cannot work over PGlite's
+ * wire protocol (it kills the backend), so it is refused with an error.
  */
 import { mkdirSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
@@ -141,6 +141,37 @@ function startupSettings(message: Uint8Array): Record<string, string> {
     else if (!['user', 'database', 'replication'].includes(name)) settings[name] = value
   }
   return settings
+}
+
+const COPY_FROM_STDIN = /\bcopy\b[\s\S]*\bfrom\s+stdin\b/i
+const COPY_REFUSAL =
+  "DO $$BEGIN RAISE EXCEPTION 'COPY FROM STDIN is not supported by the embedded database (PGlite); use INSERT' " +
+  "USING ERRCODE = 'feature_not_supported'; END$$"
+
+/**
+ * PGlite's single backend cannot take COPY data over the wire: the backend
+ * dies and every connection hangs. Such a statement is replaced by one that
+ * fails cleanly (and aborts the transaction, as a failed statement does).
+ */
+function copyInRefused(message: Uint8Array): Uint8Array | undefined {
+  const type = message[0]
+  if (type !== SIMPLE_QUERY && type !== PARSE) return undefined
+  const body = Buffer.from(message.buffer, message.byteOffset, message.length)
+  if (!COPY_FROM_STDIN.test(body.toString('utf8'))) return undefined
+  if (type === SIMPLE_QUERY) return frame(SIMPLE_QUERY, Buffer.from(`${COPY_REFUSAL}\0`, 'utf8'))
+  // Parse: statement name, query, parameter types; keep the name, swap the query, no parameters.
+  const nameEnd = body.indexOf(0, 5)
+  return frame(
+    PARSE,
+    Buffer.concat([body.subarray(5, nameEnd + 1), Buffer.from(`${COPY_REFUSAL}\0`, 'utf8'), Buffer.alloc(2)]),
+  )
+}
+
+function frame(type: number, payload: Buffer): Uint8Array {
+  const header = Buffer.alloc(5)
+  header[0] = type
+  header.writeInt32BE(payload.length + 4, 1)
+  return Buffer.concat([header, payload])
 }
 
 function errorResponse(code: string, message: string): Buffer {
@@ -282,9 +313,10 @@ class SessionQueue {
     }
     if ((type === SIMPLE_QUERY || type === PARSE) && mayChangeSettings(message)) this.dirty.add(handlerId)
 
+    const forwarded = copyInRefused(message) ?? message
     let bytes = 0
     await this.db.runExclusive(() =>
-      this.db.execProtocolRawStream(message, {
+      this.db.execProtocolRawStream(forwarded, {
         onRawData: (chunk) => {
           bytes += chunk.length
           job.onData(chunk)

@@ -176,6 +176,14 @@ describe('embedded PostgreSQL (PGlite)', () => {
     }
   })
 
+  it('refuses COPY FROM STDIN cleanly instead of losing the backend', async () => {
+    await expect(pool.query('COPY users (address) FROM STDIN')).rejects.toMatchObject({
+      code: '0A000',
+      message: expect.stringMatching(/COPY FROM STDIN is not supported/),
+    })
+    expect((await pool.query('SELECT count(*)::int AS n FROM users')).rows).toEqual([{ n: 1 }])
+  })
+
   it(`refuses connection ${MAX_CONNECTIONS + 1} with "too many clients" (SQLSTATE 53300)`, async () => {
     await pool.end()
     const clients: pg.Client[] = []
