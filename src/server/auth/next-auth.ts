@@ -12,6 +12,7 @@ import 'server-only'
 import { headers } from 'next/headers'
 import { getServerSession, type NextAuthOptions } from 'next-auth'
 import CredentialsProvider from 'next-auth/providers/credentials'
+import { cache } from 'react'
 import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
 import { getServices } from '@/server/services'
 import { recordSignIn, SiweError, siweChainClient, siweExpectations, verifySiweSignIn } from './siwe'
@@ -130,16 +131,17 @@ export function authOptions(): NextAuthOptions {
 
 /**
  * The signed-in user of the current request, or null. The session is only
- * believed when its user still exists with the same address.
+ * believed when its user still exists with the same address. Memoised per
+ * request (layout and page both ask).
  */
-export async function getSessionUser(): Promise<SessionUser | null> {
+export const getSessionUser = cache(async (): Promise<SessionUser | null> => {
   const session = await getServerSession(authOptions())
   const claimed = session?.user
   if (!claimed?.id || !/^[0-9]{1,19}$/.test(claimed.id)) return null
   const user = await getServices().db.prisma.user.findUnique({ where: { id: BigInt(claimed.id) } })
   if (!user || user.address !== claimed.address) return null
   return { id: user.id.toString(), address: user.address }
-}
+})
 
 /** Client IP (as the web server computed it) and user agent of the current request. */
 export async function requestMeta(): Promise<{ clientIp: string; userAgent: string | null }> {

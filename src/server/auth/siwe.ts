@@ -24,6 +24,7 @@ import { ParsedMessage } from '@spruceid/siwe-parser'
 import { type Address, createPublicClient, getAddress, type Hex, http, isHex } from 'viem'
 import type { Config } from '@/config/env'
 import type { Database } from '@/server/db/database'
+import { writeAuditEvent } from './audit'
 
 /** How long an issued nonce can be used. */
 export const NONCE_TTL_MS = 5 * 60_000
@@ -256,17 +257,15 @@ export async function recordSignIn(db: Database, record: SignInRecord, now = new
       create: { address: record.address, lastSignInAt: now },
       update: { lastSignInAt: now },
     })
-    await tx.auditEvent.create({
-      data: {
-        userId: user.id,
-        walletAddress: record.address,
+    await writeAuditEvent(
+      tx,
+      { userId: user.id, address: user.address, clientIp: record.clientIp, userAgent: record.userAgent },
+      {
         action: 'sign_in',
-        clientIp: record.clientIp,
-        userAgent: record.userAgent?.slice(0, 512) ?? null,
         details: { wallet: record.contractWallet ? 'contract (ERC-1271)' : 'externally owned account' },
-        createdAt: now,
+        at: now,
       },
-    })
+    )
     return { id: user.id.toString(), address: user.address }
   })
 }

@@ -57,7 +57,7 @@ async function handler(req: Request): Promise<Response> {
       clientIp: req.headers.get(CLIENT_IP_HEADER) ?? 'unknown',
       headers: Object.fromEntries(req.headers),
       responseHeaders: {},
-      user,
+      user: user ? { id: BigInt(user.id), address: user.address } : null,
     }),
     responseMeta: () => ({ headers: new Headers({ 'Cache-Control': 'no-store' }) }),
     onError: ({ error, path }) => {

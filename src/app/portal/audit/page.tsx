@@ -1,0 +1,8 @@
+import type { Metadata } from 'next'
+import { AuditTrail } from '@/components/portal/audit-trail'
+
+export const metadata: Metadata = { title: 'Audit trail' }
+
+export default function AuditPage() {
+  return <AuditTrail />
+}
