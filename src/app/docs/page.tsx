@@ -1,0 +1,385 @@
+import type { Metadata } from 'next'
+import { ApiReference } from '@/components/docs/api-reference'
+import { getServices } from '@/server/services'
+
+export const dynamic = 'force-dynamic'
+
+export const metadata: Metadata = { title: 'Docs' }
+
+const SECTIONS = [
+  ['quick-start', 'Quick start'],
+  ['authentication', 'Authentication'],
+  ['scopes', 'Scopes'],
+  ['pagination', 'Pagination'],
+  ['polling', 'Polling for new events'],
+  ['errors', 'Errors and retries'],
+  ['limits', 'Rate limits'],
+  ['artwork', 'Artwork'],
+  ['coverage', 'Coverage and confirmations'],
+  ['reference', 'API reference'],
+] as const
+
+export default function DocsPage() {
+  const { config } = getServices()
+  const base = config.PUBLIC_URL
+  const network = config.NETWORK
+  return (
+    <div className="docs">
+      <nav className="docs-toc" aria-label="On this page">
+        <ol>
+          {SECTIONS.map(([id, label]) => (
+            <li key={id}>
+              <a href={`#${id}`}>{label}</a>
+            </li>
+          ))}
+        </ol>
+      </nav>
+      <article className="docs-body">
+        <h1 id="guide">Docs</h1>
+        <p className="lead">
+          A read-only REST API over the indexed ERC-721 data of the <code>{network}</code> network. Base
+          address <code>{base}/v1</code>; every response is JSON; timestamps are UTC RFC 3339; addresses are
+          lowercase hex; token ids, block numbers and counters are decimal strings.
+        </p>
+
+        <section id="quick-start" aria-labelledby="h-quick-start">
+          <h2 id="h-quick-start">Quick start</h2>
+          <ol>
+            <li>
+              Sign in to the <a href="/portal">portal</a> with your wallet and create a key with the scopes
+              you need. Copy the secret: it is shown once.
+            </li>
+            <li>Call the API from your server:</li>
+          </ol>
+          <pre>
+            <code>{`curl -H "Authorization: Bearer $NFT_API_KEY" \\
+     "${base}/v1/collections?limit=5"`}</code>
+          </pre>
+          <p>
+            No key yet? The <a href="/try">try-it page</a> gets a 15-minute demo token and calls any endpoint
+            from your browser.
+          </p>
+        </section>
+
+        <section id="authentication" aria-labelledby="h-authentication">
+          <h2 id="h-authentication">Authentication</h2>
+          <p>
+            Every request except <code>POST /v1/demo-token</code> carries{' '}
+            <code>Authorization: Bearer &lt;key&gt;</code>, where the value is a portal key or a demo token.
+          </p>
+          <ul>
+            <li>
+              <strong>Portal keys</strong> are server-side secrets. Keep them in your server’s secret store —
+              never in a browser bundle, a repository or a URL query string. Only a hash is stored, so a lost
+              secret cannot be shown again: rotate the key instead.
+            </li>
+            <li>
+              <strong>Rotation</strong> issues a new secret. You choose when the old one stops working: at
+              once (if it may have leaked) or after a grace period of up to 7 days, so you can deploy the new
+              secret without downtime. <strong>Revocation</strong> refuses the key within a second,
+              everywhere. Both appear in your <a href="/portal/audit">audit trail</a>.
+            </li>
+            <li>
+              <strong>Allowed origins.</strong> A request that carries an <code>Origin</code> header (a
+              browser) is refused with 403 unless that origin is in the key’s allowlist, which is empty by
+              default.
+            </li>
+            <li>
+              <strong>Demo tokens</strong> (<code>POST {base}/v1/demo-token</code>, no credential) carry all
+              six read scopes, expire after 15 minutes and have the demo limits. They are for trying
+              endpoints, not for application traffic.
+            </li>
+          </ul>
+          <p>
+            A missing, malformed, expired or revoked credential answers <code>401</code>; a credential without
+            the needed scope, or an origin that is not allowed, answers <code>403</code>.
+          </p>
+        </section>
+
+        <section id="scopes" aria-labelledby="h-scopes">
+          <h2 id="h-scopes">Scopes</h2>
+          <p>Keys are issued with read scopes only. Give each key the fewest it needs.</p>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Scope</th>
+                <th scope="col">Grants</th>
+              </tr>
+            </thead>
+            <tbody>
+              <tr>
+                <td>
+                  <code>read:collections</code>
+                </td>
+                <td>
+                  <code>GET</code>/<code>HEAD /v1/collections</code>,{' '}
+                  <code>GET /v1/collections/{'{address}'}</code>
+                </td>
+              </tr>
+              <tr>
+                <td>
+                  <code>read:nfts</code>
+                </td>
+                <td>
+                  <code>GET /v1/nfts/{'{address}/{tokenId}'}</code>,{' '}
+                  <code>GET /v1/collections/{'{address}'}/nfts</code>
+                </td>
+              </tr>
+              <tr>
+                <td>
+                  <code>read:owners</code>
+                </td>
+                <td>
+                  <code>GET /v1/owners/{'{address}'}/nfts</code>
+                </td>
+              </tr>
+              <tr>
+                <td>
+                  <code>read:transfers</code>
+                </td>
+                <td>Both transfer lists (collection and token)</td>
+              </tr>
+              <tr>
+                <td>
+                  <code>read:activity</code>
+                </td>
+                <td>
+                  <code>GET /v1/activity</code>
+                </td>
+              </tr>
+              <tr>
+                <td>
+                  <code>read:status</code>
+                </td>
+                <td>
+                  <code>GET /v1/indexer/status</code>
+                </td>
+              </tr>
+            </tbody>
+          </table>
+        </section>
+
+        <section id="pagination" aria-labelledby="h-pagination">
+          <h2 id="h-pagination">Pagination</h2>
+          <p>
+            Lists use cursors, not page numbers. Every list answers{' '}
+            <code>{'{ data, pagination: { limit, has_more, next_page_params }, coverage }'}</code>. To get the
+            next page, <strong>copy every key and value of </strong>
+            <code>next_page_params</code> into the next request and keep all your other filters unchanged.
+            Treat the values as opaque; stop when <code>has_more</code> is false (then{' '}
+            <code>next_page_params</code> is absent). A cursor from one endpoint is not valid on another.{' '}
+            <code>limit</code> is 1 to 100, default 20.
+          </p>
+          <pre>
+            <code>{`async function* pages(path, params = {}) {
+  for (;;) {
+    const url = new URL(path, '${base}')
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v))
+    const res = await fetch(url, { headers: { Authorization: \`Bearer \${process.env.NFT_API_KEY}\` } })
+    if (!res.ok) throw new Error(\`\${res.status}\`)
+    const page = await res.json()
+    yield page.data
+    if (!page.pagination.has_more) return
+    params = { ...params, ...page.pagination.next_page_params }   // copy, never build
+  }
+}`}</code>
+          </pre>
+        </section>
+
+        <section id="polling" aria-labelledby="h-polling">
+          <h2 id="h-polling">Polling for new events</h2>
+          <p>
+            The service is polled; there are no webhooks. To follow new transfers, request the{' '}
+            <strong>first page</strong> of <code>/v1/activity</code> (or a transfer list) at an interval close
+            to the chain’s block time — every 12 seconds suits most chains — and deduplicate locally on{' '}
+            <code>transaction_hash</code> + <code>log_index</code>, the identity of an event. Reach older
+            history with <code>next_page_params</code>.
+          </p>
+          <pre>
+            <code>{`const seen = new Set()
+setInterval(async () => {
+  const res = await fetch('${base}/v1/activity?limit=100', { headers: { Authorization: \`Bearer \${key}\` } })
+  if (!res.ok) return                       // 429/503: back off, see below
+  for (const e of (await res.json()).data.reverse()) {
+    const id = \`\${e.transaction_hash}:\${e.log_index}\`
+    if (seen.has(id)) continue
+    seen.add(id)
+    handle(e)                               // oldest first
+  }
+}, 12_000)`}</code>
+          </pre>
+          <p>
+            Only canonical rows are returned: if a chain reorganisation orphans a block, its transfers
+            disappear from the lists. Act on an event once its <code>confirmations</code> reach the depth you
+            trust.
+          </p>
+        </section>
+
+        <section id="errors" aria-labelledby="h-errors">
+          <h2 id="h-errors">Errors and retries</h2>
+          <p>
+            Errors answer <code>{'{ "error": { "code", "message", "request_id" } }'}</code>; the request id is
+            also in the <code>X-Request-Id</code> header — quote it when you report a problem.
+          </p>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Status</th>
+                <th scope="col">Code</th>
+                <th scope="col">Retry?</th>
+              </tr>
+            </thead>
+            <tbody>
+              <tr>
+                <td>400</td>
+                <td>
+                  <code>INVALID_ARGUMENT</code> (also accept <code>INVALID_REQUEST</code>)
+                </td>
+                <td>No — fix the request</td>
+              </tr>
+              <tr>
+                <td>401</td>
+                <td>
+                  <code>UNAUTHORIZED</code>
+                </td>
+                <td>No — check or replace the credential</td>
+              </tr>
+              <tr>
+                <td>403</td>
+                <td>
+                  <code>FORBIDDEN</code>
+                </td>
+                <td>No — add the scope or the origin</td>
+              </tr>
+              <tr>
+                <td>404</td>
+                <td>
+                  <code>NOT_FOUND</code>
+                </td>
+                <td>No</td>
+              </tr>
+              <tr>
+                <td>429</td>
+                <td>
+                  <code>RATE_LIMITED</code>
+                </td>
+                <td>
+                  Yes, after <code>Retry-After</code> seconds
+                </td>
+              </tr>
+              <tr>
+                <td>503</td>
+                <td>
+                  <code>SERVICE_UNAVAILABLE</code> (or <code>UNAVAILABLE</code>),{' '}
+                  <code>RATE_LIMITER_UNAVAILABLE</code>
+                </td>
+                <td>Yes, with backoff</td>
+              </tr>
+              <tr>
+                <td>500</td>
+                <td>
+                  <code>INTERNAL_ERROR</code>
+                </td>
+                <td>Yes, a few times, with backoff</td>
+              </tr>
+            </tbody>
+          </table>
+          <p>Retry 429 and 5xx with exponential backoff and full jitter, and honour Retry-After:</p>
+          <pre>
+            <code>{`async function call(url, init, attempts = 6) {
+  for (let i = 0; ; i++) {
+    const res = await fetch(url, init)
+    if (![429, 500, 503].includes(res.status) || i === attempts - 1) return res
+    const retryAfter = Number(res.headers.get('Retry-After')) || 0
+    const backoff = Math.random() * Math.min(30, 0.5 * 2 ** i)   // full jitter, capped
+    await new Promise((r) => setTimeout(r, 1000 * Math.max(retryAfter, backoff)))
+  }
+}`}</code>
+          </pre>
+        </section>
+
+        <section id="limits" aria-labelledby="h-limits">
+          <h2 id="h-limits">Rate limits</h2>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Limit</th>
+                <th scope="col">Portal key</th>
+                <th scope="col">Demo token</th>
+              </tr>
+            </thead>
+            <tbody>
+              <tr>
+                <td>Requests per second</td>
+                <td>5</td>
+                <td>1</td>
+              </tr>
+              <tr>
+                <td>Requests per minute</td>
+                <td>300</td>
+                <td>30</td>
+              </tr>
+              <tr>
+                <td>Concurrent requests</td>
+                <td>10</td>
+                <td>2</td>
+              </tr>
+            </tbody>
+          </table>
+          <p>
+            Limits apply per key and per client address. Every limited response carries{' '}
+            <code>RateLimit-Policy</code> and <code>RateLimit</code> (remaining requests <code>r</code>,
+            seconds to reset <code>t</code>); a 429 adds <code>Retry-After</code> and{' '}
+            <code>RateLimit-Reset</code>, both in seconds. A refused request is not counted. Demo tokens: 5
+            per minute per address, 15 minutes each.
+          </p>
+        </section>
+
+        <section id="artwork" aria-labelledby="h-artwork">
+          <h2 id="h-artwork">Artwork</h2>
+          <p>
+            Show <code>media_url</code> when present, otherwise <code>image_url</code>. <code>media_url</code>{' '}
+            points to the service’s own stored copy of the original bytes (<code>GET /v1/media?url=…</code>,
+            no credential, so it works in <code>&lt;img&gt;</code> and <code>&lt;video&gt;</code>);{' '}
+            <code>image_url</code> is the metadata’s own location (often <code>ipfs://</code>) and depends on
+            outside availability. A <code>media_type</code> starting with <code>video/</code> is a video.
+          </p>
+          <pre>
+            <code>{`const src = nft.media_url ?? nft.image_url   // the artwork rule
+const isVideo = nft.media_type?.startsWith('video/')`}</code>
+          </pre>
+        </section>
+
+        <section id="coverage" aria-labelledby="h-coverage">
+          <h2 id="h-coverage">Coverage and confirmations</h2>
+          <ul>
+            <li>
+              Every page reports <code>coverage.status</code> for the query as a whole: <code>complete</code>{' '}
+              (the documented window is covered), <code>partial</code> (results are incomplete — for example
+              the collection predates the first indexed block, given as <code>start_block</code>, or backfill
+              is still running) or <code>unknown</code> (no claim is made).
+            </li>
+            <li>
+              <code>confirmations</code> on a transfer is the number of blocks mined on top of it (0 in the
+              head block). It is <code>null</code> when the block is unknown — never read null as zero.
+            </li>
+            <li>
+              <code>GET /v1/indexer/status</code> gives the observed head (<code>last_seen_block</code>), the
+              last confirmed block and the coverage; their difference is how far the confirmed index trails
+              the head. The <a href="/">home page</a> shows it live.
+            </li>
+          </ul>
+        </section>
+
+        <section id="reference" aria-labelledby="h-reference">
+          <h2 id="h-reference">API reference</h2>
+          <p className="muted">
+            Rendered from <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1), generated from the same
+            procedures that serve the API.
+          </p>
+          <ApiReference />
+        </section>
+      </article>
+    </div>
+  )
+}
