@@ -1,0 +1,70 @@
+/**
+ * The service's own devnet, as the test process reaches it: its RPC URL is
+ * read from the service log (`embedded anvil devnet ready`), and contracts
+ * are compiled with the project's solc-js helper and deployed from a fresh,
+ * funded key (so the devnet's own accounts keep their nonces).
+ */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { type Address, createPublicClient, createWalletClient, http, parseEther } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { compileContracts } from '@/dev/contracts/compile'
+
+const ROOT = path.resolve(import.meta.dirname, '../..')
+
+export function devnetRpcUrl(): string {
+  const log = readFileSync(
+    process.env.E2E_SERVICE_LOG ?? path.join(ROOT, 'e2e/artifacts/service.log'),
+    'utf8',
+  )
+  for (const line of log.split('\n')) {
+    if (!line.includes('embedded anvil devnet ready')) continue
+    try {
+      const rpcUrl = (JSON.parse(line) as { rpcUrl?: string }).rpcUrl
+      if (rpcUrl) return rpcUrl
+    } catch {
+      // not a JSON line
+    }
+  }
+  throw new Error('the service log names no devnet RPC URL')
+}
+
+/** Deploys E2EContractWallet (ERC-1271) owned by `owner`; returns its address once it holds code. */
+export async function deployContractWallet(owner: Address): Promise<Address> {
+  const rpcUrl = devnetRpcUrl()
+  const { E2EContractWallet } = await compileContracts([
+    path.join(ROOT, 'e2e/contracts/E2EContractWallet.sol'),
+  ])
+  if (!E2EContractWallet) throw new Error('E2EContractWallet did not compile')
+  const publicClient = createPublicClient({ transport: http(rpcUrl) })
+  const chainId = await publicClient.getChainId()
+  const deployer = privateKeyToAccount(generatePrivateKey())
+  await publicClient.request({
+    method: 'anvil_setBalance',
+    params: [deployer.address, `0x${parseEther('10').toString(16)}`],
+  } as never)
+  const wallet = createWalletClient({
+    account: deployer,
+    chain: {
+      id: chainId,
+      name: 'devnet',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [rpcUrl] } },
+    },
+    transport: http(rpcUrl),
+  })
+  const hash = await wallet.deployContract({
+    abi: E2EContractWallet.abi,
+    bytecode: E2EContractWallet.bytecode,
+    args: [owner],
+  })
+  const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: 30_000 })
+  if (!receipt.contractAddress) throw new Error('deployment produced no contract')
+  return receipt.contractAddress
+}
+
+/** true while `address` holds code (a devnet reorg could drop a fresh deployment). */
+export async function hasCode(address: Address): Promise<boolean> {
+  const code = await createPublicClient({ transport: http(devnetRpcUrl()) }).getCode({ address })
+  return code !== undefined && code !== '0x'
+}

@@ -1,0 +1,114 @@
+/**
+ * The developer portal end to end, in Chromium, with a wallet that signs with
+ * a real key: sign in; create a key and read its secret from the page; call
+ * the API with it from the test process; rotate (old secret 401, new 200);
+ * revoke (401); see the four events in the audit trail; sign out.
+ */
+import { type APIRequestContext, request as playwrightRequest } from '@playwright/test'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { expect, SCREENSHOTS, test } from './helpers/fixtures'
+import { E2E_WALLET_NAME, injectWallet } from './helpers/wallet'
+
+/** An authenticated read from the test process (a server, so no Origin header). */
+async function statusWith(api: APIRequestContext, secret: string): Promise<number> {
+  const res = await api.get('/v1/indexer/status', { headers: { Authorization: `Bearer ${secret}` } })
+  return res.status()
+}
+
+test('sign in, create, use, rotate and revoke a key, read the audit trail, sign out', async ({
+  page,
+  baseURL,
+}) => {
+  test.setTimeout(90_000)
+  const api = await playwrightRequest.newContext({ baseURL })
+  const account = privateKeyToAccount(generatePrivateKey())
+  const wallet = await injectWallet(page, { signer: account })
+
+  // ── sign in ──
+  await page.goto('/portal')
+  await page.getByRole('button', { name: `Sign in with ${E2E_WALLET_NAME}` }).click()
+  await expect(page.getByRole('heading', { name: 'API keys', level: 1 })).toBeVisible()
+  await expect(page.getByTestId('signed-in-address')).toHaveAttribute('title', account.address.toLowerCase())
+  expect(wallet.calls).toContain('personal_sign')
+
+  // ── create ──
+  await page.getByRole('button', { name: 'Create key' }).first().click()
+  const create = page.getByRole('dialog', { name: 'Create an API key' })
+  await expect(create.getByLabel('Name')).toBeFocused()
+  await create.getByRole('button', { name: 'Create key' }).click()
+  await expect(create.getByText('Give the key a name')).toBeVisible()
+  await create.getByLabel('Name').fill('e2e backend')
+  await create.getByRole('button', { name: 'Create key' }).click()
+  const reveal = page.getByRole('dialog', { name: 'Your new API key' })
+  await expect(reveal.getByText('It will not be shown again')).toBeVisible()
+  const secret = await reveal.getByTestId('new-secret').inputValue()
+  expect(secret.length).toBeGreaterThan(32)
+  await page.screenshot({ path: `${SCREENSHOTS}/portal-new-secret.png` })
+  await reveal.getByRole('button', { name: 'I have stored the secret' }).click()
+
+  const row = page.getByTestId('key-row').filter({ hasText: 'e2e backend' })
+  await expect(row).toBeVisible()
+  const prefix = ((await row.getByTestId('key-prefix').textContent()) ?? '').replace(/…$/, '')
+  expect(prefix.length).toBeGreaterThan(4)
+  expect(secret.startsWith(prefix)).toBe(true)
+  expect(await statusWith(api, secret)).toBe(200)
+  // "Last used" follows the API call.
+  await expect(async () => {
+    await page.reload()
+    await expect(row.locator('td[data-label="Last used"]')).not.toContainText('never', { timeout: 1_000 })
+  }).toPass({ timeout: 20_000 })
+  await page.screenshot({ path: `${SCREENSHOTS}/portal-keys.png`, fullPage: true })
+
+  // ── rotate, the old secret stopping now ──
+  await row.getByRole('button', { name: 'Rotate e2e backend' }).click()
+  const rotate = page.getByRole('dialog', { name: 'Rotate “e2e backend”' })
+  await expect(rotate.getByRole('radio', { name: /^Now/ })).toBeChecked()
+  await page.screenshot({ path: `${SCREENSHOTS}/portal-rotate.png` })
+  await rotate.getByRole('button', { name: 'Rotate key' }).click()
+  const rotated = page.getByRole('dialog', { name: 'The new secret' })
+  const newSecret = await rotated.getByTestId('new-secret').inputValue()
+  expect(newSecret).not.toBe(secret)
+  await rotated.getByRole('button', { name: 'I have stored the secret' }).click()
+  await expect.poll(() => statusWith(api, secret), { timeout: 5_000 }).toBe(401)
+  expect(await statusWith(api, newSecret)).toBe(200)
+
+  // ── revoke ──
+  await row.getByRole('button', { name: 'Revoke e2e backend' }).click()
+  const revoke = page.getByRole('dialog', { name: 'Revoke “e2e backend”?' })
+  await revoke.getByRole('button', { name: 'Revoke key' }).click()
+  await expect(page.getByRole('table', { name: 'Revoked keys' }).getByText('e2e backend')).toBeVisible()
+  await expect.poll(() => statusWith(api, newSecret), { timeout: 5_000 }).toBe(401)
+
+  // ── audit trail: the four events, newest first ──
+  await page.getByRole('link', { name: 'Audit trail' }).click()
+  await expect(page.getByRole('heading', { name: 'Audit trail', level: 1 })).toBeVisible()
+  const rows = page.getByTestId('audit-row')
+  await expect(rows).toHaveCount(4)
+  expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-action')))).toEqual([
+    'key_revoked',
+    'key_rotated',
+    'key_created',
+    'sign_in',
+  ])
+  for (const tr of await rows.all()) {
+    await expect(tr.locator('td[data-label="IP address"]')).not.toHaveText('—')
+    await expect(tr.locator('td[data-label="User agent"]')).toContainText('Chrome')
+  }
+  await expect(rows.nth(1).locator('td[data-label="Key"]')).toContainText(newSecret.slice(0, 8))
+  await page.screenshot({ path: `${SCREENSHOTS}/portal-audit.png`, fullPage: true })
+
+  // ── the same pages on a phone ──
+  await page.setViewportSize({ width: 390, height: 844 })
+  await page.screenshot({ path: `${SCREENSHOTS}/portal-audit-mobile.png`, fullPage: true })
+  await page.getByRole('link', { name: 'API keys' }).click()
+  await expect(page.getByRole('heading', { name: 'API keys', level: 1 })).toBeVisible()
+  await page.screenshot({ path: `${SCREENSHOTS}/portal-keys-mobile.png`, fullPage: true })
+  await page.setViewportSize({ width: 1280, height: 720 })
+
+  // ── sign out ──
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await expect(page.getByRole('heading', { name: 'Sign in with your wallet' })).toBeVisible()
+  expect(await (await page.request.get('/api/auth/session')).json()).toEqual({})
+  expect((await page.request.get('/api/trpc/keys.list')).status()).toBe(401)
+  await api.dispose()
+})
