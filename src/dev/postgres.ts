@@ -20,8 +20,9 @@
  * statements, temporary tables. COPY … FROM STDIN cannot work over PGlite's
  * wire protocol (it kills the backend), so it is refused with an error.
  */
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
+import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket'
@@ -46,7 +47,14 @@ export interface EmbeddedPostgresOptions {
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   mkdirSync(options.dataDir, { recursive: true })
-  const db = await PGlite.create({ dataDir: options.dataDir, extensions: { pg_trgm } })
+  const releaseDataDir = lockDataDir(options.dataDir)
+  let db: PGlite
+  try {
+    db = await PGlite.create({ dataDir: options.dataDir, extensions: { pg_trgm } })
+  } catch (err) {
+    releaseDataDir()
+    throw err
+  }
   const queue = await SessionQueue.create(db)
   const maxConnections = options.maxConnections ?? 20
   const handlers = new Set<PGLiteSocketHandler>()
@@ -76,7 +84,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   })
 
   const host = options.host ?? '127.0.0.1'
-  const port = await listen(server, options.port ?? 0, host)
+  let port: number
+  try {
+    port = await listen(server, options.port ?? 0, host)
+  } catch (err) {
+    await db.close()
+    releaseDataDir()
+    throw err
+  }
   const urlHost = host.includes(':') ? `[${host}]` : host
 
   let stopped: Promise<void> | undefined
@@ -91,9 +106,39 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         await closed
         await queue.idle()
         await db.close()
+        releaseDataDir()
       })()
       return stopped
     },
+  }
+}
+
+/**
+ * PGlite does not lock its files, and two instances on one directory corrupt
+ * it: a pid file keeps a second server (a second `npm start`) out. A file
+ * left by a process that no longer runs is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const pidFile = path.join(dataDir, 'embedded-postgres.pid')
+  try {
+    writeFileSync(pidFile, String(process.pid), { flag: 'wx' })
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    const holder = Number(readFileSync(pidFile, 'utf8').trim())
+    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isRunning(holder)) {
+      throw new Error(`embedded PostgreSQL: ${dataDir} is in use by process ${holder}`)
+    }
+    writeFileSync(pidFile, String(process.pid))
+  }
+  return () => rmSync(pidFile, { force: true })
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

@@ -4,7 +4,7 @@
  * adapter, settings per connection, pg_trgm, a connection limit, and data
  * that survives a restart. Runs its own server whatever the run's database is.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
@@ -35,6 +35,18 @@ describe('embedded PostgreSQL (PGlite)', () => {
   it('listens on loopback, on a free port', () => {
     expect(server.url).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/)
     expect(server.url).not.toContain(':5432/')
+  })
+
+  it('keeps a second server off its data directory', async () => {
+    // Same process: a pid file naming a running process (here: the parent) blocks.
+    const pidFile = path.join(dataDir, 'embedded-postgres.pid')
+    const own = readFileSync(pidFile, 'utf8')
+    writeFileSync(pidFile, String(process.ppid))
+    try {
+      await expect(startEmbeddedPostgres({ dataDir })).rejects.toThrow(`is in use by process ${process.ppid}`)
+    } finally {
+      writeFileSync(pidFile, own)
+    }
   })
 
   it('answers many parameterised queries from several connections at once, each with its own result', async () => {
