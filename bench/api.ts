@@ -1,0 +1,418 @@
+/**
+ * `npm run bench:api` (after `npm run bench:seed`): every /v1 read endpoint
+ * against the mainnet-scale index in `nft_bench`.
+ *
+ *  1. Latency, server side: requests one at a time; each server measures from
+ *     the arrival of the request to the end of its response. p50/p95 for the
+ *     first page and for a page 1,000 pages deep (limit 20: 19,980 rows in;
+ *     the deepest page there is when the list is shorter).
+ *  2. Throughput through the full stack (credential, rate limits, tRPC, zod,
+ *     ETag) next to the floor — the same SQL by bare node:http + pg
+ *     (bench/floor-server.ts) — with the ratio.
+ *
+ * Servers run in child processes, so the load generator does not share their
+ * event loop. Results: printed, and written to bench/results/api.json.
+ */
+import { fork } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { BENCH_NETWORK, BIG, benchDatabaseUrl, WHALE } from './seed'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const LIMIT = 20
+const DEPTH = 1000
+const LATENCY_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200)
+const THROUGHPUT_SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
+const HIGH_LIMITS = 'sec=1000000,min=100000000,concurrent=100000'
+
+// ───────────────────────────── child: a server ─────────────────────────────
+
+async function serve(kind: 'full' | 'floor', url: string) {
+  const timings = new Map<string, number[]>()
+  const record = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const started = performance.now()
+    const label = String(req.headers['x-bench-label'] ?? '')
+    if (!label) return
+    res.once('finish', () => {
+      const list = timings.get(label) ?? []
+      list.push(performance.now() - started)
+      timings.set(label, list)
+    })
+  }
+  let server: http.Server
+  if (kind === 'floor') {
+    const { createFloorServer } = await import('./floor-server')
+    server = createFloorServer({ url, network: BENCH_NETWORK, publicUrl: 'http://bench.test' }).server
+  } else {
+    const { parseConfig } = await import('@/config/env')
+    const { createLogger } = await import('@/config/logger')
+    const { openDatabase } = await import('@/server/db/database')
+    const { createWebServer } = await import('@/server/http/server')
+    const config = parseConfig({
+      NODE_ENV: 'production',
+      NETWORK: BENCH_NETWORK,
+      DATABASE_URL: url,
+      PUBLIC_URL: 'http://bench.test',
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_KEY: HIGH_LIMITS,
+      RATE_LIMIT_IP_KEY: HIGH_LIMITS,
+      RATE_LIMIT_MEDIA: HIGH_LIMITS,
+    } as unknown as NodeJS.ProcessEnv)
+    const db = openDatabase(url, {
+      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+      applicationName: 'bench-web',
+    })
+    const web = await createWebServer({ services: { config, db, logger: createLogger({ level: 'silent' }) } })
+    server = web.server
+  }
+  server.prependListener('request', record)
+  server.listen(0, '127.0.0.1', () => {
+    process.send?.({ type: 'ready', port: (server.address() as AddressInfo).port })
+  })
+  process.on('message', (message: { type: string }) => {
+    if (message.type === 'timings') {
+      process.send?.({ type: 'timings', data: Object.fromEntries(timings) })
+      timings.clear()
+    }
+    if (message.type === 'stop') process.exit(0)
+  })
+}
+
+// ───────────────────────────── parent: the benchmark ─────────────────────────────
+
+interface Child {
+  port: number
+  timings(): Promise<Record<string, number[]>>
+  stop(): void
+}
+
+async function startChild(kind: 'full' | 'floor', url: string): Promise<Child> {
+  const child = fork(fileURLToPath(import.meta.url), ['--serve', kind, url], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (m: { type: string; port: number }) =>
+      m.type === 'ready' ? resolve(m.port) : reject(),
+    )
+    child.once('exit', (code) => reject(new Error(`${kind} server exited (${code})`)))
+  })
+  return {
+    port,
+    timings: () =>
+      new Promise((resolve) => {
+        child.once('message', (m: { data: Record<string, number[]> }) => resolve(m.data))
+        child.send({ type: 'timings' })
+      }),
+    stop: () => child.kill(),
+  }
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 })
+
+function get(port: number, pathname: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: pathname, agent, headers }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+    })
+    req.on('error', reject)
+  })
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
+}
+
+interface Case {
+  name: string
+  first: string
+  deep?: string
+  deepPage?: number
+}
+
+/** The endpoint cases, with cursors of the page DEPTH pages deep (from SQL in each endpoint's order). */
+async function buildCases(pool: pg.Pool): Promise<Case[]> {
+  const at = async (sql: string, params: unknown[] = []) => {
+    const offsetRows = await pool.query(`SELECT count(*)::int AS n FROM (${sql}) s`, params)
+    const total = offsetRows.rows[0].n as number
+    // The cursor of page N + 1 is the last row of page N.
+    const page = Math.min(DEPTH, Math.floor((total - 1) / LIMIT))
+    if (page < 1) return { row: undefined as unknown as Record<string, string>, page: 1 }
+    const { rows } = await pool.query(`${sql} OFFSET ${page * LIMIT - 1} LIMIT 1`, params)
+    return { row: rows[0] as Record<string, string>, page: page + 1 }
+  }
+  const us = `(extract(epoch FROM block_timestamp) * 1000000)::int8::text AS us`
+  const timeCursor = (r: Record<string, string>) => `before_timestamp=${r.us}&before_id=${r.id}`
+  /** A case with its deep page, when the list has one. */
+  const withDeep = (c: Case, found: { row: unknown; page: number }, deep: () => string): Case =>
+    found.row === undefined ? c : { ...c, deep: deep(), deepPage: found.page }
+  const cases: Case[] = []
+
+  const collections = await at(
+    `SELECT (extract(epoch FROM created_at) * 1000000)::int8::text AS us, id::text FROM collections WHERE listed ORDER BY created_at DESC, id DESC`,
+  )
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/collections', first: '/v1/collections' },
+      collections,
+      () => `/v1/collections?${timeCursor(collections.row)}`,
+    ),
+  )
+  cases.push({ name: 'GET /v1/collections?search= (trigram)', first: '/v1/collections?search=apes%201234' })
+  cases.push({ name: 'GET /v1/collections?search= (short)', first: '/v1/collections?search=q' })
+  cases.push({ name: 'GET /v1/collections/{address}', first: `/v1/collections/${BIG}` })
+
+  const nfts = await at(
+    'SELECT token_id::text, id::text FROM tokens WHERE collection_address = $1 AND NOT is_burned ORDER BY token_id, id',
+    [BIG],
+  )
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/collections/{address}/nfts', first: `/v1/collections/${BIG}/nfts` },
+      nfts,
+      () => `/v1/collections/${BIG}/nfts?after_token_id=${nfts.row.token_id}&after_id=${nfts.row.id}`,
+    ),
+  )
+  const nftsBurned = await at(
+    'SELECT token_id::text, id::text FROM tokens WHERE collection_address = $1 ORDER BY token_id',
+    [BIG],
+  )
+  cases.push(
+    withDeep(
+      {
+        name: 'GET /v1/collections/{address}/nfts?include_burned=true',
+        first: `/v1/collections/${BIG}/nfts?include_burned=true`,
+      },
+      nftsBurned,
+      () =>
+        `/v1/collections/${BIG}/nfts?include_burned=true&after_token_id=${nftsBurned.row.token_id}&after_id=${nftsBurned.row.id}`,
+    ),
+  )
+  const { rows: some } = await pool.query(
+    'SELECT token_id::text FROM tokens WHERE collection_address = $1 ORDER BY transfer_count DESC LIMIT 1',
+    [BIG],
+  )
+  cases.push({ name: 'GET /v1/nfts/{address}/{tokenId}', first: `/v1/nfts/${BIG}/${some[0].token_id}` })
+  cases.push({
+    name: 'GET /v1/nfts/{address}/{tokenId}/transfers',
+    first: `/v1/nfts/${BIG}/${some[0].token_id}/transfers`,
+  })
+
+  const owner = await at(
+    'SELECT collection_address, token_id::text, id::text FROM tokens WHERE current_owner = $1 ORDER BY collection_address, token_id, id',
+    [WHALE],
+  )
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/owners/{address}/nfts', first: `/v1/owners/${WHALE}/nfts` },
+      owner,
+      () =>
+        `/v1/owners/${WHALE}/nfts?after_collection=${owner.row.collection_address}&after_token_id=${owner.row.token_id}&after_id=${owner.row.id}`,
+    ),
+  )
+
+  const collectionTransfers = await at(
+    `SELECT ${us}, id::text FROM transfers WHERE collection_address = $1 ORDER BY block_timestamp DESC, id DESC`,
+    [BIG],
+  )
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/collections/{address}/transfers', first: `/v1/collections/${BIG}/transfers` },
+      collectionTransfers,
+      () => `/v1/collections/${BIG}/transfers?${timeCursor(collectionTransfers.row)}`,
+    ),
+  )
+
+  const activity = await at(`SELECT ${us}, id::text FROM transfers ORDER BY block_timestamp DESC, id DESC`)
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/activity', first: '/v1/activity' },
+      activity,
+      () => `/v1/activity?${timeCursor(activity.row)}`,
+    ),
+  )
+  const burns = await at(
+    `SELECT ${us}, id::text FROM transfers WHERE event_type = 'burn' ORDER BY block_timestamp DESC, id DESC`,
+  )
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/activity?event_type=burn', first: '/v1/activity?event_type=burn' },
+      burns,
+      () => `/v1/activity?event_type=burn&${timeCursor(burns.row)}`,
+    ),
+  )
+  const small = `0xc0${(777).toString(16).padStart(38, '0')}`
+  const scoped = await at(
+    `SELECT ${us}, id::text FROM transfers WHERE collection_address = $1 AND event_type = 'transfer' ORDER BY block_timestamp DESC, id DESC`,
+    [BIG],
+  )
+  cases.push(
+    withDeep(
+      {
+        name: 'GET /v1/activity?collection=&event_type=transfer',
+        first: `/v1/activity?collection=${BIG}&event_type=transfer`,
+      },
+      scoped,
+      () => `/v1/activity?collection=${BIG}&event_type=transfer&${timeCursor(scoped.row)}`,
+    ),
+  )
+  cases.push({
+    name: 'GET /v1/activity?collection= (small collection)',
+    first: `/v1/activity?collection=${small}`,
+  })
+  cases.push({ name: 'GET /v1/indexer/status', first: '/v1/indexer/status' })
+  return cases
+}
+
+async function latency(child: Child, cases: Case[], headers: Record<string, string>) {
+  const results: Record<string, { first: [number, number]; deep?: [number, number] }> = {}
+  for (const c of cases) {
+    for (const [kind, pathname] of [
+      ['first', c.first],
+      ['deep', c.deep],
+    ] as const) {
+      if (!pathname) continue
+      for (let i = 0; i < 20; i++) await get(child.port, pathname, headers) // warm-up
+      await child.timings()
+      for (let i = 0; i < LATENCY_SAMPLES; i++) {
+        const status = await get(child.port, pathname, { ...headers, 'X-Bench-Label': 'x' })
+        if (status !== 200) throw new Error(`${pathname}: HTTP ${status}`)
+      }
+      const samples = (await child.timings()).x ?? []
+      results[c.name] ??= { first: [0, 0] }
+      results[c.name]![kind] = [percentile(samples, 50), percentile(samples, 95)]
+    }
+  }
+  return results
+}
+
+async function throughput(port: number, pathname: string, headers: Record<string, string>): Promise<number> {
+  let done = 0
+  let failed = 0
+  const until = performance.now() + THROUGHPUT_SECONDS * 1000
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < until) {
+        const status = await get(port, pathname, headers)
+        if (status === 200) done++
+        else failed++
+      }
+    }),
+  )
+  if (failed > 0) throw new Error(`${pathname}: ${failed} failed requests`)
+  return done / ((performance.now() - started) / 1000)
+}
+
+async function main() {
+  const url = benchDatabaseUrl()
+  const pool = new pg.Pool({ connectionString: url, max: 2 })
+  const counts = await pool.query(
+    'SELECT (SELECT count(*) FROM transfers)::int AS t, (SELECT count(*) FROM tokens)::int AS k, (SELECT count(*) FROM collections)::int AS c',
+  )
+  console.log(
+    `bench:api on ${url.replace(/\/\/[^@]*@/, '//')}: ${counts.rows[0].t.toLocaleString()} transfers, ${counts.rows[0].k.toLocaleString()} tokens, ${counts.rows[0].c.toLocaleString()} collections`,
+  )
+  if (counts.rows[0].t === 0) throw new Error('empty: run `npm run bench:seed` first')
+  const cases = await buildCases(pool)
+  await pool.end()
+
+  // A real portal key: the full stack runs its whole credential path.
+  const { openDatabase } = await import('@/server/db/database')
+  const { createApiKey, ensureUser } = await import('@/server/auth/api-keys')
+  const db = openDatabase(url)
+  const user = await ensureUser(db, '0x00000000000000000000000000000000000be9c4')
+  const { secret } = await createApiKey(
+    db,
+    { userId: user.id, address: user.address },
+    { name: `bench ${Date.now()}` },
+  )
+  await db.close()
+  const auth = { Authorization: `Bearer ${secret}` }
+
+  const full = await startChild('full', url)
+  const floor = await startChild('floor', url)
+  try {
+    console.log(`\nserver-side latency, ${LATENCY_SAMPLES} sequential requests each (ms)`)
+    const fullLatency = await latency(full, cases, auth)
+    const floorLatency = await latency(floor, cases, {})
+    const rows: Array<Record<string, string>> = []
+    for (const c of cases) {
+      const f = fullLatency[c.name]!
+      rows.push({
+        endpoint: c.name,
+        'first p50': f.first[0].toFixed(2),
+        'first p95': f.first[1].toFixed(2),
+        'deep page': c.deep ? String(c.deepPage) : '',
+        'deep p50': f.deep ? f.deep[0].toFixed(2) : '',
+        'deep p95': f.deep ? f.deep[1].toFixed(2) : '',
+        'floor first p95': floorLatency[c.name]!.first[1].toFixed(2),
+      })
+    }
+    console.table(rows)
+
+    console.log(
+      `\nthroughput, first pages, ${CONCURRENCY} keep-alive connections, ${THROUGHPUT_SECONDS} s each (req/s)`,
+    )
+    const throughputRows: Array<Record<string, string>> = []
+    for (const c of cases) {
+      const fullRate = await throughput(full.port, c.first, auth)
+      const floorRate = await throughput(floor.port, c.first, {})
+      throughputRows.push({
+        endpoint: c.name,
+        'full stack': fullRate.toFixed(0),
+        floor: floorRate.toFixed(0),
+        ratio: `${((fullRate / floorRate) * 100).toFixed(0)} %`,
+      })
+    }
+    console.table(throughputRows)
+
+    const worstP95 = Math.max(
+      ...Object.values(fullLatency).flatMap((r) => [r.first[1], ...(r.deep ? [r.deep[1]] : [])]),
+    )
+    const worstRatio = Math.min(...throughputRows.map((r) => Number.parseFloat(r.ratio!)))
+    console.log(
+      `\nworst p95 ${worstP95.toFixed(2)} ms (target < 15 ms); lowest full-stack/floor ratio ${worstRatio} % (target ≥ 50 %)`,
+    )
+    const out = path.join(HERE, 'results')
+    mkdirSync(out, { recursive: true })
+    writeFileSync(
+      path.join(out, 'api.json'),
+      JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          samples: LATENCY_SAMPLES,
+          concurrency: CONCURRENCY,
+          latency: rows,
+          throughput: throughputRows,
+        },
+        null,
+        2,
+      ),
+    )
+  } finally {
+    full.stop()
+    floor.stop()
+    agent.destroy()
+  }
+}
+
+const serveAt = process.argv.indexOf('--serve')
+if (serveAt !== -1) {
+  void serve(process.argv[serveAt + 1] as 'full' | 'floor', process.argv[serveAt + 2]!)
+} else if (import.meta.url === `file://${process.argv[1]}`) {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err)
+      process.exit(1)
+    },
+  )
+}
