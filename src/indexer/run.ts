@@ -47,11 +47,11 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
       startBlock: BigInt(config.START_BLOCK),
       confirmations: BigInt(config.CONFIRMATIONS),
       keepBlocks: BigInt(Math.max(64, 2 * config.CONFIRMATIONS)),
-      pollIntervalMs: 1_000,
+      pollIntervalMs: 500,
       historicalConcurrency: 4,
       maxEventsPerCommit: 20_000,
       realtimeBatch: 50,
-      initialRange: 1_000n,
+      initialRange: 10n,
       maxRange: 100_000n,
       ...options.sync,
     }
@@ -70,6 +70,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
       tip: null,
       head: { lastSeenBlock: -1n, chainConfirmedBlock: -1n },
       progress: new BackfillProgress(syncLogger),
+      backfilling: true,
       onCommit: options.onCommit,
     }
     syncer.tip = await loadTip(syncer)
@@ -85,7 +86,12 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
     const tasks = [runSyncLoop(syncer, signal)]
     if (options.metadata?.enabled !== false) {
       const metadataRpc = createRpc({ url: config.RPC_URL, logger, signal, maxConcurrency: 8 })
-      tasks.push(runMetadataQueue({ config, pool, rpc: metadataRpc, logger, signal }, options.metadata))
+      tasks.push(
+        runMetadataQueue(
+          { config, pool, rpc: metadataRpc, logger, signal, yieldToSync: () => syncer.backfilling },
+          options.metadata,
+        ),
+      )
     }
     // Either task failing stops the other: the process is then restarted whole.
     await Promise.all(

@@ -43,7 +43,15 @@ export function fetchLimitsFromConfig(
  * client, so slow or hostile metadata hosts never delay block processing.
  */
 export async function runMetadataQueue(
-  deps: { config: Config; pool: pg.Pool; rpc: Rpc; logger: Logger; signal: AbortSignal },
+  deps: {
+    config: Config
+    pool: pg.Pool
+    rpc: Rpc
+    logger: Logger
+    signal: AbortSignal
+    /** While true (backfill), the queue slows to one batch per idle period so ingestion comes first. */
+    yieldToSync?: () => boolean
+  },
   options: MetadataQueueOptions = {},
 ): Promise<void> {
   const { config, pool, rpc, signal } = deps
@@ -68,7 +76,8 @@ export async function runMetadataQueue(
         signal,
       })
       failures = 0
-      if (collections === 0 && tokens === 0) await sleep(options.idleMs ?? 1_000, signal)
+      if ((collections === 0 && tokens === 0) || deps.yieldToSync?.())
+        await sleep(options.idleMs ?? 1_000, signal)
     } catch (err) {
       if (signal.aborted || isAbortError(err)) break
       const delay = backoffDelay(failures++, 1_000, 60_000)

@@ -63,15 +63,15 @@ export async function processTokens(deps: TokenJobDeps, batchSize = 50): Promise
   const calls = jobs.map((j) => ({ to: j.collection, data: encodeTokenUri(j.tokenId) }))
   const uris = await batchViewCalls(deps.rpc, calls, deps.multicallEnabled())
   let next = 0
+  const results: Array<[Job, Result]> = []
   const worker = async () => {
     while (next < jobs.length && !deps.signal?.aborted) {
       const i = next++
-      const job = jobs[i]!
-      const result = await processToken(deps, job, uris[i]!)
-      await saveResult(deps.pool, job, result)
+      results.push([jobs[i]!, await processToken(deps, jobs[i]!, uris[i]!)])
     }
   }
   await Promise.all(Array.from({ length: Math.min(deps.concurrency, jobs.length) }, worker))
+  await saveResults(deps.pool, results)
   await refreshFallbackImages(deps.pool, [...new Set(jobs.map((j) => j.collection))])
   return jobs.length
 }
@@ -132,34 +132,40 @@ async function fetchMedia(deps: TokenJobDeps, job: Job, imageUrl: string): Promi
 }
 
 /**
- * Writes the outcome unless the token was queued again meanwhile (an ERC-4906
- * update resets attempts and the next-attempt time): then the newer request wins.
+ * Writes the outcomes of a batch in one statement, except for tokens queued
+ * again meanwhile (an ERC-4906 update resets attempts and the next-attempt
+ * time): for those the newer request wins.
  */
-async function saveResult(pool: pg.Pool, job: Job, r: Result) {
+async function saveResults(pool: pg.Pool, results: Array<[Job, Result]>) {
+  if (results.length === 0) return
+  const col = <T>(pick: (job: Job, r: Result) => T) => results.map(([job, r]) => pick(job, r))
   await pool.query(
-    `UPDATE tokens SET metadata_status = $3, metadata_uri = coalesce($4, metadata_uri),
-            metadata = CASE WHEN $3 = 'ok' THEN $5::jsonb ELSE metadata END,
-            name = CASE WHEN $3 = 'ok' THEN $6 ELSE name END,
-            image_url = CASE WHEN $3 = 'ok' THEN $7 ELSE image_url END,
-            media_sha256 = CASE WHEN $3 <> 'ok' THEN media_sha256
-                                WHEN $8::text IS NOT NULL THEN $8
-                                WHEN image_url = $7 THEN media_sha256 END,
-            metadata_attempts = metadata_attempts + 1,
-            metadata_next_attempt_at = $9, metadata_fetched_at = now(), updated_at = now()
-      WHERE collection_address = $1 AND token_id = $2 AND metadata_attempts = $10
-        AND metadata_next_attempt_at = $11::timestamptz`,
+    `UPDATE tokens t SET metadata_status = r.outcome, metadata_uri = coalesce(r.uri, t.metadata_uri),
+            metadata = CASE WHEN r.outcome = 'ok' THEN r.metadata::jsonb ELSE t.metadata END,
+            name = CASE WHEN r.outcome = 'ok' THEN r.name ELSE t.name END,
+            image_url = CASE WHEN r.outcome = 'ok' THEN r.image ELSE t.image_url END,
+            media_sha256 = CASE WHEN r.outcome <> 'ok' THEN t.media_sha256
+                                WHEN r.media IS NOT NULL THEN r.media
+                                WHEN t.image_url = r.image THEN t.media_sha256 END,
+            metadata_attempts = t.metadata_attempts + 1,
+            metadata_next_attempt_at = r.retry_at, metadata_fetched_at = now(), updated_at = now()
+       FROM unnest($1::varchar[], $2::numeric[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                   $8::text[], $9::timestamptz[], $10::int[], $11::timestamptz[])
+            AS r(c, id, outcome, uri, metadata, name, image, media, retry_at, attempts, next_at)
+      WHERE t.collection_address = r.c AND t.token_id = r.id AND t.metadata_attempts = r.attempts
+        AND t.metadata_next_attempt_at = r.next_at`,
     [
-      job.collection,
-      job.tokenId.toString(),
-      r.outcome,
-      r.uri,
-      r.metadata === null ? null : JSON.stringify(r.metadata),
-      r.name,
-      r.imageUrl,
-      r.mediaSha256,
-      r.retryAt,
-      job.attempts,
-      job.nextAttemptAt,
+      col((j) => j.collection),
+      col((j) => j.tokenId.toString()),
+      col((_, r) => r.outcome),
+      col((_, r) => r.uri),
+      col((_, r) => (r.metadata === null ? null : JSON.stringify(r.metadata))),
+      col((_, r) => r.name),
+      col((_, r) => r.imageUrl),
+      col((_, r) => r.mediaSha256),
+      col((_, r) => r.retryAt?.toISOString() ?? null),
+      col((j) => j.attempts),
+      col((j) => j.nextAttemptAt),
     ],
   )
 }

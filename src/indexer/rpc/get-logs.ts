@@ -6,9 +6,11 @@ import { isTransientRpcError } from './client'
 import { backoffDelay, sleep } from './retry'
 
 /**
- * The block span of one eth_getLogs request, adapted to the provider: halved
- * (or set to the provider's suggestion) when it refuses a range, doubled
- * while requests stay small and fast.
+ * The block span of one eth_getLogs request, adapted to the provider and to
+ * log density: halved (or set to the provider's suggestion) when a range is
+ * refused, cut so the next response holds about `targetLogs` when one was
+ * much larger (nodes without a result cap would otherwise send the whole
+ * chain at once), doubled while requests stay small and fast.
  */
 export class AdaptiveRange {
   /** Growth stops below the last refused span until enough requests have succeeded. */
@@ -21,6 +23,7 @@ export class AdaptiveRange {
     readonly max: bigint = 100_000n,
     /** Grow while a request returns fewer logs than this. */
     readonly growBelowLogs = 2_000,
+    readonly targetLogs = 5_000,
     /** Successful requests after which a refused span is tried again (log density changes). */
     readonly forgetAfter = 100,
   ) {
@@ -29,7 +32,10 @@ export class AdaptiveRange {
 
   succeeded(span: bigint, logCount: number, elapsedMs: number): void {
     if (++this.successes >= this.forgetAfter) this.ceiling = this.max
-    if (span >= this.size && logCount < this.growBelowLogs && elapsedMs < 2_000) {
+    if (logCount > 2 * this.targetLogs) {
+      const fitting = (span * BigInt(this.targetLogs)) / BigInt(logCount)
+      this.size = maxBig(this.min, minBig(this.size, fitting))
+    } else if (span >= this.size && logCount < this.growBelowLogs && elapsedMs < 2_000) {
       this.size = minBig(this.ceiling, this.size * 2n)
     }
   }

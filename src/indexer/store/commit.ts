@@ -45,6 +45,10 @@ export class StaleStateError extends IndexerError {
  */
 export async function commitBatch(pool: pg.Pool, ctx: CommitContext, batch: IngestBatch) {
   return withWriteTransaction(pool, async (client) => {
+    // Chain data can be read again: after a database crash the indexer resumes
+    // from the last durable commit (state and data roll back together), so
+    // commits need not wait for the WAL flush.
+    await client.query('SET LOCAL synchronous_commit = off')
     const state = await readIndexerState(client, ctx.network, true)
     if (state.lastIndexedBlock !== ctx.expectedLastIndexed) {
       throw new StaleStateError(ctx.expectedLastIndexed, state.lastIndexedBlock)

@@ -44,12 +44,14 @@ export async function fetchHistoricalRange(
   fromBlock: bigint,
   toBlock: bigint,
 ): Promise<FetchedRange> {
+  const started = performance.now()
   const logs = await fetchLogs(ctx.rpc, fromBlock, toBlock, {
     topics: INDEXED_TOPICS,
     range: ctx.range,
     logger: ctx.logger,
     signal: ctx.signal,
   })
+  const fetchedAt = performance.now()
   const decoded = await decodeLogs(ctx, logs)
   const needed = new Set<bigint>([fromBlock, toBlock])
   for (const e of decoded.transfers) if (!decoded.timestamps.has(e.blockNumber)) needed.add(e.blockNumber)
@@ -62,6 +64,16 @@ export async function fetchHistoricalRange(
       )
     }
   }
+  ctx.logger.debug(
+    {
+      fromBlock: fromBlock.toString(),
+      toBlock: toBlock.toString(),
+      logs: logs.length,
+      getLogsMs: Math.round(fetchedAt - started),
+      totalMs: Math.round(performance.now() - started),
+    },
+    'fetched range',
+  )
   return {
     fromBlock,
     toBlock,

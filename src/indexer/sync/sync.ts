@@ -18,13 +18,14 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
   let supportsFinalized = true
   while (!signal.aborted) {
     try {
-      const head = await s.ctx.rpc.blockNumber()
+      // One JSON-RPC batch: the head and the node's finalized block.
+      const [head, finalizedBlock] = await Promise.all([
+        s.ctx.rpc.blockNumber(),
+        supportsFinalized ? s.ctx.rpc.getBlock('finalized') : null,
+      ])
       let finalized = -1n
-      if (supportsFinalized) {
-        const block = await s.ctx.rpc.getBlock('finalized')
-        if (block) finalized = block.number
-        else supportsFinalized = false
-      }
+      if (finalizedBlock) finalized = finalizedBlock.number
+      else supportsFinalized = false
       const deep = head - s.options.confirmations
       // Confirmed = CONFIRMATIONS deep, or finalized by the node if that comes sooner.
       const confirmed = finalized > deep ? (finalized > head ? head : finalized) : deep
@@ -33,6 +34,7 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
 
       if (s.tip && s.tip.number > head) throw new ReorgDetectedError(head + 1n)
       const cursor = cursorOf(s)
+      s.backfilling = cursor <= confirmed
       if (cursor <= confirmed) {
         await syncHistorical(s, confirmed)
       } else if (cursor <= head) {

@@ -30,6 +30,8 @@ export interface Syncer {
   tip: { number: bigint; hash: string | null } | null
   head: { lastSeenBlock: bigint; chainConfirmedBlock: bigint }
   progress: BackfillProgress
+  /** True while the loop is backfilling (other work in the process yields to it). */
+  backfilling: boolean
   /** Called after each commit (benchmarks measure head-follow latency with it). */
   onCommit?: (info: { fromBlock: bigint; toBlock: bigint; transfers: number }) => void
 }
@@ -55,6 +57,7 @@ export async function commitFetched(s: Syncer, ranges: FetchedRange[]): Promise<
     prev = { number: r.toBlock, hash: last.hash.toLowerCase() }
   }
   const transfers = ranges.flatMap((r) => r.transfers)
+  const started = performance.now()
   await commitBatch(
     s.ctx.pool,
     {
@@ -71,6 +74,15 @@ export async function commitFetched(s: Syncer, ranges: FetchedRange[]): Promise<
       blocks: ranges.flatMap((r) => r.headers),
       ...s.head,
     },
+  )
+  s.ctx.logger.debug(
+    {
+      fromBlock: ranges[0]!.fromBlock.toString(),
+      toBlock: prev!.number.toString(),
+      transfers: transfers.length,
+      ms: Math.round(performance.now() - started),
+    },
+    'committed',
   )
   s.tip = prev
   s.onCommit?.({ fromBlock: ranges[0]!.fromBlock, toBlock: prev!.number, transfers: transfers.length })

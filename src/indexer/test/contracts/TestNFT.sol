@@ -25,6 +25,11 @@ contract TestNFT is ERC721, IERC4906 {
         for (uint256 i = 0; i < quantity; i++) _mint(to, firstId + i);
     }
 
+    /// Moves sequential ids in one transaction (one Transfer each).
+    function moveBatch(address from, address to, uint256 firstId, uint256 quantity) external {
+        for (uint256 i = 0; i < quantity; i++) _transfer(from, to, firstId + i);
+    }
+
     function burn(uint256 tokenId) external {
         _burn(tokenId);
     }
