@@ -63,3 +63,35 @@ test('get a demo token and page through collections with one click', async ({ pa
   await expect(page.getByTestId('curl')).toContainText('before_timestamp=')
   expect(apiCalls.filter((c) => c === 'GET /v1/collections')).toHaveLength(2)
 })
+
+test('a 429 is explained, with when to retry', async ({ page }) => {
+  await page.goto('/try')
+  await page.getByRole('button', { name: 'Get a demo token' }).click()
+  await expect(page.getByTestId('token-countdown')).toBeVisible()
+  // The limiter's answer, as the API gives it (a real one needs a burst the page itself avoids).
+  await page.route('**/v1/activity*', (route) =>
+    route.fulfill({
+      status: 429,
+      contentType: 'application/json',
+      headers: {
+        'Retry-After': '3',
+        'RateLimit-Reset': '3',
+        'RateLimit-Policy': '"sec";q=1;w=1, "min";q=30;w=60',
+        RateLimit: '"min";r=0;t=3',
+      },
+      body: JSON.stringify({
+        error: { code: 'RATE_LIMITED', message: 'Rate limit exceeded.', request_id: 'x' },
+      }),
+    }),
+  )
+  await page.getByRole('button', { name: /GET\s*\/v1\/activity$/ }).click()
+  await page.getByRole('button', { name: 'Send request' }).click()
+  const response = page.getByTestId('response')
+  await expect(response.getByTestId('response-status')).toHaveText('429')
+  await expect(response.getByRole('alert')).toContainText('Retry-After')
+  await expect(response.getByRole('alert')).toContainText('backoff')
+  await expect(page.getByRole('button', { name: 'Send request' })).toBeDisabled()
+  await expect(page.getByText(/You can send again in 0:0[1-3]/)).toBeVisible()
+  await page.screenshot({ path: `${SCREENSHOTS}/try-429.png`, fullPage: true })
+  await expect(page.getByRole('button', { name: 'Send request' })).toBeEnabled({ timeout: 6_000 })
+})

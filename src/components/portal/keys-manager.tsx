@@ -337,7 +337,11 @@ function CreateKeyForm({
       ...(parsed.error ? { origins: parsed.error } : {}),
     }
     setErrors(next)
-    if (Object.keys(next).length > 0) return
+    if (Object.keys(next).length > 0) {
+      const first = next.name ? `${id}-name` : next.scopes ? `${id}-scope-0` : `${id}-origins`
+      document.getElementById(first)?.focus()
+      return
+    }
     create.mutate({ name: name.trim(), scopes, allowedOrigins: parsed.origins })
   }
 
@@ -368,9 +372,10 @@ function CreateKeyForm({
       <fieldset className="field" aria-describedby={errors.scopes ? `${id}-scopes-error` : undefined}>
         <legend>Scopes</legend>
         <div className="scope-grid">
-          {SCOPES.map((scope) => (
+          {SCOPES.map((scope, i) => (
             <label key={scope} className="check">
               <input
+                id={`${id}-scope-${i}`}
                 type="checkbox"
                 name="scopes"
                 value={scope}
