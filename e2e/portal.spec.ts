@@ -30,6 +30,8 @@ test('sign in, create, use, rotate and revoke a key, read the audit trail, sign 
   await expect(page.getByRole('heading', { name: 'API keys', level: 1 })).toBeVisible()
   await expect(page.getByTestId('signed-in-address')).toHaveAttribute('title', account.address.toLowerCase())
   expect(wallet.calls).toContain('personal_sign')
+  const session = (await page.context().cookies()).find((c) => c.name === 'next-auth.session-token')
+  expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' })
 
   // ── create ──
   await page.getByRole('button', { name: 'Create key' }).first().click()
@@ -109,6 +111,7 @@ test('sign in, create, use, rotate and revoke a key, read the audit trail, sign 
   await page.getByRole('button', { name: 'Sign out' }).click()
   await expect(page.getByRole('heading', { name: 'Sign in with your wallet' })).toBeVisible()
   expect(await (await page.request.get('/api/auth/session')).json()).toEqual({})
+  expect((await page.context().cookies()).some((c) => c.name === 'next-auth.session-token')).toBe(false)
   expect((await page.request.get('/api/trpc/keys.list')).status()).toBe(401)
   await api.dispose()
 })

@@ -1,6 +1,6 @@
 'use client'
 
-import { useRouter } from 'next/navigation'
+import { useRouter, useSearchParams } from 'next/navigation'
 import { signIn } from 'next-auth/react'
 import { useEffect, useState } from 'react'
 import { createSiweMessage } from 'viem/siwe'
@@ -65,7 +65,11 @@ export function SignInPanel({ publicUrl }: { publicUrl: string }) {
   const [mounted, setMounted] = useState(false)
   useEffect(() => setMounted(true), [])
   const [step, setStep] = useState<Step>('idle')
-  const [error, setError] = useState<string | null>(null)
+  // next-auth sends refusals of a redirect-based sign-in back here as ?error=CODE.
+  const redirectedError = useSearchParams()?.get('error')
+  const [error, setError] = useState<string | null>(
+    redirectedError ? (ERRORS[redirectedError] ?? 'Sign-in failed. Try again.') : null,
+  )
   const [originMismatch] = useState(
     () => typeof window !== 'undefined' && window.location.origin !== new URL(publicUrl).origin,
   )

@@ -348,7 +348,7 @@ export function TryConsole({ endpoints, baseUrl }: { endpoints: EndpointSpec[]; 
                                 *
                               </span>
                             ) : null}
-                            <span className="help" style={{ display: 'inline', marginLeft: 6 }}>
+                            <span className="help param-meta">
                               {p.in} · {p.type}
                             </span>
                           </label>
