@@ -15,9 +15,11 @@ const STARTUP_TIMEOUT_MS = 6 * 60_000
 
 async function waitForOk(url: string, child: ChildProcess, deadline: number) {
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode} during start-up`)
+    if (child.exitCode !== null)
+      throw new Error(`the service exited with code ${child.exitCode} during start-up`)
     try {
-      const res = await fetch(url)
+      // A probe that hangs (a busy machine) must not stall the whole wait.
+      const res = await fetch(url, { signal: AbortSignal.timeout(15_000) })
       if (res.ok) return
     } catch {
       // not listening yet
@@ -73,11 +75,7 @@ export default async function globalSetup() {
   child.stderr?.pipe(log)
   process.env.E2E_SERVICE_LOG = path.join(artifacts, 'service.log')
 
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS
-  await waitForOk(`http://localhost:${port}/healthz`, child, deadline)
-  await waitForOk(`http://localhost:${port}/`, child, deadline)
-
-  return async () => {
+  const stop = async () => {
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r))
       child.kill('SIGTERM')
@@ -87,4 +85,15 @@ export default async function globalSetup() {
     await database?.drop()
     rmSync(dataDir, { recursive: true, force: true })
   }
+
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS
+  try {
+    await waitForOk(`http://127.0.0.1:${port}/healthz`, child, deadline)
+    await waitForOk(`http://127.0.0.1:${port}/`, child, deadline)
+  } catch (err) {
+    // Never leave a half-started service behind; the log says why it failed.
+    await stop()
+    throw new Error(`${(err as Error).message}; see ${process.env.E2E_SERVICE_LOG}`)
+  }
+  return stop
 }

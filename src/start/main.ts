@@ -29,6 +29,7 @@ const childEnv: NodeJS.ProcessEnv = {
   ...process.env,
   DATA_DIR: dataDir,
   NODE_ENV: dev ? 'development' : 'production',
+  NEXT_TELEMETRY_DISABLED: '1',
 }
 const stops: (() => Promise<void>)[] = []
 /** The embedded devnet created a new chain: data indexed from the old one is void. */
