@@ -103,11 +103,12 @@ export async function refreshFallbackImages(pool: pg.Pool, collections: string[]
   if (collections.length === 0) return
   await pool.query(
     `UPDATE collections c SET image_url = low.image_url, image_source = 'token', updated_at = now()
-       FROM (SELECT DISTINCT ON (collection_address) collection_address, image_url FROM tokens
-              WHERE collection_address = ANY($1::varchar[]) AND image_url IS NOT NULL
-              ORDER BY collection_address, token_id) AS low
-      WHERE c.address = low.collection_address AND c.image_source IS DISTINCT FROM 'contract'
-        AND c.image_url IS DISTINCT FROM low.image_url`,
+       FROM (SELECT c2.address, (SELECT t.image_url FROM tokens t
+                                  WHERE t.collection_address = c2.address AND t.image_url IS NOT NULL
+                                  ORDER BY t.token_id LIMIT 1) AS image_url
+               FROM collections c2
+              WHERE c2.address = ANY($1::varchar[]) AND c2.image_source IS DISTINCT FROM 'contract') AS low
+      WHERE c.address = low.address AND low.image_url IS NOT NULL AND c.image_url IS DISTINCT FROM low.image_url`,
     [collections],
   )
 }

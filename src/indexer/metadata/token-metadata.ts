@@ -48,10 +48,15 @@ const RETRYABLE = ['pending', 'timeout', 'http_error']
 /** One round of the token queue: tokenURI for a batch (batched calls), then each document and image. */
 export async function processTokens(deps: TokenJobDeps, batchSize = 50): Promise<number> {
   const { rows } = await deps.pool.query(
-    `SELECT collection_address, token_id::text, metadata_attempts, metadata_next_attempt_at::text AS next_at FROM tokens
-      WHERE metadata_status = ANY($1::text[]) AND metadata_next_attempt_at <= now()
-      ORDER BY metadata_next_attempt_at, id LIMIT $2`,
-    [RETRYABLE, batchSize],
+    // One index-ordered scan per status (tokens_metadata_queue_idx), so picking a
+    // batch never sorts the whole backlog.
+    `SELECT * FROM (${RETRYABLE.map(
+      (_, i) => `(SELECT collection_address, token_id::text, metadata_attempts,
+                         metadata_next_attempt_at::text AS next_at, metadata_next_attempt_at AS due
+                    FROM tokens WHERE metadata_status = $${i + 2} AND metadata_next_attempt_at <= now()
+                   ORDER BY metadata_next_attempt_at LIMIT $1)`,
+    ).join(' UNION ALL ')}) AS due_tokens ORDER BY due LIMIT $1`,
+    [batchSize, ...RETRYABLE],
   )
   if (rows.length === 0) return 0
   const jobs: Job[] = rows.map((r) => ({
@@ -72,7 +77,8 @@ export async function processTokens(deps: TokenJobDeps, batchSize = 50): Promise
   }
   await Promise.all(Array.from({ length: Math.min(deps.concurrency, jobs.length) }, worker))
   await saveResults(deps.pool, results)
-  await refreshFallbackImages(deps.pool, [...new Set(jobs.map((j) => j.collection))])
+  const withImages = results.filter(([, r]) => r.imageUrl !== null).map(([job]) => job.collection)
+  await refreshFallbackImages(deps.pool, [...new Set(withImages)])
   return jobs.length
 }
 
