@@ -147,7 +147,7 @@ export class ConfigError extends Error {
 }
 
 /** Validates an environment; throws ConfigError naming the first bad variable. */
-export function parseConfig(env: NodeJS.ProcessEnv): Config {
+export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = envSchema.safeParse(env)
   if (!result.success) {
     const issue = result.error.issues[0]!
@@ -174,7 +174,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
  * Loads the configuration of this process, or prints one clear line and exits
  * with code 2. Meant for process entry points only; library code takes a Config.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   try {
     return parseConfig(env)
   } catch (err) {

@@ -45,11 +45,11 @@ interface Running {
   exited: Promise<number | null>
 }
 
-function start(env: NodeJS.ProcessEnv): Running {
+function start(env: Record<string, string | undefined>): Running {
   let output = ''
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/start/main.ts')], {
     cwd: ROOT,
-    env,
+    env: env as NodeJS.ProcessEnv,
     detached: true, // its own process group, like a terminal's foreground job
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -83,9 +83,9 @@ describe('npm start', () => {
   })
 
   it('starts everything, stops every child on Ctrl-C, and starts again on the same data', async () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info' }
-    delete env.RPC_URL
-    delete env.NODE_ENV
+    // A user's shell: no RPC_URL (embedded devnet) and no NODE_ENV.
+    const { RPC_URL: _rpc, NODE_ENV: _mode, ...inherited } = process.env
+    const env: Record<string, string | undefined> = { ...inherited, DATA_DIR: dataDir, LOG_LEVEL: 'info' }
     if (adminUrl) {
       const client = new pg.Client({ connectionString: adminUrl })
       await client.connect()
