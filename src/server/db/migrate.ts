@@ -86,7 +86,8 @@ export async function migrate(
       try {
         return { applied: await migrateLocked(client, schema, local, log) }
       } finally {
-        await client.query(`SELECT pg_advisory_unlock(${PRISMA_MIGRATE_LOCK})`)
+        // A broken connection has lost the lock already; its error is the one to report.
+        await client.query(`SELECT pg_advisory_unlock(${PRISMA_MIGRATE_LOCK})`).catch(() => {})
       }
     } finally {
       client.release()
