@@ -125,7 +125,7 @@ describe('query plans at a few thousand rows', () => {
       )
       await check(() => listCollections(ctx, { search: 'birds 1234' }), /collections_(name|symbol)_trgm_idx/)
       await check(() => listCollections(ctx, { search: index.collections[7]! }), 'collections_address_key')
-      // The production window (2,000) is most of this small table; a smaller one shows the plan of a large table.
+      // The production window (1,000) is a third of this small table; a smaller one shows the plan of a large table.
       await check(
         () => listCollections(ctx, { search: 'z' }, { shortSearchWindow: 200 }),
         'collections_listed_created_idx',

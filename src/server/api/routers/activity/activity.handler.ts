@@ -30,7 +30,13 @@ type ActivityPage = {
   coverage: Coverage
 }
 
-type Row = TransferRow & { collection_name: string | null }
+type Row = TransferRow & {
+  collection_name: string | null
+  /** Only with a collection filter: */
+  known?: boolean
+  deploy_block?: string | null
+  first_seen_block?: string | null
+}
 
 export async function listActivity(ctx: ReadContext, input: ActivityInput): Promise<ActivityPage> {
   assertNetwork(ctx, input.network)
@@ -52,33 +58,42 @@ export async function listActivity(ctx: ReadContext, input: ActivityInput): Prom
   params.push(limit + 1)
   // The page's ids from the filter's feed index alone, then the rows by
   // primary key (see transfers.handler.ts).
-  const sql = `
-    SELECT p.*, c.name AS collection_name
-      FROM (SELECT ${TRANSFER_COLUMNS}
-              FROM (SELECT tr.id FROM transfers tr ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-                     ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}) page
-              JOIN transfers tr ON tr.id = page.id) p
-      LEFT JOIN collections c ON c.address = p.collection_address
-     ORDER BY p.block_us::int8 DESC, p.id::int8 DESC`
-  const collectionSql =
-    'SELECT deploy_block::text AS deploy_block, first_seen_block::text AS first_seen_block FROM collections WHERE address = $1'
-  const [{ rows }, snapshot, scoped] = await Promise.all([
-    ctx.db.pool.query<Row>(sql, params),
-    ctx.snapshot(),
+  const page = `SELECT ${TRANSFER_COLUMNS}
+      FROM (SELECT tr.id FROM transfers tr ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+             ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}) page
+      JOIN transfers tr ON tr.id = page.id`
+  // With a collection filter, one statement also reads that collection (its
+  // name, and its history for coverage); no row of it: unknown collection.
+  const sql =
     input.collection === undefined
-      ? undefined
-      : ctx.db.pool.query<{ deploy_block: string | null; first_seen_block: string | null }>(collectionSql, [
-          input.collection,
-        ]),
-  ])
+      ? `SELECT p.*, c.name AS collection_name FROM (${page}) p
+           LEFT JOIN collections c ON c.address = p.collection_address
+          ORDER BY p.block_us::int8 DESC, p.id::int8 DESC`
+      : `SELECT c.address IS NOT NULL AS known, c.name AS collection_name,
+                c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block, p.*
+           FROM (VALUES (1)) AS one(x)
+           LEFT JOIN collections c ON c.address = $1
+           LEFT JOIN LATERAL (${page}) p ON true
+          ORDER BY p.block_us::int8 DESC, p.id::int8 DESC`
+  const [{ rows }, snapshot] = await Promise.all([ctx.db.pool.query<Row>(sql, params), ctx.snapshot()])
+  const first = rows[0]
   const coverage =
-    scoped === undefined
+    input.collection === undefined
       ? globalCoverage(snapshot)
-      : collectionCoverage(snapshot, scoped.rows[0] ? historyOf(scoped.rows[0]) : null)
+      : collectionCoverage(
+          snapshot,
+          first?.known
+            ? historyOf({
+                deploy_block: first.deploy_block ?? null,
+                first_seen_block: first.first_seen_block ?? null,
+              })
+            : null,
+        )
+  const items = input.collection === undefined ? rows : rows.filter((r) => r.id !== null)
   const network = ctx.config.NETWORK
   const head = snapshot.lastSeenBlock
   return buildPage(
-    rows,
+    items,
     limit,
     (r) => ({ ...toTransfer(r, network, head), collection_name: r.collection_name ?? '' }),
     transferCursor,

@@ -20,7 +20,7 @@ import { buildPage, microsToTimestamp, pageLimit, safeInteger } from '@/server/a
 import { ApiError } from '@/server/errors/api-error'
 import type { Collection, ListCollectionsInput } from './collection.schema'
 
-export const SHORT_SEARCH_WINDOW = 2000
+export const SHORT_SEARCH_WINDOW = 1000
 
 const FULL_ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const TRIGRAM_RUN = /[\p{L}\p{N}]{3,}/u

@@ -19,7 +19,7 @@ export const collectionsRouter = createRouter({
         tags: ['Collections'],
         summary: 'List collections, newest first',
         description:
-          'Collections in the order they were first indexed, newest first. Collections whose contract declares neither a name nor a symbol are left out (the detail endpoint still serves them). `search` is a case-insensitive substring match on name and symbol; a full contract address is an exact lookup. A search shorter than three letters or digits is matched over at most 2,000 collections per request, so such a page can hold fewer than `limit` items with `has_more` true: keep paging. HEAD answers the same statuses without a body.',
+          'Collections in the order they were first indexed, newest first. Collections whose contract declares neither a name nor a symbol are left out (the detail endpoint still serves them). `search` is a case-insensitive substring match on name and symbol; a full contract address is an exact lookup. A search shorter than three letters or digits is matched over at most 1,000 collections per request, so such a page can hold fewer than `limit` items with `has_more` true: keep paging. HEAD answers the same statuses without a body.',
         protect: true,
         errorResponses: LIST_ERRORS,
       },
