@@ -21,8 +21,13 @@ export async function acquireLeaderLock(
   const client = await pool.connect()
   const lost = new AbortController()
   const onError = (err: Error) => lost.abort(new LeaderLockLostError(err))
+  const onEnd = () => lost.abort(new LeaderLockLostError())
   client.on('error', onError)
-  client.on('end', () => lost.abort(new LeaderLockLostError()))
+  client.on('end', onEnd)
+  const detach = () => {
+    client.off('error', onError)
+    client.off('end', onEnd)
+  }
   const key = `:nft-indexer-leader:${opts.network}`
   let announced = false
   try {
@@ -39,7 +44,7 @@ export async function acquireLeaderLock(
       await sleep(opts.pollMs ?? 1_000, opts.signal)
     }
   } catch (err) {
-    client.off('error', onError)
+    detach()
     client.release(true)
     throw err
   }
@@ -53,7 +58,8 @@ export async function acquireLeaderLock(
     lost: lost.signal,
     release: async () => {
       clearInterval(heartbeat)
-      client.off('error', onError)
+      // The error listener stays: a dying connection must not surface as an unhandled 'error'.
+      client.off('end', onEnd)
       try {
         await client.query('SELECT pg_advisory_unlock(hashtext(current_schema() || $1))', [key])
       } finally {
