@@ -108,6 +108,7 @@ export function openApiDocument(config: Pick<Config, 'PUBLIC_URL' | 'NETWORK'>):
     }
   }
   doc.paths = { ...doc.paths, '/v1/media': mediaPathItem } as OpenAPIObject['paths']
+  addHeadOperation(doc, '/v1/collections')
   cached = { key, doc }
   return doc
 }
@@ -115,4 +116,33 @@ export function openApiDocument(config: Pick<Config, 'PUBLIC_URL' | 'NETWORK'>):
 /** /v1 read procedures (those with a bearer credential) carry the freshness headers. */
 function scoped(operation: { security?: unknown[] }): boolean {
   return Array.isArray(operation.security) && operation.security.length > 0
+}
+
+/**
+ * The specification lists HEAD /v1/collections as an endpoint of its own:
+ * the same parameters, statuses and headers as GET, without a body.
+ */
+function addHeadOperation(doc: OpenAPIObject, path: string) {
+  type Operation = {
+    operationId?: string
+    responses?: Record<string, Record<string, unknown>>
+    [k: string]: unknown
+  }
+  const item = doc.paths?.[path] as Record<string, Operation> | undefined
+  const get = item?.get
+  if (!item || !get?.responses) return
+  const responses = Object.fromEntries(
+    Object.entries(get.responses).map(([status, response]) => {
+      const { content: _content, ...rest } = response
+      return [status, { ...rest, description: `${String(response.description ?? '')} (no body)`.trim() }]
+    }),
+  )
+  item.head = {
+    ...get,
+    operationId: `${get.operationId ?? 'operation'}-head`,
+    summary: 'Check the collection list (HEAD)',
+    description:
+      'Answers 200 with no body when the collection list is available; same parameters, checks and error statuses as GET.',
+    responses,
+  }
 }

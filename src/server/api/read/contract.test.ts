@@ -153,6 +153,11 @@ describe('/openapi.json', () => {
         expect.arrayContaining(['X-Chain-Head', 'X-Confirmed-Block', 'X-Request-Id']),
       )
     }
+    const head = contract.doc.paths['/v1/collections']?.head as unknown as {
+      responses: Record<string, { content?: unknown }>
+    }
+    expect(Object.keys(head.responses)).toEqual(expect.arrayContaining(['200', ...listed]))
+    expect(head.responses['200']!.content).toBeUndefined()
     const media = contract.doc.paths['/v1/media']?.get as unknown as { responses: Record<string, unknown> }
     expect(Object.keys(media.responses)).toEqual(
       expect.arrayContaining(['200', '206', '304', '400', '404', '416']),
