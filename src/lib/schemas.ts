@@ -59,38 +59,48 @@ export const PAGE_LIMIT_DEFAULT = 20
 export const PAGE_LIMIT_MAX = 100
 
 export const limitParam = integerParam(1, PAGE_LIMIT_MAX)
+
+  .meta({
+    default: PAGE_LIMIT_DEFAULT,
+    description: `Page size, 1 to ${PAGE_LIMIT_MAX}; default ${PAGE_LIMIT_DEFAULT}.`,
+  })
   .optional()
-  .describe(`Page size, 1 to ${PAGE_LIMIT_MAX}; default ${PAGE_LIMIT_DEFAULT}.`)
 
 export const networkParam = z
   .string()
   .max(64)
-  .optional()
+
   .describe('The indexed network (the only accepted value, and the default).')
+  .optional()
 
 export const beforeTimestampParam = integerParam(1)
-  .optional()
+
   .describe(
     'Cursor: Unix microseconds, copied from `next_page_params`; must be sent together with `before_id`.',
   )
+  .optional()
 
 export const beforeIdParam = integerParam(1)
-  .optional()
+
   .describe('Cursor: row id, copied from `next_page_params`; must be sent together with `before_timestamp`.')
+  .optional()
 
 export const afterTokenIdParam = tokenId
-  .optional()
+
   .describe('Cursor: token id, copied from `next_page_params`; must be sent together with `after_id`.')
+  .optional()
 
 export const afterIdParam = integerParam(1)
-  .optional()
+
   .describe('Cursor: row id, copied from `next_page_params`; must be sent together with `after_token_id`.')
+  .optional()
 
 export const afterCollectionParam = address
-  .optional()
+
   .describe(
     'Cursor: collection address, copied from `next_page_params`; required together with `after_token_id` and `after_id`.',
   )
+  .optional()
 
 /**
  * Cursor parameters that only make sense together: all present or all
@@ -154,10 +164,11 @@ export function pageOf<Item extends z.ZodType, Cursor extends z.ZodType>(item: I
       limit: z.int().min(1).max(PAGE_LIMIT_MAX).describe('The page size used.'),
       has_more: z.boolean(),
       next_page_params: cursor
-        .optional()
+
         .describe(
           'Present only when has_more is true: copy every key and value into the next request, keeping the other filters. Opaque; valid only on this endpoint.',
-        ),
+        )
+        .optional(),
     }),
     coverage,
   })

@@ -18,8 +18,8 @@ export const activityInput = z
     before_timestamp: beforeTimestampParam,
     before_id: beforeIdParam,
     network: networkParam,
-    collection: address.optional().describe('Only events of this contract (lowercase address).'),
-    event_type: transferEventType.optional().describe('Only events of this type: mint, transfer or burn.'),
+    collection: address.describe('Only events of this contract (lowercase address).').optional(),
+    event_type: transferEventType.describe('Only events of this type: mint, transfer or burn.').optional(),
   })
   .superRefine((value, ctx) => requireTogether(value, ['before_timestamp', 'before_id'], ctx))
 

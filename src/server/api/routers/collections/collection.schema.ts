@@ -30,7 +30,7 @@ export const collection = z
     total_supply: decimalString.describe('Tokens observed for the contract and not burned.'),
     unique_holders: decimalString.describe('Distinct current owners.'),
     total_transfers: decimalString.describe('Transfer events observed.'),
-    creator_address: address.optional().describe('Deployer; absent when unknown.'),
+    creator_address: address.describe('Deployer; absent when unknown.').optional(),
     deploy_tx_hash: txHash.nullable(),
     created_at: isoDateTime.describe('When the collection was first indexed.'),
   })
@@ -65,10 +65,11 @@ export const listCollectionsInput = z
       .string()
       .max(200, 'must be at most 200 characters')
       .refine((v) => !v.includes('\u0000'), 'must not contain NUL characters')
-      .optional()
+
       .describe(
         'Case-insensitive substring of the name or symbol (at most 200 characters); a full contract address is an exact lookup.',
-      ),
+      )
+      .optional(),
   })
   .superRefine((value, ctx) => requireTogether(value, ['before_timestamp', 'before_id'], ctx))
 

@@ -19,26 +19,29 @@ export const nft = z
     current_owner: address.describe('The zero address once burned.'),
     is_burned: z.boolean(),
     transfer_count: z.int().min(0),
-    metadata_uri: z.string().optional().describe('tokenURI() as read from the contract; absent until read.'),
+    metadata_uri: z.string().describe('tokenURI() as read from the contract; absent until read.').optional(),
     image_url: z
       .string()
-      .optional()
-      .describe('Image location declared by the metadata (may need an external gateway); absent when none.'),
+
+      .describe('Image location declared by the metadata (may need an external gateway); absent when none.')
+      .optional(),
     media_url: z
       .string()
-      .optional()
+
       .describe(
         "The service's own copy of the image (GET /v1/media?url=<image_url>); present only when the bytes are stored. Artwork source: media_url when present, otherwise image_url.",
-      ),
+      )
+      .optional(),
     collection_name: z.string().describe("The collection's name; '' when the contract declares none."),
     collection_symbol: z.string().describe("The collection's symbol; '' when unknown."),
-    name: z.string().optional().describe("The metadata's `name`; absent when the metadata has none."),
+    name: z.string().describe("The metadata's `name`; absent when the metadata has none.").optional(),
     media_type: z
       .string()
-      .optional()
+
       .describe(
         'MIME type sniffed from the stored media bytes (for example image/png, video/mp4); absent when not stored.',
-      ),
+      )
+      .optional(),
     metadata_status: z
       .string()
       .describe(
@@ -84,8 +87,12 @@ export const listCollectionNftsInput = z
     after_token_id: afterTokenIdParam,
     after_id: afterIdParam,
     include_burned: booleanParam()
-      .optional()
-      .describe('Include burned tokens (true) or leave them out (false, the default).'),
+
+      .meta({
+        default: false,
+        description: 'Include burned tokens (true) or leave them out (false, the default).',
+      })
+      .optional(),
   })
   .superRefine((value, ctx) => requireTogether(value, ['after_token_id', 'after_id'], ctx))
 

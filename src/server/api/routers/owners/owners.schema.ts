@@ -2,12 +2,12 @@ import { z } from 'zod'
 import {
   address,
   afterCollectionParam,
-  afterIdParam,
-  afterTokenIdParam,
+  integerParam,
   limitParam,
   ownerCursor,
   pageOf,
   requireTogether,
+  tokenId,
 } from '@/lib/schemas'
 import { nft } from '@/server/api/routers/nfts/nft.schema'
 
@@ -16,12 +16,16 @@ export const listOwnerNftsInput = z
     address: address.describe('Owner address, lowercase.'),
     limit: limitParam,
     after_collection: afterCollectionParam,
-    after_token_id: afterTokenIdParam.describe(
-      'Cursor: token id, copied from `next_page_params`; required together with `after_collection` and `after_id`.',
-    ),
-    after_id: afterIdParam.describe(
-      'Cursor: row id, copied from `next_page_params`; required together with `after_collection` and `after_token_id`.',
-    ),
+    after_token_id: tokenId
+      .describe(
+        'Cursor: token id, copied from `next_page_params`; required together with `after_collection` and `after_id`.',
+      )
+      .optional(),
+    after_id: integerParam(1)
+      .describe(
+        'Cursor: row id, copied from `next_page_params`; required together with `after_collection` and `after_token_id`.',
+      )
+      .optional(),
   })
   .superRefine((value, ctx) =>
     requireTogether(value, ['after_collection', 'after_token_id', 'after_id'], ctx),
