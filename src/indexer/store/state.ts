@@ -24,6 +24,9 @@ export async function ensureIndexerState(
      VALUES ($1, $2, $3, $3) ON CONFLICT (network) DO NOTHING`,
     [opts.network, opts.chainId, opts.startBlock],
   )
+  // Chain tables emptied from outside (a recreated devnet) leave no token behind:
+  // then no holder count may survive either.
+  await db.query('DELETE FROM collection_holders WHERE NOT EXISTS (SELECT 1 FROM tokens)')
   const state = await readIndexerState(db, opts.network)
   if (state.chainId !== opts.chainId) {
     throw new IndexerError(
