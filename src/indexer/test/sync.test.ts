@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { startTestChain, type TestChain } from './chain'
 import { startIndexer, testConfig } from './indexer'
-import { expectDatabaseMatchesChain, waitForIndexed } from './oracle'
+import { expectDatabaseMatchesChain, waitFor, waitForIndexed } from './oracle'
 
 let chain: TestChain
 let db: TestDatabase
@@ -65,6 +65,53 @@ describe('sync', () => {
       expect(max.rows).toEqual([{ token_id: (2n ** 256n - 1n).toString() }])
     } finally {
       await indexer.stop()
+    }
+  })
+
+  it('records coverage: START_BLOCK onwards only, complete once confirmed, with the lag and deploy blocks', async () => {
+    const later = await createTestDatabase()
+    try {
+      const mintBlock = await chain.call(c.nft!, 'TestNFT', 'mint', [chain.accounts[4], 77n])
+      const head = await chain.head()
+      const config = testConfig({
+        DATABASE_URL: later.url,
+        RPC_URL: chain.anvil.rpcUrl,
+        START_BLOCK: String(mintBlock),
+      })
+      const indexer = startIndexer(config, later.pool)
+      try {
+        await waitForIndexed(later.pool, chain.clients)
+        await waitFor(async () => {
+          const { rows } = await later.pool.query(
+            "SELECT 1 FROM collections WHERE metadata_status <> 'pending'",
+          )
+          return rows.length > 0
+        })
+      } finally {
+        await indexer.stop()
+      }
+      const transfers = await later.pool.query('SELECT token_id::text, block_number::int FROM transfers')
+      expect(transfers.rows).toEqual([{ token_id: '77', block_number: Number(mintBlock) }])
+      const state = await later.pool.query(
+        `SELECT coverage_status, coverage_start_block::int, last_seen_block::int, last_confirmed_block::int,
+                last_indexed_block::int, coverage_verified_at IS NOT NULL AS verified FROM indexer_state`,
+      )
+      expect(state.rows).toEqual([
+        {
+          coverage_status: 'complete',
+          coverage_start_block: Number(mintBlock),
+          last_seen_block: Number(head),
+          last_confirmed_block: Number(head) - 2,
+          last_indexed_block: Number(head),
+          verified: true,
+        },
+      ])
+      // The collection predates START_BLOCK: its deploy block says so.
+      const collection = await later.pool.query('SELECT deploy_block::int, name FROM collections')
+      expect(collection.rows).toEqual([{ deploy_block: expect.any(Number), name: 'Test Apes' }])
+      expect(collection.rows[0].deploy_block).toBeLessThan(Number(mintBlock))
+    } finally {
+      await later.drop()
     }
   })
 })
