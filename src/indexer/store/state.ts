@@ -34,11 +34,16 @@ export async function ensureIndexerState(
     )
   }
   if (state.startBlock !== BigInt(opts.startBlock)) {
+    // A new START_BLOCK: progress is the contiguous range from there (a lowered one leaves a gap to fill).
+    const end = await contiguousEnd(db, BigInt(opts.startBlock))
     await db.query(
-      'UPDATE indexer_state SET start_block = $2, coverage_start_block = $2 WHERE network = $1',
-      [opts.network, opts.startBlock],
+      `UPDATE indexer_state SET start_block = $2, coverage_start_block = $2, last_indexed_block = $3::bigint,
+              last_confirmed_block = LEAST(last_confirmed_block, coalesce($3::bigint, 0)),
+              coverage_status = CASE WHEN $3::bigint IS NULL THEN 'partial' ELSE coverage_status END
+        WHERE network = $1`,
+      [opts.network, opts.startBlock, end?.toString() ?? null],
     )
-    state.startBlock = BigInt(opts.startBlock)
+    return readIndexerState(db, opts.network)
   }
   return state
 }

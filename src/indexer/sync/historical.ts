@@ -33,7 +33,10 @@ export async function syncHistorical(s: Syncer, target: bigint): Promise<void> {
   }
   schedule()
   while (inflight.length > 0) {
-    const batch = [await inflight.shift()!.promise]
+    const first = await inflight.shift()!.promise
+    // A gap fill joined the range above it: ranges already inside it are done.
+    if (s.tip && first.toBlock <= s.tip.number) continue
+    const batch = [first]
     let events = batch[0]!.transfers.length
     while (inflight[0]?.settled && !inflight[0].failed && events < s.options.maxEventsPerCommit) {
       const ready = await inflight.shift()!.promise
@@ -42,6 +45,7 @@ export async function syncHistorical(s: Syncer, target: bigint): Promise<void> {
     }
     schedule()
     await commitFetched(s, batch)
+    if (cursorOf(s) > next) next = cursorOf(s)
     const from = batch[0]!.fromBlock
     const to = batch[batch.length - 1]!.toBlock
     s.progress.record(to - from + 1n, events, to, target)

@@ -58,7 +58,7 @@ export async function commitFetched(s: Syncer, ranges: FetchedRange[]): Promise<
   }
   const transfers = ranges.flatMap((r) => r.transfers)
   const started = performance.now()
-  await commitBatch(
+  const progress = await commitBatch(
     s.ctx.pool,
     {
       network: s.options.network,
@@ -85,5 +85,12 @@ export async function commitFetched(s: Syncer, ranges: FetchedRange[]): Promise<
     'committed',
   )
   s.tip = prev
+  // Filling a gap joins the range above it: continue from the end of the joined range.
+  if (progress.lastIndexedBlock !== null && progress.lastIndexedBlock !== prev!.number) {
+    const { rows } = await s.ctx.pool.query('SELECT hash FROM blocks WHERE number = $1', [
+      progress.lastIndexedBlock.toString(),
+    ])
+    s.tip = { number: progress.lastIndexedBlock, hash: rows[0]?.hash ?? null }
+  }
   s.onCommit?.({ fromBlock: ranges[0]!.fromBlock, toBlock: prev!.number, transfers: transfers.length })
 }

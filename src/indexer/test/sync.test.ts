@@ -110,6 +110,25 @@ describe('sync', () => {
       const collection = await later.pool.query('SELECT deploy_block::int, name FROM collections')
       expect(collection.rows).toEqual([{ deploy_block: expect.any(Number), name: 'Test Apes' }])
       expect(collection.rows[0].deploy_block).toBeLessThan(Number(mintBlock))
+
+      // START_BLOCK lowered to 0: the gap below is filled and joins the indexed range.
+      const full = startIndexer({ ...config, START_BLOCK: 0 }, later.pool, { metadata: { enabled: false } })
+      try {
+        await waitFor(async () => {
+          const { rows } = await later.pool.query(
+            "SELECT 1 FROM indexer_state WHERE coverage_status = 'complete' AND coverage_start_block = 0",
+          )
+          return rows.length > 0
+        })
+      } finally {
+        await full.stop()
+      }
+      await expectDatabaseMatchesChain(later.pool, chain.clients, {
+        standard: [c.nft!, c.consecutive!],
+        legacy: [c.legacy!],
+      })
+      const ranges = await later.pool.query('SELECT from_block::int, to_block::int FROM indexed_ranges')
+      expect(ranges.rows).toEqual([{ from_block: 0, to_block: Number(head) }])
     } finally {
       await later.drop()
     }
