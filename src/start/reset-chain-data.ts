@@ -10,6 +10,7 @@ import pg from 'pg'
 const CHAIN_TABLES = [
   'transfers',
   'tokens',
+  'collection_holders',
   'collections',
   'non_nft_contracts',
   'blocks',
