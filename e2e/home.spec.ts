@@ -11,7 +11,9 @@ test('home page shows the service and the live index status', async ({ page }) =
   await expect(head).toBeVisible()
   const first = BigInt((await head.textContent()) ?? '0')
   await expect
-    .poll(async () => BigInt((await page.reload().then(() => head.textContent())) ?? '0'), { timeout: 45_000 })
+    .poll(async () => BigInt((await page.reload().then(() => head.textContent())) ?? '0'), {
+      timeout: 45_000,
+    })
     .toBeGreaterThan(first)
   await page.screenshot({ path: 'e2e/artifacts/screenshots/home.png', fullPage: true })
 })

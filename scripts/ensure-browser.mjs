@@ -7,9 +7,13 @@ const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 if (!existsSync(path)) {
   const root = typeof process.getuid === 'function' && process.getuid() === 0
   if (!root) {
-    console.error(`Chromium not found at ${path}: install it with 'sudo apt-get install -y chromium' or set CHROMIUM_PATH.`)
+    console.error(
+      `Chromium not found at ${path}: install it with 'sudo apt-get install -y chromium' or set CHROMIUM_PATH.`,
+    )
     process.exit(1)
   }
   console.log('Installing Debian chromium for the browser tests…')
-  execSync('apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium', { stdio: 'inherit' })
+  execSync('apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium', {
+    stdio: 'inherit',
+  })
 }

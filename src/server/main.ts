@@ -10,7 +10,9 @@ import { createWebServer } from '@/server/http/server'
 const config = loadConfig()
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'web' })
 if (!config.DATABASE_URL) {
-  logger.fatal('DATABASE_URL is not set: start the service with `npm start`, which provides the embedded database')
+  logger.fatal(
+    'DATABASE_URL is not set: start the service with `npm start`, which provides the embedded database',
+  )
   process.exit(2)
 }
 const db = openDatabase(config.DATABASE_URL, {
@@ -21,7 +23,9 @@ const web = await createWebServer({
   services: { config, db, logger },
   next: process.env.WEB_API_ONLY === '1' ? false : { dev: process.env.NODE_ENV === 'development' },
 })
-web.server.listen(config.PORT, () => logger.info({ port: config.PORT, url: config.PUBLIC_URL }, 'web server listening'))
+web.server.listen(config.PORT, () =>
+  logger.info({ port: config.PORT, url: config.PUBLIC_URL }, 'web server listening'),
+)
 web.server.on('error', (err) => {
   logger.fatal({ err }, 'web server failed')
   process.exit(1)

@@ -37,7 +37,9 @@ export function toApiError(err: unknown): ApiError {
   const zod = findCause(err, (e): e is ZodError => e instanceof ZodError)
   if (zod) return new ApiError('INVALID_ARGUMENT', describeZodError(zod), { cause: err })
   if (isDatabaseUnavailable(err)) {
-    return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry with backoff.', { cause: err })
+    return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry with backoff.', {
+      cause: err,
+    })
   }
   if (err instanceof TRPCError) {
     switch (err.code) {

@@ -9,7 +9,10 @@ export async function getIndexerStatus(
 ): Promise<IndexerStatus> {
   const network = ctx.config.NETWORK
   if (input.network !== undefined && input.network !== network) {
-    throw new ApiError('NOT_FOUND', `Network '${input.network}' is not indexed here; this service indexes '${network}'.`)
+    throw new ApiError(
+      'NOT_FOUND',
+      `Network '${input.network}' is not indexed here; this service indexes '${network}'.`,
+    )
   }
   const state = await ctx.db.prisma.indexerState.findUnique({ where: { network } })
   if (!state) {

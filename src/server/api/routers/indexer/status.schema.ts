@@ -17,7 +17,9 @@ export const indexerStatus = z
     last_indexed_block: decimalString
       .nullable()
       .describe('Extension: highest block whose events are ingested; null before the first block.'),
-    lag_blocks: decimalString.describe('Extension: last_seen_block minus last_indexed_block (blocks not yet ingested).'),
+    lag_blocks: decimalString.describe(
+      'Extension: last_seen_block minus last_indexed_block (blocks not yet ingested).',
+    ),
   })
   .meta({ id: 'IndexerStatus' })
 
