@@ -120,6 +120,10 @@ export const envSchema = z.object({
   ).default('nft:'),
   /** How long a process may trust a verified credential without asking the database (≤ 1 s: the revocation bound). */
   CREDENTIAL_CACHE_MS: optional(nonNegativeInt.max(1000, 'must be at most 1000')).default(500),
+  /** First and largest eth_getLogs span, for providers with a hard block-range cap; adaptive when unset. */
+  INDEXER_RANGE_BLOCKS: optional(nonNegativeInt.min(1, 'must be a positive integer')),
+  /** Events merged into one backfill commit; a tuning default when unset. */
+  INDEXER_COMMIT_EVENTS: optional(nonNegativeInt.min(1, 'must be a positive integer')),
 })
 
 export type Env = z.infer<typeof envSchema>

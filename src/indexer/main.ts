@@ -4,39 +4,21 @@
  * Exit codes: 0 after SIGINT/SIGTERM, 2 bad configuration, 3 wrong chain id,
  * 1 any other failure.
  */
-import { loadConfig } from '@/config/env'
+import { type Config, loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
 import { createPool } from '@/server/db/client'
 import { ChainIdMismatchError, describeError } from './errors'
 import { runIndexer } from './run'
 import type { SyncOptions } from './sync/syncer'
 
-/**
- * Optional indexer tuning, outside the shared configuration contract:
- * INDEXER_RANGE_BLOCKS (first and largest eth_getLogs span, e.g. for
- * providers with a hard block-range cap) and INDEXER_COMMIT_EVENTS (events
- * merged into one backfill commit).
- */
-function readTuning(env: NodeJS.ProcessEnv): Partial<SyncOptions> {
+/** Optional tuning from the configuration contract (INDEXER_RANGE_BLOCKS, INDEXER_COMMIT_EVENTS). */
+function syncTuning(config: Config): Partial<SyncOptions> {
   const tuning: Partial<SyncOptions> = {}
-  const positive = (name: string) => {
-    const raw = env[name]?.trim()
-    if (!raw) return undefined
-    if (!/^[1-9][0-9]{0,8}$/.test(raw)) {
-      process.stderr.write(
-        `Invalid configuration: ${name} must be a positive integer (got ${JSON.stringify(raw)})\n`,
-      )
-      process.exit(2)
-    }
-    return Number(raw)
+  if (config.INDEXER_RANGE_BLOCKS !== undefined) {
+    tuning.initialRange = BigInt(config.INDEXER_RANGE_BLOCKS)
+    tuning.maxRange = BigInt(config.INDEXER_RANGE_BLOCKS)
   }
-  const range = positive('INDEXER_RANGE_BLOCKS')
-  if (range !== undefined) {
-    tuning.initialRange = BigInt(range)
-    tuning.maxRange = BigInt(range)
-  }
-  const commitEvents = positive('INDEXER_COMMIT_EVENTS')
-  if (commitEvents !== undefined) tuning.maxEventsPerCommit = commitEvents
+  if (config.INDEXER_COMMIT_EVENTS !== undefined) tuning.maxEventsPerCommit = config.INDEXER_COMMIT_EVENTS
   return tuning
 }
 
@@ -47,7 +29,7 @@ if (!config.DATABASE_URL || !config.RPC_URL) {
   )
   process.exit(2)
 }
-const tuning = readTuning(process.env)
+const tuning = syncTuning(config)
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'indexer' })
 const pool = createPool(config.DATABASE_URL, { max: 8 })
 const controller = new AbortController()
