@@ -14,6 +14,9 @@ export interface Page<Item, Cursor> {
   coverage: Coverage
 }
 
+/** The cursor of the newest-first feeds (collections, activity, both transfer lists). */
+export type TimeCursor = { before_timestamp: number; before_id: number }
+
 export function pageLimit(limit: number | undefined): number {
   return limit ?? PAGE_LIMIT_DEFAULT
 }

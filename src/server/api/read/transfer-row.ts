@@ -6,7 +6,7 @@
  * skip a row.
  */
 import type { Transfer } from '@/server/api/routers/transfers/transfer.schema'
-import { isoSql, microsSql, safeInteger } from './page'
+import { isoSql, microsSql, safeInteger, type TimeCursor } from './page'
 
 /** Columns of `transfers` aliased `tr`. */
 export const TRANSFER_COLUMNS = `tr.id::text AS id, tr.collection_address, tr.token_id::text AS token_id,
@@ -54,7 +54,7 @@ export function toTransfer(row: TransferRow, network: string, head: bigint): Tra
   }
 }
 
-export const transferCursor = (row: TransferRow) => ({
+export const transferCursor = (row: TransferRow): TimeCursor => ({
   before_timestamp: safeInteger(row.block_us),
   before_id: safeInteger(row.id),
 })

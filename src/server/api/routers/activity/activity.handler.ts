@@ -6,11 +6,10 @@
  * transfers_collection_event_type_feed_idx). Coverage is the indexer's own
  * status, or the collection's when `collection` is given.
  */
-import type { Coverage } from '@/lib/schemas'
 import { historyOf } from '@/server/api/read/collection-row'
 import { assertNetwork, type ReadContext } from '@/server/api/read/context'
 import { collectionCoverage, globalCoverage } from '@/server/api/read/coverage'
-import { buildPage, microsToTimestamp, pageLimit } from '@/server/api/read/page'
+import { buildPage, microsToTimestamp, type Page, pageLimit, type TimeCursor } from '@/server/api/read/page'
 import {
   TRANSFER_COLUMNS,
   type TransferRow,
@@ -20,15 +19,7 @@ import {
 import type { ActivityItem } from '@/server/api/routers/transfers/transfer.schema'
 import type { ActivityInput } from './activity.schema'
 
-type ActivityPage = {
-  data: ActivityItem[]
-  pagination: {
-    limit: number
-    has_more: boolean
-    next_page_params?: { before_timestamp: number; before_id: number }
-  }
-  coverage: Coverage
-}
+type ActivityPage = Page<ActivityItem, TimeCursor>
 
 type Row = TransferRow & {
   collection_name: string | null

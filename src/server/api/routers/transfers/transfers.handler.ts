@@ -5,11 +5,10 @@
  * transfers_collection_feed_idx and transfers_token_feed_idx. An unknown
  * collection or token gives an empty page (these endpoints list no 404).
  */
-import type { Coverage } from '@/lib/schemas'
 import { historyOf } from '@/server/api/read/collection-row'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
-import { buildPage, microsToTimestamp, pageLimit } from '@/server/api/read/page'
+import { buildPage, microsToTimestamp, type Page, pageLimit, type TimeCursor } from '@/server/api/read/page'
 import {
   TRANSFER_COLUMNS,
   type TransferRow,
@@ -18,15 +17,7 @@ import {
 } from '@/server/api/read/transfer-row'
 import type { Transfer, TransferFeedInput } from './transfer.schema'
 
-type TransferPage = {
-  data: Transfer[]
-  pagination: {
-    limit: number
-    has_more: boolean
-    next_page_params?: { before_timestamp: number; before_id: number }
-  }
-  coverage: Coverage
-}
+type TransferPage = Page<Transfer, TimeCursor>
 
 type Row = TransferRow & {
   known: boolean
