@@ -19,12 +19,15 @@ export const SNAPSHOT_TTL_MS = 250
 
 export type CoverageStatus = 'unknown' | 'partial' | 'complete'
 
-/** What the API needs of indexer_state; null fields when the indexer has not written its state yet. */
+/** The indexer_state row as the API needs it; `updatedAt` null while the indexer has not written it yet. */
 export interface IndexerSnapshot {
   coverageStatus: CoverageStatus
   coverageStartBlock: bigint | null
   lastSeenBlock: bigint
   lastConfirmedBlock: bigint
+  lastIndexedBlock: bigint | null
+  coverageVerifiedAt: Date | null
+  updatedAt: Date | null
 }
 
 const EMPTY: IndexerSnapshot = {
@@ -32,6 +35,9 @@ const EMPTY: IndexerSnapshot = {
   coverageStartBlock: null,
   lastSeenBlock: 0n,
   lastConfirmedBlock: 0n,
+  lastIndexedBlock: null,
+  coverageVerifiedAt: null,
+  updatedAt: null,
 }
 
 interface CacheEntry {
@@ -47,8 +53,12 @@ async function readSnapshot(pool: pg.Pool, network: string): Promise<IndexerSnap
     coverage_start_block: string | null
     last_seen_block: string
     last_confirmed_block: string
+    last_indexed_block: string | null
+    coverage_verified_at: Date | null
+    updated_at: Date
   }>(
-    `SELECT coverage_status, coverage_start_block::text, last_seen_block::text, last_confirmed_block::text
+    `SELECT coverage_status, coverage_start_block::text, last_seen_block::text, last_confirmed_block::text,
+            last_indexed_block::text, coverage_verified_at, updated_at
        FROM indexer_state WHERE network = $1`,
     [network],
   )
@@ -60,6 +70,9 @@ async function readSnapshot(pool: pg.Pool, network: string): Promise<IndexerSnap
     coverageStartBlock: row.coverage_start_block === null ? null : BigInt(row.coverage_start_block),
     lastSeenBlock: BigInt(row.last_seen_block),
     lastConfirmedBlock: BigInt(row.last_confirmed_block),
+    lastIndexedBlock: row.last_indexed_block === null ? null : BigInt(row.last_indexed_block),
+    coverageVerifiedAt: row.coverage_verified_at,
+    updatedAt: row.updated_at,
   }
 }
 

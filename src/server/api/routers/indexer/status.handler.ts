@@ -1,8 +1,13 @@
+import { indexerSnapshot } from '@/server/api/middleware/freshness'
 import type { ApiContext } from '@/server/api/trpc'
 import { ApiError } from '@/server/errors/api-error'
 import type { IndexerStatus } from './status.schema'
 
-/** A sanitized view of the indexer's coverage and freshness. */
+/**
+ * A sanitized view of the indexer's coverage and freshness, from the same
+ * shared indexer_state snapshot (≤ 250 ms old) that every /v1 response's
+ * freshness headers come from, so the body and the headers always agree.
+ */
 export async function getIndexerStatus(
   ctx: Pick<ApiContext, 'config' | 'db'>,
   input: { network?: string | undefined },
@@ -14,31 +19,18 @@ export async function getIndexerStatus(
       `Network '${input.network}' is not indexed here; this service indexes '${network}'.`,
     )
   }
-  const state = await ctx.db.prisma.indexerState.findUnique({ where: { network } })
-  if (!state) {
-    // The indexer has not written its first state yet: no claim is made.
-    return {
-      network,
-      coverage_status: 'unknown',
-      coverage_start_block: null,
-      last_confirmed_block: '0',
-      last_seen_block: '0',
-      coverage_verified_at: null,
-      updated_at: new Date().toISOString(),
-      last_indexed_block: null,
-      lag_blocks: '0',
-    }
-  }
+  const state = await indexerSnapshot(ctx.db.pool, network)
   const indexed = state.lastIndexedBlock
   const lag = indexed === null ? state.lastSeenBlock : state.lastSeenBlock - indexed
   return {
     network,
-    coverage_status: state.coverageStatus as IndexerStatus['coverage_status'],
+    // Before the indexer's first write no claim is made.
+    coverage_status: state.updatedAt === null ? 'unknown' : state.coverageStatus,
     coverage_start_block: state.coverageStartBlock?.toString() ?? null,
     last_confirmed_block: state.lastConfirmedBlock.toString(),
     last_seen_block: state.lastSeenBlock.toString(),
     coverage_verified_at: state.coverageVerifiedAt?.toISOString() ?? null,
-    updated_at: state.updatedAt.toISOString(),
+    updated_at: (state.updatedAt ?? new Date()).toISOString(),
     last_indexed_block: indexed?.toString() ?? null,
     lag_blocks: (lag > 0n ? lag : 0n).toString(),
   }
