@@ -14,7 +14,7 @@ import { getIndexerStatus } from '@/server/api/routers/indexer/status.handler'
 import { getNft, listCollectionNfts } from '@/server/api/routers/nfts/nfts.handler'
 import { listOwnerNfts } from '@/server/api/routers/owners/owners.handler'
 import { listTransfers } from '@/server/api/routers/transfers/transfers.handler'
-import { createPool, createPrisma } from '@/server/db/client'
+import { createPool } from '@/server/db/client'
 
 type Query = Record<string, string>
 type Route = [RegExp, (ctx: ReadContext, m: string[], q: Query) => Promise<unknown>]
@@ -97,7 +97,6 @@ export function createFloorServer(options: {
     statementTimeoutMs: options.statementTimeoutMs ?? 5000,
     max: options.poolSize ?? 10,
   })
-  const prisma = createPrisma(pool)
   const config = { NETWORK: options.network, PUBLIC_URL: options.publicUrl, MEDIA_ORIGIN: undefined }
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://floor')
@@ -122,7 +121,7 @@ export function createFloorServer(options: {
     }
     const run = async () => {
       if (url.pathname === '/v1/indexer/status') {
-        return { data: await getIndexerStatus({ config: config as never, db: { prisma } as never }, {}) }
+        return { data: await getIndexerStatus({ config: config as never, db: { pool } as never }, {}) }
       }
       for (const [pattern, handler] of ROUTES) {
         const match = pattern.exec(url.pathname)
@@ -148,7 +147,6 @@ export function createFloorServer(options: {
     pool,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()))
-      await prisma.$disconnect()
       await pool.end()
     },
   }
