@@ -21,6 +21,7 @@ import type { Address, Hex } from 'viem'
 import { startTestChain } from '@/indexer/test/chain'
 import { urlWithSchema } from '@/server/db/connection-url'
 import { migrate } from '@/server/db/migrate'
+import { runPonder } from './ponder-run'
 
 const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const COLLECTIONS = Number(process.env.BENCH_COLLECTIONS ?? 50)
@@ -37,10 +38,11 @@ async function buildChain() {
   const [deployer, ...holders] = chain.accounts
   const started = performance.now()
   const collections: Address[] = []
+  let firstBlock = 0n
   for (let c = 0; c < COLLECTIONS; c++) {
-    collections.push(
-      (await chain.deploy('TestNFT', [`Bench ${c}`, `B${c}`, 'data:application/json,{}'])).address,
-    )
+    const deployed = await chain.deploy('TestNFT', [`Bench ${c}`, `B${c}`, 'data:application/json,{}'])
+    if (c === 0) firstBlock = deployed.block
+    collections.push(deployed.address)
   }
   let transfers = 0
   let last: Hex = '0x'
@@ -70,13 +72,13 @@ async function buildChain() {
   if (receipt.status !== 'success') throw new Error('chain generation failed')
   const head = await chain.head()
   log(`chain: ${transfers} transfers in ${COLLECTIONS} collections, ${head} blocks, built in ${s(started)}`)
-  return { chain, collections, transfers, head, deployer: deployer! }
+  return { chain, collections, firstBlock, transfers, head, deployer: deployer! }
 }
 
 const s = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)}s`
 
 async function main() {
-  const { chain, collections, transfers, head, deployer } = await buildChain()
+  const { chain, collections, firstBlock, transfers, head, deployer } = await buildChain()
   const schema = `bench_indexer_${Date.now()}`
   const url = urlWithSchema(serverUrl, schema)
   await migrate(url)
@@ -130,7 +132,8 @@ async function main() {
     const indexed = await count()
     if (indexed !== transfers) throw new Error(`indexed ${indexed} transfers, the chain has ${transfers}`)
     log(`backfill: ${indexed} transfers, ${head} blocks in ${seconds.toFixed(1)}s (process start included)`)
-    log(`backfill: ${Math.round(indexed / seconds)} events/s, ${Math.round(Number(head) / seconds)} blocks/s`)
+    const ourRate = indexed / seconds
+    log(`backfill: ${Math.round(ourRate)} events/s, ${Math.round(Number(head) / seconds)} blocks/s`)
     for (const line of progress.slice(-2)) log(`indexer said: ${JSON.parse(line).msg}`)
 
     // Head-follow latency: block mined -> its transfer committed.
@@ -156,10 +159,48 @@ async function main() {
       `head-follow latency over ${SAMPLES} blocks: p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms (poll interval 0.5 s)`,
     )
     log(`peak RSS of the indexer process: ${(peakRssKb / 1024).toFixed(0)} MiB`)
-  } finally {
+
+    // The same backfill with Ponder: same chain (up to the backfill head), same PostgreSQL server.
     clearInterval(rssTimer)
     child.kill('SIGTERM')
     await new Promise((r) => child.once('exit', r))
+    if (process.env.BENCH_PONDER === '0') {
+      log('ponder: skipped (BENCH_PONDER=0)')
+      return
+    }
+    // Ponder treats the last 30 blocks of chain 31337 as unfinalized and follows them live; mine empty
+    // blocks past the backfill head so that all of Ponder's run is a historical backfill like ours.
+    // One block per request: on the 200,000-token state a single 64-block anvil_mine outlasts viem's timeout.
+    for (let b = await chain.head(); b <= head + 31n; b++) await chain.clients.test.mine({ blocks: 1 })
+    log('ponder: backfilling the same chain with bench/ponder')
+    const ponder = await runPonder(
+      {
+        serverUrl,
+        rpcUrl: chain.anvil.rpcUrl,
+        chainId: 31337,
+        addresses: collections,
+        startBlock: firstBlock,
+        endBlock: head,
+        expectedTransfers: transfers,
+      },
+      log,
+    )
+    if (!ponder.ok) {
+      log(`ponder: no figure, ${ponder.reason}`)
+      log('ours / ponder: not measured')
+    } else {
+      const ponderRate = ponder.events / ponder.seconds
+      log(
+        `ponder ${ponder.version}: ${ponder.events} transfers in ${ponder.seconds.toFixed(1)}s (process start included), ${Math.round(ponderRate)} events/s, peak RSS ${(ponder.peakRssKb / 1024).toFixed(0)} MiB`,
+      )
+      log(`ours / ponder: ${(ourRate / ponderRate).toFixed(2)}x (target >= 2x)`)
+    }
+  } finally {
+    clearInterval(rssTimer)
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM')
+      await new Promise((r) => child.once('exit', r))
+    }
     await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
     await pool.end()
     await chain.stop()

@@ -1,0 +1,183 @@
+/**
+ * The Ponder side of bench:indexer: runs the minimal Ponder project in
+ * bench/ponder (ERC-721 Transfer -> a transfers table plus current owners)
+ * against the same anvil chain and PostgreSQL server as our indexer, in a
+ * fresh database (Ponder's RPC cache, ponder_sync, lives per database and the
+ * devnet reuses chain id 31337, so a shared one would serve stale logs).
+ *
+ * Measured like ours: from process start until Ponder reports historical
+ * indexing complete (/ready is 200) and its transfers table holds every
+ * transfer of the chain. Never returns a made-up number: when Ponder cannot
+ * be installed, started or finished, the result says why.
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { appendFileSync, existsSync, readFileSync } from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import pg from 'pg'
+
+export interface PonderRunInput {
+  serverUrl: string
+  rpcUrl: string
+  chainId: number
+  addresses: string[]
+  startBlock: bigint
+  endBlock: bigint
+  expectedTransfers: number
+}
+
+export type PonderRunResult =
+  | { ok: true; version: string; seconds: number; events: number; peakRssKb: number }
+  | { ok: false; reason: string }
+
+const projectDir = path.resolve(import.meta.dirname, 'ponder')
+const binPath = path.join(projectDir, 'node_modules', 'ponder', 'dist', 'esm', 'bin', 'ponder.js')
+const TIMEOUT_S = Number(process.env.BENCH_PONDER_TIMEOUT_S ?? 1_200)
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+function ensureInstalled(log: (msg: string) => void): string | null {
+  if (existsSync(binPath)) return null
+  log('installing bench/ponder dependencies (first run)')
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+  const res = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--prefix', projectDir], {
+    cwd: projectDir,
+    encoding: 'utf8',
+    timeout: 600_000,
+  })
+  if (res.status !== 0 || !existsSync(binPath)) {
+    const tail = `${res.stderr ?? ''}${res.error ? String(res.error) : ''}`.trim().split('\n').slice(-5)
+    return `npm install in bench/ponder failed (exit ${res.status}): ${tail.join(' | ')}`
+  }
+  return null
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+export async function runPonder(input: PonderRunInput, log: (msg: string) => void): Promise<PonderRunResult> {
+  const installError = ensureInstalled(log)
+  if (installError) return { ok: false, reason: installError }
+  const version = JSON.parse(
+    readFileSync(path.join(projectDir, 'node_modules', 'ponder', 'package.json'), 'utf8'),
+  ).version as string
+
+  const dbName = `bench_ponder_${Date.now()}`
+  const admin = new pg.Client({ connectionString: input.serverUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${dbName}`)
+  const dbUrl = new URL(input.serverUrl)
+  dbUrl.pathname = `/${dbName}`
+  dbUrl.searchParams.delete('schema')
+  const schema = 'bench'
+  const port = await freePort()
+  const pool = new pg.Pool({ connectionString: dbUrl.toString(), max: 2 })
+  pool.on('error', () => {}) // Idle clients are cut when the database is dropped.
+
+  const recent: string[] = []
+  const child = spawn(
+    process.execPath,
+    [binPath, 'start', '--schema', schema, '--port', String(port), '--log-format', 'json'],
+    {
+      cwd: projectDir,
+      env: {
+        ...process.env,
+        DATABASE_URL: dbUrl.toString(),
+        DATABASE_SCHEMA: schema,
+        DATABASE_PRIVATE_URL: '',
+        PONDER_TELEMETRY_DISABLED: 'true',
+        PONDER_RPC_URL: input.rpcUrl,
+        PONDER_CHAIN_ID: String(input.chainId),
+        PONDER_ADDRESSES: input.addresses.join(','),
+        PONDER_START_BLOCK: input.startBlock.toString(),
+        PONDER_END_BLOCK: input.endBlock.toString(),
+        NODE_ENV: 'production',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
+  const started = performance.now()
+  const keep = (chunk: Buffer) => {
+    if (process.env.BENCH_LOG) appendFileSync(process.env.BENCH_LOG, chunk)
+    for (const line of chunk.toString().split('\n')) {
+      if (!line.trim()) continue
+      recent.push(line)
+      if (recent.length > 20) recent.shift()
+    }
+  }
+  child.stdout.on('data', keep)
+  child.stderr.on('data', keep)
+  let peakRssKb = 0
+  const rssTimer = setInterval(() => {
+    try {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
+      const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0)
+      if (hwm > peakRssKb) peakRssKb = hwm
+    } catch {
+      // The process is gone.
+    }
+  }, 200)
+  const lastLines = () =>
+    recent
+      .slice(-6)
+      .map((l) => {
+        try {
+          const j = JSON.parse(l)
+          return `${j.msg ?? ''}${j.error?.message ? `: ${j.error.message}` : ''}`
+        } catch {
+          return l
+        }
+      })
+      .join(' | ')
+
+  try {
+    const count = async (): Promise<number | null> => {
+      try {
+        const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}"."transfers"`)
+        return rows[0].n as number
+      } catch {
+        return null // Not created yet.
+      }
+    }
+    for (;;) {
+      if (child.exitCode !== null)
+        return { ok: false, reason: `ponder ${version} exited with ${child.exitCode}: ${lastLines()}` }
+      const elapsed = (performance.now() - started) / 1000
+      if (elapsed > TIMEOUT_S) {
+        const n = (await count()) ?? 0
+        return {
+          ok: false,
+          reason: `ponder ${version} had not finished after ${TIMEOUT_S}s (${n} of ${input.expectedTransfers} transfers indexed, i.e. < ${Math.round(n / elapsed)} events/s)`,
+        }
+      }
+      let ready = false
+      try {
+        ready = (await fetch(`http://127.0.0.1:${port}/ready`)).status === 200
+      } catch {
+        // The HTTP server is not up yet.
+      }
+      if (ready && (await count()) === input.expectedTransfers) break
+      await sleep(100)
+    }
+    const seconds = (performance.now() - started) / 1000
+    const events = (await count()) ?? 0
+    return { ok: true, version, seconds, events, peakRssKb }
+  } finally {
+    clearInterval(rssTimer)
+    if (child.exitCode === null) {
+      child.kill('SIGTERM')
+      await Promise.race([new Promise((r) => child.once('exit', r)), sleep(10_000)])
+      if (child.exitCode === null) child.kill('SIGKILL')
+    }
+    await pool.end()
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {})
+    await admin.end()
+  }
+}
