@@ -8,6 +8,7 @@
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '@/config/env'
+import { SNAPSHOT_TTL_MS } from '@/server/api/middleware/freshness'
 import { appRouter } from '@/server/api/root'
 import { createApiKey, ensureUser } from '@/server/auth/api-keys'
 import { issueDemoToken } from '@/server/auth/demo-tokens'
@@ -67,6 +68,9 @@ async function holdIndexerState(pool: pg.Pool): Promise<() => Promise<void>> {
   const client = await pool.connect()
   await client.query('BEGIN')
   await client.query('LOCK TABLE indexer_state IN ACCESS EXCLUSIVE MODE')
+  // Servers reuse an indexer_state snapshot for SNAPSHOT_TTL_MS; once it has
+  // expired, every request has to read the locked table and stays in flight.
+  await new Promise((r) => setTimeout(r, SNAPSHOT_TTL_MS + 100))
   return async () => {
     await client.query('COMMIT')
     client.release()

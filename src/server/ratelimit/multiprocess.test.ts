@@ -9,6 +9,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SNAPSHOT_TTL_MS } from '@/server/api/middleware/freshness'
 import { createApiKey, ensureUser, revokeApiKey, rotateApiKey } from '@/server/auth/api-keys'
 import { generateApiKeySecret } from '@/server/auth/secrets'
 import type { Database } from '@/server/db/database'
@@ -85,6 +86,9 @@ async function holdIndexerState(pool: pg.Pool): Promise<() => Promise<void>> {
   const client = await pool.connect()
   await client.query('BEGIN')
   await client.query('LOCK TABLE indexer_state IN ACCESS EXCLUSIVE MODE')
+  // Servers reuse an indexer_state snapshot for SNAPSHOT_TTL_MS; once it has
+  // expired, every request has to read the locked table and stays in flight.
+  await new Promise((r) => setTimeout(r, SNAPSHOT_TTL_MS + 100))
   let done = false
   return async () => {
     if (done) return
