@@ -150,11 +150,14 @@ describe('isDatabaseUnavailable', () => {
       const db = await createTestDatabase()
       try {
         const victim = await db.pool.connect()
+        // pg reports the termination as a client 'error' event when it arrives
+        // between queries, else as the next query's rejection: take the first.
+        const emitted = new Promise<unknown>((resolve) => victim.once('error', resolve))
         const { rows } = await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
         const admin = createPool(db.url, { max: 1 })
         await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid])
         await admin.end()
-        const err = await victim.query('SELECT 1').catch((e: unknown) => e)
+        const err = await Promise.race([emitted, victim.query('SELECT 1').catch((e: unknown) => e)])
         victim.release(true)
         expect(isDatabaseUnavailable(err)).toBe(true)
       } finally {
