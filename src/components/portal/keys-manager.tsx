@@ -423,19 +423,7 @@ function CreateKeyForm({
           </p>
         ) : null}
       </div>
-      {create.isError ? (
-        <p className="alert error" role="alert">
-          {errorMessage(create.error)}
-        </p>
-      ) : null}
-      <div className="form-actions">
-        <button type="button" className="button secondary" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" className="button" disabled={create.isPending}>
-          {create.isPending ? 'Creating…' : 'Create key'}
-        </button>
-      </div>
+      <FormActions mutation={create} onCancel={onCancel} label="Create key" busyLabel="Creating…" />
     </form>
   )
 }
@@ -522,19 +510,7 @@ function RotateKeyForm({
           </select>
         </div>
       </fieldset>
-      {rotate.isError ? (
-        <p className="alert error" role="alert">
-          {errorMessage(rotate.error)}
-        </p>
-      ) : null}
-      <div className="form-actions">
-        <button type="button" className="button secondary" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" className="button" disabled={rotate.isPending}>
-          {rotate.isPending ? 'Rotating…' : 'Rotate key'}
-        </button>
-      </div>
+      <FormActions mutation={rotate} onCancel={onCancel} label="Rotate key" busyLabel="Rotating…" />
     </form>
   )
 }
@@ -555,24 +531,63 @@ function RevokeKeyForm({
         Every request with <strong>{apiKey.name}</strong> (<code>{apiKey.prefix}…</code>) will be refused with
         401 within a second, on every server. This cannot be undone.
       </p>
-      {revoke.isError ? (
+      <FormActions
+        mutation={revoke}
+        onCancel={onCancel}
+        cancelLabel="Keep the key"
+        label="Revoke key"
+        busyLabel="Revoking…"
+        onConfirm={() => revoke.mutate()}
+      />
+    </div>
+  )
+}
+
+/**
+ * The footer of a key dialog: the mutation's error, if any, then cancel and
+ * confirm. Without `onConfirm` the confirm button submits the surrounding form;
+ * with it (a destructive action) it is a danger button and cancel takes focus.
+ */
+function FormActions({
+  mutation,
+  onCancel,
+  cancelLabel = 'Cancel',
+  label,
+  busyLabel,
+  onConfirm,
+}: {
+  mutation: { isError: boolean; error: unknown; isPending: boolean }
+  onCancel: () => void
+  cancelLabel?: string
+  label: string
+  busyLabel: string
+  onConfirm?: () => void
+}) {
+  return (
+    <>
+      {mutation.isError ? (
         <p className="alert error" role="alert">
-          {errorMessage(revoke.error)}
+          {errorMessage(mutation.error)}
         </p>
       ) : null}
       <div className="form-actions">
-        <button type="button" className="button secondary" onClick={onCancel} data-autofocus>
-          Keep the key
-        </button>
         <button
           type="button"
-          className="button danger"
-          disabled={revoke.isPending}
-          onClick={() => revoke.mutate()}
+          className="button secondary"
+          onClick={onCancel}
+          data-autofocus={onConfirm ? true : undefined}
         >
-          {revoke.isPending ? 'Revoking…' : 'Revoke key'}
+          {cancelLabel}
+        </button>
+        <button
+          type={onConfirm ? 'button' : 'submit'}
+          className={onConfirm ? 'button danger' : 'button'}
+          disabled={mutation.isPending}
+          onClick={onConfirm}
+        >
+          {mutation.isPending ? busyLabel : label}
         </button>
       </div>
-    </div>
+    </>
   )
 }
