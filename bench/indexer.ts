@@ -12,7 +12,7 @@
  * BENCH_LOG (a file that receives the indexer's log lines).
  */
 import { spawn } from 'node:child_process'
-import { appendFileSync, readFileSync } from 'node:fs'
+import { appendFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -21,6 +21,7 @@ import type { Address, Hex } from 'viem'
 import { startTestChain } from '@/indexer/test/chain'
 import { urlWithSchema } from '@/server/db/connection-url'
 import { migrate } from '@/server/db/migrate'
+import { trackPeakRss } from './peak-rss'
 import { runPonder } from './ponder-run'
 
 const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -101,22 +102,13 @@ async function main() {
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
-  let peakRssKb = 0
   const progress: string[] = []
   child.stdout.on('data', (chunk: Buffer) => {
     if (process.env.BENCH_LOG) appendFileSync(process.env.BENCH_LOG, chunk)
     for (const line of chunk.toString().split('\n'))
       if (line.includes('backfill at block')) progress.push(line)
   })
-  const rssTimer = setInterval(() => {
-    try {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
-      const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0)
-      if (hwm > peakRssKb) peakRssKb = hwm
-    } catch {
-      // The process is gone.
-    }
-  }, 200)
+  const rss = trackPeakRss(child.pid!)
 
   try {
     const started = performance.now()
@@ -158,10 +150,10 @@ async function main() {
     log(
       `head-follow latency over ${SAMPLES} blocks: p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms (poll interval 0.5 s)`,
     )
-    log(`peak RSS of the indexer process: ${(peakRssKb / 1024).toFixed(0)} MiB`)
+    log(`peak RSS of the indexer process: ${(rss.peakKb() / 1024).toFixed(0)} MiB`)
 
     // The same backfill with Ponder: same chain (up to the backfill head), same PostgreSQL server.
-    clearInterval(rssTimer)
+    rss.stop()
     child.kill('SIGTERM')
     await new Promise((r) => child.once('exit', r))
     if (process.env.BENCH_PONDER === '0') {
@@ -196,7 +188,7 @@ async function main() {
       log(`ours / ponder: ${(ourRate / ponderRate).toFixed(2)}x (target >= 2x)`)
     }
   } finally {
-    clearInterval(rssTimer)
+    rss.stop()
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM')
       await new Promise((r) => child.once('exit', r))

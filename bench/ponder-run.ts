@@ -15,6 +15,7 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import pg from 'pg'
+import { trackPeakRss } from './peak-rss'
 
 export interface PonderRunInput {
   serverUrl: string
@@ -114,16 +115,7 @@ export async function runPonder(input: PonderRunInput, log: (msg: string) => voi
   }
   child.stdout.on('data', keep)
   child.stderr.on('data', keep)
-  let peakRssKb = 0
-  const rssTimer = setInterval(() => {
-    try {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
-      const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0)
-      if (hwm > peakRssKb) peakRssKb = hwm
-    } catch {
-      // The process is gone.
-    }
-  }, 200)
+  const rss = trackPeakRss(child.pid!)
   const lastLines = () =>
     recent
       .slice(-6)
@@ -168,9 +160,9 @@ export async function runPonder(input: PonderRunInput, log: (msg: string) => voi
     }
     const seconds = (performance.now() - started) / 1000
     const events = (await count()) ?? 0
-    return { ok: true, version, seconds, events, peakRssKb }
+    return { ok: true, version, seconds, events, peakRssKb: rss.peakKb() }
   } finally {
-    clearInterval(rssTimer)
+    rss.stop()
     if (child.exitCode === null) {
       child.kill('SIGTERM')
       await Promise.race([new Promise((r) => child.once('exit', r)), sleep(10_000)])

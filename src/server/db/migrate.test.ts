@@ -11,7 +11,13 @@ import path from 'node:path'
 import pg from 'pg'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { quoteIdentifier, urlWithSchema } from '@/server/db/connection-url'
-import { checksumOf, DEFAULT_MIGRATIONS_DIR, migrate, readMigrations } from '@/server/db/migrate'
+import {
+  checksumOf,
+  DEFAULT_MIGRATIONS_DIR,
+  type MigrationRow,
+  migrate,
+  readMigrations,
+} from '@/server/db/migrate'
 import { isEmbeddedTestDatabase, testServerUrl } from '@/test/db'
 import { newTestSchemaName } from '@/test/schema-name'
 
@@ -48,17 +54,6 @@ async function query<T extends pg.QueryResultRow>(
   } finally {
     await client.end()
   }
-}
-
-interface MigrationRow {
-  id: string
-  checksum: string
-  finished_at: Date | null
-  migration_name: string
-  logs: string | null
-  rolled_back_at: Date | null
-  started_at: Date
-  applied_steps_count: number
 }
 
 const rowsOf = (url: string) =>

@@ -60,7 +60,8 @@ interface LocalMigration {
   checksum: string
 }
 
-interface MigrationRow {
+/** A row of Prisma's _prisma_migrations table. */
+export interface MigrationRow {
   id: string
   checksum: string
   finished_at: Date | null
@@ -68,6 +69,7 @@ interface MigrationRow {
   logs: string | null
   rolled_back_at: Date | null
   started_at: Date
+  applied_steps_count: number
 }
 
 export async function migrate(
