@@ -23,7 +23,7 @@ import type { Scope } from '@/lib/scopes'
 import type { AccessControl, RequestAccess } from '@/server/auth/access'
 import type { Database } from '@/server/db/database'
 import { authenticate } from './middleware/authenticate'
-import { withFreshness } from './middleware/freshness'
+import { addFreshnessHeaders, requestSnapshot } from './middleware/freshness'
 
 /** Long-lived services shared by every request of one web process. */
 export interface Services {
@@ -76,16 +76,23 @@ const t = initTRPC
   })
 
 export const createRouter = t.router
+export const createCallerFactory = t.createCallerFactory
 export const middleware = t.middleware
 export const publicProcedure = t.procedure
 /**
  * Authenticates (credential 401 → credential limit 429 → scope/origin 403),
- * then adds ctx.snapshot() (indexer state) and the X-Chain-Head /
- * X-Confirmed-Block headers.
+ * then adds ctx.snapshot() (indexer state) and, on success, the
+ * X-Chain-Head / X-Confirmed-Block headers. One middleware: every level of
+ * tRPC's middleware chain copies the call's options, a measurable cost per
+ * request.
  */
-export const apiProcedure = t.procedure
-  .use(async ({ ctx, meta, next }) => next({ ctx: { credential: await authenticate(ctx, meta) } }))
-  .concat(withFreshness)
+export const apiProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
+  const credential = await authenticate(ctx, meta)
+  const snapshot = requestSnapshot(ctx)
+  const result = await next({ ctx: { credential, snapshot } })
+  if (result.ok) await addFreshnessHeaders(ctx.responseHeaders, snapshot)
+  return result
+})
 export const userProcedure = t.procedure.use(({ ctx, next }) => {
   if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Sign in first.' })
   return next({ ctx: { user: ctx.user } })

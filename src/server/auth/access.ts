@@ -60,6 +60,10 @@ export function createAccessControl(
   }
 }
 
+/** Request tokens are this process's random prefix and a counter: unique across processes, no entropy per request. */
+const TOKEN_PREFIX = randomBytes(9).toString('base64url')
+let tokenCounter = 0
+
 interface Held {
   policy: LimitPolicy
   subject: string
@@ -67,7 +71,7 @@ interface Held {
 
 export class RequestAccess {
   /** Identifies this request's entries in the limiter (not secret, not the request id). */
-  private readonly token = randomBytes(12).toString('base64url')
+  private readonly token = `${TOKEN_PREFIX}.${(++tokenCounter).toString(36)}`
   private readonly decisions: { scope: 'ip' | 'credential'; decision: LimitDecision }[] = []
   private held: Held[] = []
   private ip: Held | undefined

@@ -1,6 +1,6 @@
 /**
  * The web process's one HTTP server. Paths under /v1/ go straight to the REST
- * layer (trpc-to-openapi on node:http), because the public API must not pay
+ * layer (routes from trpc-to-openapi meta, on node:http), because the public API must not pay
  * Next.js's per-request cost (DESIGN §1: ~3,300 req/s against ~670 for an App
  * Router route on these machines). Everything else — portal, try-it page,
  * docs, /api/auth, /api/trpc — goes to Next.js.

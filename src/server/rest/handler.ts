@@ -1,5 +1,9 @@
 /**
- * The /v1 REST layer: trpc-to-openapi's Node HTTP handler, wrapped so that
+ * The /v1 REST layer. Routes come from the procedures' trpc-to-openapi meta
+ * (routes.ts); a matched route's procedure is called through tRPC's
+ * server-side caller with the query and path parameters as input — what
+ * trpc-to-openapi's node adapter does, without the fetch Request it builds
+ * for every call (its largest per-request cost, docs/api.md). Around it:
  *  - every response carries a request id (body and X-Request-Id);
  *  - every failure uses the specification's error envelope: unknown path 404,
  *    wrong method 405 (with Allow), bad parameter 400 INVALID_ARGUMENT,
@@ -18,20 +22,17 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib'
-import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi'
 import { appRouter } from '@/server/api/root'
 import { createMediaHandler, isMediaRequest } from '@/server/api/routers/media/media.handler'
-import type { ApiContext, ApiMeta, Services } from '@/server/api/trpc'
+import { type ApiContext, type ApiMeta, createCallerFactory, type Services } from '@/server/api/trpc'
 import { type AccessControl, createAccessControl, RequestAccess } from '@/server/auth/access'
 import { claimedKind } from '@/server/auth/secrets'
 import { ApiError, errorEnvelope } from '@/server/errors/api-error'
 import { toApiError } from '@/server/errors/to-api-error'
 import { clientIp } from '@/server/http/client-ip'
-import { BufferedResponse } from './buffered-response'
-import { matchPath, routeTable } from './routes'
+import { matchPath, pathParams, queryInput, type Route, routeTable } from './routes'
 
 const MIN_COMPRESS_BYTES = 1024
-const MAX_BODY_BYTES = 16 * 1024
 
 type Send = { status: number; headers: Record<string, string>; body: string; head: boolean }
 
@@ -40,16 +41,7 @@ export type RestHandler = (req: IncomingMessage, res: ServerResponse) => Promise
 export function createRestHandler(services: Services): RestHandler {
   const access = services.access ?? createAccessControl(services)
   const routes = routeTable(appRouter)
-  const contexts = new WeakMap<IncomingMessage, ApiContext>()
-  const errors = new WeakMap<IncomingMessage, unknown>()
-  const openapi = createOpenApiNodeHttpHandler({
-    router: appRouter,
-    createContext: ({ req }) => contexts.get(req)!,
-    onError: ({ error, req }) => {
-      errors.set(req, error)
-    },
-    maxBodySize: MAX_BODY_BYTES,
-  })
+  const createCaller = createCallerFactory(appRouter)
 
   // GET /v1/media answers bytes, not JSON: its own node:http handler (public, limited per IP).
   const media = createMediaHandler({ ...services, access })
@@ -64,34 +56,18 @@ export function createRestHandler(services: Services): RestHandler {
     const requestAccess = new RequestAccess(access, ip)
     res.once('close', () => requestAccess.release())
     const accessHeaders = () => ({ ...requestAccess.headers(), ...cors })
-    const fail = (error: ApiError) => send(req, res, errorResponse(error, requestId, head, accessHeaders()))
+    // Headers a procedure set (freshness) also go on its error responses.
+    let procedureHeaders: Record<string, string> = {}
     try {
-      const pathname = new URL(req.url ?? '/', 'http://localhost').pathname
-      const candidates = matchPath(routes, pathname)
+      const url = new URL(req.url ?? '/', 'http://localhost')
+      const candidates = matchPath(routes, url.pathname)
       const route =
         candidates.find((r) => r.method === req.method) ??
         (head ? candidates.find((r) => r.method === 'GET') : undefined)
       // The client IP's limit comes before anything else, unknown paths included.
       await requestAccess.limitIp(ipPolicy(route?.meta, req.headers.authorization))
-      if (candidates.length === 0)
-        return fail(new ApiError('NOT_FOUND', `There is no endpoint at ${pathname}.`))
-      if (!route) {
-        const allow = [
-          ...new Set(candidates.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method]))),
-        ]
-        return fail(
-          new ApiError(
-            'METHOD_NOT_ALLOWED',
-            `${req.method} is not allowed here; use ${allow.join(' or ')}.`,
-            {
-              headers: { Allow: allow.join(', ') },
-            },
-          ),
-        )
-      }
-      if (head) req.method = 'GET'
-      // Demo-token issuance takes no body: whatever a client sends (or omits) is ignored.
-      if (route.meta.ipLimit === 'demoIssue') req.headers['content-type'] = 'application/json'
+      if (candidates.length === 0) throw new ApiError('NOT_FOUND', `There is no endpoint at ${url.pathname}.`)
+      if (!route) throw methodNotAllowed(req.method, candidates)
 
       const ctx: ApiContext = {
         ...services,
@@ -101,34 +77,46 @@ export function createRestHandler(services: Services): RestHandler {
         responseHeaders: {},
         requestAccess,
       }
-      contexts.set(req, ctx)
-      const buffered = new BufferedResponse(res)
-      await openapi(req, buffered as unknown as ServerResponse)
-      await buffered.done
-
-      if (buffered.statusCode >= 400) {
-        const error = toApiError(
-          errors.get(req) ?? new ApiError('INTERNAL_ERROR', 'An unexpected error occurred.'),
-        )
-        logFailure(services, error, requestId, route.path)
-        return send(
-          req,
-          res,
-          errorResponse(error, requestId, head, { ...ctx.responseHeaders, ...accessHeaders() }),
-        )
-      }
+      procedureHeaders = ctx.responseHeaders
+      // No /v1 procedure reads a body (POST /v1/demo-token takes none): whatever is sent is drained unread.
+      req.resume()
+      const input = route.takesInput
+        ? { ...queryInput(url.searchParams), ...pathParams(route, url.pathname) }
+        : undefined
+      const data = await callRoute(createCaller(ctx), route, input)
       return send(req, res, {
-        status: buffered.statusCode,
+        status: 200,
         headers: { ...ctx.responseHeaders, ...accessHeaders(), 'X-Request-Id': requestId },
-        body: buffered.body,
+        body: JSON.stringify(data),
         head,
       })
     } catch (err) {
       const error = toApiError(err)
       logFailure(services, error, requestId, req.url ?? '')
-      return fail(error)
+      return send(
+        req,
+        res,
+        errorResponse(error, requestId, head, { ...procedureHeaders, ...accessHeaders() }),
+      )
     }
   }
+}
+
+type Caller = ReturnType<ReturnType<typeof createCallerFactory>>
+
+/** Calls the route's procedure (path "indexer.status" → caller.indexer.status) with its input. */
+function callRoute(caller: Caller, route: Route, input: unknown): Promise<unknown> {
+  let target: unknown = caller
+  for (const segment of route.procedurePath.split('.')) target = (target as Record<string, unknown>)[segment]
+  return (target as (input: unknown) => Promise<unknown>)(input)
+}
+
+/** 405 with Allow: the path exists, the method does not (HEAD is implied by GET). */
+function methodNotAllowed(method: string | undefined, candidates: Route[]): ApiError {
+  const allow = [...new Set(candidates.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])))]
+  return new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow.join(' or ')}.`, {
+    headers: { Allow: allow.join(', ') },
+  })
 }
 
 /** Which per-IP limit applies: a public route's own, else the presented credential's profile (by its prefix). */

@@ -1,49 +1,72 @@
 /**
- * The table of /v1 routes, read from the procedures' openapi meta. The REST
- * layer uses it to tell an unknown path (404) from a known path asked with
- * the wrong method (405, with Allow), and to serve HEAD for any GET route.
+ * The table of /v1 routes, read from the procedures' openapi meta with
+ * trpc-to-openapi's own helpers (the same path normalisation and path
+ * patterns its adapters use). The REST layer uses it to tell an unknown path
+ * (404) from a known path asked with the wrong method (405, with Allow), to
+ * serve HEAD for any GET route, and to call the matched procedure.
  */
-import type { AnyTRPCRouter } from '@trpc/server'
+import type { AnyTRPCProcedure, AnyTRPCRouter } from '@trpc/server'
+import {
+  forEachOpenApiProcedure,
+  getInputOutputParsers,
+  getPathRegExp,
+  instanceofZodTypeLikeVoid,
+  normalizePath,
+  unwrapZodType,
+} from 'trpc-to-openapi'
 import type { ApiMeta } from '@/server/api/trpc'
 
 export interface Route {
   method: string
   path: string
+  /** Case-insensitive, with a named group per path parameter. */
   pattern: RegExp
   procedurePath: string
+  procedure: AnyTRPCProcedure
+  /** False when the procedure's input is void (e.g. POST /v1/demo-token takes no body). */
+  takesInput: boolean
   meta: ApiMeta
 }
 
-function toPattern(path: string): RegExp {
-  const escaped = path
-    .split('/')
-    .map((segment) =>
-      /^\{[^}]+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
-    )
-    .join('/')
-  // trpc-to-openapi ignores trailing slashes and letter case; match the same way.
-  return new RegExp(`^${escaped}/?$`, 'i')
-}
-
 export function routeTable(router: AnyTRPCRouter): Route[] {
-  const procedures = router._def.procedures as Record<string, { _def: { meta?: ApiMeta } }>
   const routes: Route[] = []
-  for (const [procedurePath, procedure] of Object.entries(procedures)) {
-    const meta = procedure._def.meta
-    const openapi = meta?.openapi
-    if (!openapi || openapi.enabled === false) continue
+  forEachOpenApiProcedure(router._def.procedures, ({ path, procedure, meta }) => {
+    const { inputParser } = getInputOutputParsers(procedure)
     routes.push({
-      method: openapi.method,
-      path: openapi.path,
-      pattern: toPattern(openapi.path),
-      procedurePath,
-      meta,
+      method: meta.openapi.method,
+      path: meta.openapi.path,
+      pattern: getPathRegExp(normalizePath(meta.openapi.path)),
+      procedurePath: path,
+      procedure: procedure as AnyTRPCProcedure,
+      takesInput: !instanceofZodTypeLikeVoid(unwrapZodType(inputParser, true)),
+      meta: meta as ApiMeta,
     })
-  }
+  })
   return routes
 }
 
-/** The routes whose path matches, whatever their method. */
+/** The routes whose path matches, whatever their method (a trailing slash is ignored). */
 export function matchPath(routes: Route[], pathname: string): Route[] {
-  return routes.filter((route) => route.pattern.test(pathname))
+  const normalized = normalizePath(pathname)
+  return routes.filter((route) => route.pattern.test(normalized))
+}
+
+/** Path parameters of a matched route, by name. */
+export function pathParams(route: Route, pathname: string): Record<string, string> {
+  return route.pattern.exec(normalizePath(pathname))?.groups ?? {}
+}
+
+/**
+ * Query parameters as trpc-to-openapi reads them: a key given once is a
+ * string, a key repeated is an array of its values (which every /v1 schema
+ * refuses).
+ */
+export function queryInput(search: URLSearchParams): Record<string, string | string[]> {
+  // No prototype: a parameter named __proto__ is a key like any other (and refused as unknown).
+  const out: Record<string, string | string[]> = Object.create(null)
+  for (const [key, value] of search) {
+    const seen = out[key]
+    out[key] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]
+  }
+  return out
 }

@@ -11,9 +11,8 @@
  * 250 ms old head is as good as a fresh one and saves a round trip per
  * request under load).
  */
-import { initTRPC } from '@trpc/server'
 import type pg from 'pg'
-import type { ApiContext, ApiMeta } from '@/server/api/trpc'
+import type { ApiContext } from '@/server/api/trpc'
 
 export const SNAPSHOT_TTL_MS = 250
 
@@ -112,25 +111,23 @@ export function freshnessHeaders(snapshot: IndexerSnapshot): Record<string, stri
   }
 }
 
-const t = initTRPC.context<ApiContext>().meta<ApiMeta>().create()
-
-/**
- * Adds `ctx.snapshot()` (memoized for the request) and, when the procedure
- * succeeds, the freshness headers. Composed into apiProcedure in trpc.ts.
- */
-export const withFreshness = t.procedure.use(async ({ ctx, next }) => {
+/** `ctx.snapshot()` of one request: memoized, so its body, coverage and headers share one reading. */
+export function requestSnapshot(ctx: Pick<ApiContext, 'db' | 'config'>): () => Promise<IndexerSnapshot> {
   let memo: Promise<IndexerSnapshot> | undefined
-  const snapshot = () => {
+  return () => {
     memo ??= indexerSnapshot(ctx.db.pool, ctx.config.NETWORK)
     return memo
   }
-  const result = await next({ ctx: { snapshot } })
-  if (result.ok) {
-    try {
-      Object.assign(ctx.responseHeaders, freshnessHeaders(await snapshot()))
-    } catch {
-      // The data was read; a failed state read only costs the two headers.
-    }
+}
+
+/** After a success: the freshness headers from the request's snapshot. */
+export async function addFreshnessHeaders(
+  headers: Record<string, string>,
+  snapshot: () => Promise<IndexerSnapshot>,
+): Promise<void> {
+  try {
+    Object.assign(headers, freshnessHeaders(await snapshot()))
+  } catch {
+    // The data was read; a failed state read only costs the two headers.
   }
-  return result
-})
+}
