@@ -13,6 +13,7 @@ import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
+import { INDEXER_ENTRY, INDEXER_NODE_ARGS } from '@/indexer/launch'
 import { migrate } from '@/server/db/migrate'
 import { ensureAuthSecret } from './auth-secret'
 import { ensurePortalBuild } from './portal-build'
@@ -71,10 +72,10 @@ interface Supervised {
   restarts: number
 }
 
-function supervise(name: string, entry: string): Supervised {
+function supervise(name: string, entry: string, nodeArgs: string[] = []): Supervised {
   const proc: Supervised = { name, restarts: 0 }
   const run = () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+    const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, entry)], {
       cwd: ROOT,
       env: childEnv,
       stdio: 'inherit',
@@ -137,7 +138,7 @@ try {
   }
   if (!dev) await ensurePortalBuild(ROOT, logger)
   if (stopping) process.exit(0)
-  processes.push(supervise('indexer', 'src/indexer/main.ts'))
+  processes.push(supervise('indexer', INDEXER_ENTRY, INDEXER_NODE_ARGS))
   processes.push(supervise('web', 'src/server/main.ts'))
   logger.info({ url: config.PUBLIC_URL }, 'service starting')
 } catch (err) {
