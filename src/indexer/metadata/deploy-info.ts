@@ -59,15 +59,8 @@ async function findCreation(rpc: Rpc, address: Hex, block: bigint) {
     if (isTransientRpcError(err)) throw err
   }
   try {
-    const traces = await rpc.request<
-      Array<{
-        type: string
-        action: { from?: Hex }
-        result?: { address?: Hex } | null
-        transactionHash?: Hex
-      }>
-    >('trace_block', [tag])
-    const created = traces?.find((t) => t.type === 'create' && t.result?.address?.toLowerCase() === target)
+    const traces = await rpc.request<ParityTrace[]>('trace_block', [tag])
+    const created = traces ? findCommittedCreate(traces, target) : undefined
     if (created) {
       return {
         creatorAddress: created.action.from?.toLowerCase() ?? null,
@@ -78,4 +71,48 @@ async function findCreation(rpc: Rpc, address: Hex, block: bigint) {
     if (isTransientRpcError(err)) throw err
   }
   return { creatorAddress: null, deployTxHash: null }
+}
+
+/** One entry of trace_block (Parity/OpenEthereum format, also Erigon, Nethermind, reth and anvil). */
+interface ParityTrace {
+  /** 'create' for CREATE and CREATE2 alike (action.creationMethod tells them apart where present). */
+  type: string
+  action: { from?: Hex }
+  result?: { address?: Hex } | null
+  /** Set only on the frame that failed: its subtraces keep their results. */
+  error?: string
+  traceAddress?: number[]
+  transactionHash?: Hex
+  transactionPosition?: number
+}
+
+/**
+ * The creation of `target` that took effect: a create frame whose own frame and
+ * ancestors (same transaction, traceAddress a prefix of its own) did not fail. A
+ * reverted transaction lists the contracts it created with their addresses, and the
+ * same address can then be created for real later in the block (the factory's nonce
+ * was rolled back too). The last committed one wins (a contract destroyed in its
+ * creating transaction can be created again).
+ */
+function findCommittedCreate(traces: ParityTrace[], target: string): ParityTrace | undefined {
+  const sameTx = (a: ParityTrace, b: ParityTrace) =>
+    a.transactionHash !== undefined
+      ? a.transactionHash === b.transactionHash
+      : a.transactionPosition === b.transactionPosition
+  const isAncestor = (outer: number[], inner: number[]) =>
+    outer.length < inner.length && outer.every((step, i) => inner[i] === step)
+  return traces.findLast(
+    (t) =>
+      t.type === 'create' &&
+      !t.error &&
+      t.result?.address?.toLowerCase() === target &&
+      !traces.some(
+        (other) =>
+          other.error &&
+          other.traceAddress &&
+          t.traceAddress &&
+          sameTx(other, t) &&
+          isAncestor(other.traceAddress, t.traceAddress),
+      ),
+  )
 }

@@ -12,6 +12,7 @@ import { createDevnetClients, type DevnetClients } from '@/dev/devnet/collection
 const contractsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'contracts')
 export const TEST_CONTRACT_FILES = [
   'TestNFT',
+  'TestFactory',
   'TestConsecutive',
   'LegacyKitties',
   'Decoys',
