@@ -34,6 +34,7 @@ export type PonderRunResult =
 const projectDir = path.resolve(import.meta.dirname, 'ponder')
 const binPath = path.join(projectDir, 'node_modules', 'ponder', 'dist', 'esm', 'bin', 'ponder.js')
 const TIMEOUT_S = Number(process.env.BENCH_PONDER_TIMEOUT_S ?? 1_200)
+const STALLED_MS = 20_000
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 function ensureInstalled(log: (msg: string) => void): string | null {
@@ -138,6 +139,7 @@ export async function runPonder(input: PonderRunInput, log: (msg: string) => voi
         return null // Not created yet.
       }
     }
+    let settled: { count: number | null; since: number } = { count: null, since: performance.now() }
     for (;;) {
       if (child.exitCode !== null)
         return { ok: false, reason: `ponder ${version} exited with ${child.exitCode}: ${lastLines()}` }
@@ -155,7 +157,16 @@ export async function runPonder(input: PonderRunInput, log: (msg: string) => voi
       } catch {
         // The HTTP server is not up yet.
       }
-      if (ready && (await count()) === input.expectedTransfers) break
+      const n = ready ? await count() : null
+      if (n === input.expectedTransfers) break
+      // Ready but short of the chain's transfers, and no longer moving: no figure, rather than a long wait.
+      if (n !== settled.count) settled = { count: n, since: performance.now() }
+      else if (n !== null && performance.now() - settled.since > STALLED_MS) {
+        return {
+          ok: false,
+          reason: `ponder ${version} reported ready with ${n} of ${input.expectedTransfers} transfers and indexed nothing more for ${STALLED_MS / 1000}s`,
+        }
+      }
       await sleep(100)
     }
     const seconds = (performance.now() - started) / 1000
