@@ -120,6 +120,34 @@ describe('/v1 REST layer', () => {
     expect(body.error.message).toContain("'netwrok'")
   })
 
+  it('reads parameters as trpc-to-openapi does: repeated keys and __proto__ refused, path case and trailing slash ignored', async () => {
+    const repeated = await api.request('/v1/indexer/status?network=devnet&network=devnet')
+    expect(repeated.status).toBe(400)
+    const repeatedBody = await repeated.json()
+    expectEnvelope(repeated, repeatedBody, 'INVALID_ARGUMENT')
+    expect(repeatedBody.error.message).toContain('network')
+
+    const proto = await api.request('/v1/indexer/status?__proto__=x')
+    expect(proto.status).toBe(400)
+    const protoBody = await proto.json()
+    expectEnvelope(proto, protoBody, 'INVALID_ARGUMENT')
+    expect(protoBody.error.message).toContain("'__proto__'")
+
+    for (const path of ['/v1/indexer/status/', '/v1/Indexer/Status'])
+      expect((await api.request(path)).status, path).toBe(200)
+  })
+
+  it('drains a body sent to POST /v1/demo-token unread and keeps the connection usable', async () => {
+    const issued = await api.request('/v1/demo-token', {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: 'x'.repeat(64 * 1024),
+    })
+    expect(issued.status).toBe(200)
+    expect((await issued.json()).data.token).toMatch(/^demo_/)
+    expect((await api.request('/v1/indexer/status')).status).toBe(200)
+  })
+
   it('answers 404 for another network on the status endpoint', async () => {
     const res = await api.request('/v1/indexer/status?network=mainnet')
     expect(res.status).toBe(404)
