@@ -92,7 +92,8 @@ export function createRestHandler(services: Services): RestHandler {
       })
     } catch (err) {
       const error = toApiError(err)
-      logFailure(services, error, requestId, req.url ?? '')
+      // The path only: a query string may carry what a client should not have put there.
+      logFailure(services, error, requestId, (req.url ?? '').split('?')[0]!)
       return send(
         req,
         res,
