@@ -1,7 +1,8 @@
 /**
  * Turns anything a procedure (or the REST adapter) throws into an ApiError:
  * validation failures become 400 INVALID_ARGUMENT naming the parameter,
- * an unreachable database becomes 503, everything unexpected becomes a bare
+ * an unreachable database or a statement past its time limit becomes 503,
+ * everything unexpected becomes a bare
  * 500 INTERNAL_ERROR. The original error is kept as `cause` for the log only.
  */
 import { TRPCError } from '@trpc/server'
@@ -36,6 +37,12 @@ export function toApiError(err: unknown): ApiError {
   if (api) return api
   const zod = findCause(err, (e): e is ZodError => e instanceof ZodError)
   if (zod) return new ApiError('INVALID_ARGUMENT', describeZodError(zod), { cause: err })
+  // query_canceled: a statement outlived DB_STATEMENT_TIMEOUT_MS (overload, a held lock). Not the request's fault.
+  if (findCause(err, (e): e is Error => e instanceof Error && (e as { code?: unknown }).code === '57014')) {
+    return new ApiError('SERVICE_UNAVAILABLE', 'The database did not answer in time; retry with backoff.', {
+      cause: err,
+    })
+  }
   if (isDatabaseUnavailable(err)) {
     return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry with backoff.', {
       cause: err,

@@ -8,7 +8,7 @@ import net from 'node:net'
 import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ApiServer, startApiServer } from '@/test/api-client'
-import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
 
 function expectEnvelope(res: Response, body: unknown, code: string) {
   const requestId = res.headers.get('x-request-id')
@@ -200,6 +200,33 @@ describe('/v1 REST layer', () => {
       api.refresh()
     }
   })
+
+  // A lock held by another session makes the read wait: on the embedded single-process server it would block every session.
+  it.skipIf(isEmbeddedTestDatabase())(
+    'answers 503 SERVICE_UNAVAILABLE, not 500, when a statement outlives DB_STATEMENT_TIMEOUT_MS',
+    async () => {
+      const server = await startApiServer(db.url, { DB_STATEMENT_TIMEOUT_MS: '300' })
+      const locker = await db.pool.connect()
+      try {
+        expect((await server.request('/v1/activity')).status).toBe(200)
+        await locker.query('BEGIN')
+        await locker.query('LOCK TABLE transfers IN ACCESS EXCLUSIVE MODE')
+        const started = performance.now()
+        const res = await server.request('/v1/activity')
+        expect(res.status).toBe(503)
+        const body = await res.json()
+        expectEnvelope(res, body, 'SERVICE_UNAVAILABLE')
+        expect(body.error.message).toMatch(/did not answer in time/)
+        expect(performance.now() - started).toBeLessThan(3000)
+        await locker.query('ROLLBACK')
+        expect((await server.request('/v1/activity')).status).toBe(200)
+      } finally {
+        await locker.query('ROLLBACK').catch(() => undefined)
+        locker.release()
+        await server.close()
+      }
+    },
+  )
 
   it('answers 503 SERVICE_UNAVAILABLE while the database is unreachable, and recovers', async () => {
     const target = new URL(db.url)
