@@ -52,6 +52,22 @@ describe('schema.prisma and the migrations', () => {
     })
   })
 
+  // schema.prisma cannot state a collation, so the comparison above would not notice a
+  // hex column (address, hash) added without COLLATE "C" (migration 20261123011500).
+  it('compare every address and hash column byte by byte (COLLATE "C")', async () => {
+    const { rows } = await db.pool.query<{ column: string; collation: string | null }>(
+      `SELECT table_name || '.' || column_name AS column, collation_name AS collation
+         FROM information_schema.columns
+        WHERE table_schema = $1
+          AND ((data_type = 'character varying' AND character_maximum_length IN (42, 66))
+               OR (data_type = 'character' AND character_maximum_length = 64))
+        ORDER BY 1`,
+      [db.schema],
+    )
+    expect(rows.length).toBeGreaterThanOrEqual(20)
+    expect(rows.filter((r) => r.collation !== 'C')).toEqual([])
+  })
+
   it('install pg_trgm in public, where every schema finds it', async () => {
     const { rows } = await db.pool.query<{ schema: string }>(
       `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
