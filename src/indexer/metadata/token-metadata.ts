@@ -77,6 +77,7 @@ export async function processTokens(deps: TokenJobDeps, batchSize = 50): Promise
   }
   await Promise.all(Array.from({ length: Math.min(deps.concurrency, jobs.length) }, worker))
   await saveResults(deps.pool, results)
+  logBatchOutcomes(deps.logger, results)
   const withImages = results.filter(([, r]) => r.imageUrl !== null).map(([job]) => job.collection)
   await refreshFallbackImages(deps.pool, [...new Set(withImages)])
   return jobs.length
@@ -108,7 +109,7 @@ async function processToken(deps: TokenJobDeps, job: Job, uriResult: Hex | null)
     if (err.transient && job.attempts + 1 < deps.maxAttempts) {
       result.retryAt = new Date(Date.now() + backoffDelay(job.attempts, deps.retryBaseMs, 3_600_000))
     }
-    deps.logger.info(
+    deps.logger.debug(
       {
         collection: job.collection,
         tokenId: job.tokenId.toString(),
@@ -121,6 +122,25 @@ async function processToken(deps: TokenJobDeps, job: Job, uriResult: Hex | null)
   }
 }
 
+/**
+ * One info line per batch that had failures, counting each outcome. Broken
+ * metadata is common on a real chain; a line per token (debug) would flood
+ * an operator's logs at the default level.
+ */
+function logBatchOutcomes(logger: Logger, results: Array<[Job, Result]>) {
+  const outcomes: Partial<Record<MetadataOutcome, number>> = {}
+  for (const [, r] of results) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1
+  const failed = results.length - (outcomes.ok ?? 0)
+  if (failed === 0) return
+  const retrying = results.filter(([, r]) => r.retryAt !== null).length
+  logger.info(
+    { tokens: results.length, outcomes, retrying },
+    `token metadata: ${failed} of ${results.length} tokens failed (${Object.entries(outcomes)
+      .map(([outcome, n]) => `${outcome} ${n}`)
+      .join(', ')})`,
+  )
+}
+
 /** Media failures do not fail the metadata: the image URL is still served, only without stored bytes. */
 async function fetchMedia(deps: TokenJobDeps, job: Job, imageUrl: string): Promise<string | null> {
   try {
@@ -129,7 +149,7 @@ async function fetchMedia(deps: TokenJobDeps, job: Job, imageUrl: string): Promi
     return stored?.sha256 ?? null
   } catch (err) {
     if (!(err instanceof FetchFailure)) throw err
-    deps.logger.info(
+    deps.logger.debug(
       { collection: job.collection, tokenId: job.tokenId.toString(), outcome: err.outcome },
       `token media not stored: ${describeError(err)}`,
     )

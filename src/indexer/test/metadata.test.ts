@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import pino from 'pino'
 import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
@@ -93,7 +94,14 @@ afterAll(async () => {
   await privateServer?.close()
 })
 
-async function runUntilSettled() {
+/** The indexer's info-level log lines, parsed (the level an operator runs at). */
+function captureInfoLogs() {
+  const lines: Array<Record<string, unknown>> = []
+  const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
+  return { logger, lines }
+}
+
+async function runUntilSettled(logger?: pino.Logger) {
   const config = testConfig({
     DATABASE_URL: db.url,
     RPC_URL: chain.anvil.rpcUrl,
@@ -102,6 +110,7 @@ async function runUntilSettled() {
   })
   const indexer = startIndexer(config, db.pool, {
     metadata: { timeoutMs: 1_000, maxAttempts: 3, retryBaseMs: 50 },
+    ...(logger ? { logger } : {}),
   })
   try {
     await waitForIndexed(db.pool, chain.clients)
@@ -132,7 +141,8 @@ const statuses = async () => {
 
 describe('metadata queue', () => {
   it('records a named outcome per token and stores media content-addressed', async () => {
-    const config = await runUntilSettled()
+    const logs = captureInfoLogs()
+    const config = await runUntilSettled(logs.logger)
     const expected = Object.fromEntries(
       Object.entries(cases(allowed.origin, privateServer.origin)).map(([id, [, status]]) => [
         Number(id),
@@ -141,6 +151,17 @@ describe('metadata queue', () => {
     )
     expect(await statuses()).toEqual(expected)
     expect(privateServer.hits).toEqual([])
+
+    // At info level: one summary line per batch with failures, counting outcomes; never a line per token.
+    const summaries = logs.lines.filter((l) => String(l.msg).startsWith('token metadata:'))
+    expect(summaries.length).toBeGreaterThan(0)
+    expect(logs.lines.filter((l) => l.tokenId !== undefined)).toEqual([])
+    const reported = new Set(summaries.flatMap((l) => Object.keys(l.outcomes as object)))
+    for (const status of Object.values(expected)) expect(reported).toContain(status)
+    for (const l of summaries) {
+      const counts = Object.values(l.outcomes as Record<string, number>)
+      expect(counts.reduce((a, b) => a + b, 0)).toBe(l.tokens)
+    }
 
     const { rows } = await db.pool.query(
       `SELECT t.token_id::int AS id, t.name, t.image_url, m.media_type, m.sha256 FROM tokens t
