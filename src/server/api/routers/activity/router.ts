@@ -1,4 +1,4 @@
-import { apiProcedure, createRouter } from '@/server/api/trpc'
+import { apiProcedure, createRouter, responseSchema } from '@/server/api/trpc'
 import { listActivity } from './activity.handler'
 import { activityInput, activityPage } from './activity.schema'
 
@@ -18,6 +18,6 @@ export const activityRouter = createRouter({
       },
     })
     .input(activityInput)
-    .output(activityPage)
+    .output(responseSchema(activityPage))
     .query(({ ctx, input }) => listActivity(ctx, input)),
 })

@@ -1,4 +1,4 @@
-import { apiProcedure, createRouter } from '@/server/api/trpc'
+import { apiProcedure, createRouter, responseSchema } from '@/server/api/trpc'
 import {
   collectionPage,
   getCollectionInput,
@@ -25,7 +25,7 @@ export const collectionsRouter = createRouter({
       },
     })
     .input(listCollectionsInput)
-    .output(collectionPage)
+    .output(responseSchema(collectionPage))
     .query(({ ctx, input }) => listCollections(ctx, input)),
 
   get: apiProcedure
@@ -43,6 +43,6 @@ export const collectionsRouter = createRouter({
       },
     })
     .input(getCollectionInput)
-    .output(getCollectionOutput)
+    .output(responseSchema(getCollectionOutput))
     .query(async ({ ctx, input }) => ({ data: await getCollection(ctx, input) })),
 })

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { createRouter, publicProcedure } from '@/server/api/trpc'
+import { createRouter, publicProcedure, responseSchema } from '@/server/api/trpc'
 import { issueDemoTokenHandler } from './issue.handler'
 import { issueDemoTokenOutput } from './issue.schema'
 
@@ -20,6 +20,6 @@ export const demoTokenRouter = createRouter({
       },
     })
     .input(z.void())
-    .output(issueDemoTokenOutput)
+    .output(responseSchema(issueDemoTokenOutput))
     .mutation(async ({ ctx }) => ({ data: await issueDemoTokenHandler(ctx) })),
 })

@@ -1,4 +1,4 @@
-import { apiProcedure, createRouter } from '@/server/api/trpc'
+import { apiProcedure, createRouter, responseSchema } from '@/server/api/trpc'
 import { getIndexerStatus } from './status.handler'
 import { statusInput, statusOutput } from './status.schema'
 
@@ -18,6 +18,6 @@ export const indexerRouter = createRouter({
       },
     })
     .input(statusInput)
-    .output(statusOutput)
+    .output(responseSchema(statusOutput))
     .query(async ({ ctx, input }) => ({ data: await getIndexerStatus(ctx, input) })),
 })

@@ -1,4 +1,4 @@
-import { apiProcedure, createRouter } from '@/server/api/trpc'
+import { apiProcedure, createRouter, responseSchema } from '@/server/api/trpc'
 import { getNftInput, getNftOutput, listCollectionNftsInput, nftPage } from './nft.schema'
 import { getNft, listCollectionNfts } from './nfts.handler'
 
@@ -18,7 +18,7 @@ export const nftsRouter = createRouter({
       },
     })
     .input(getNftInput)
-    .output(getNftOutput)
+    .output(responseSchema(getNftOutput))
     .query(async ({ ctx, input }) => ({ data: await getNft(ctx, input) })),
 
   byCollection: apiProcedure
@@ -36,6 +36,6 @@ export const nftsRouter = createRouter({
       },
     })
     .input(listCollectionNftsInput)
-    .output(nftPage)
+    .output(responseSchema(nftPage))
     .query(({ ctx, input }) => listCollectionNfts(ctx, input)),
 })

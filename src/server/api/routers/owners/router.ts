@@ -1,4 +1,4 @@
-import { apiProcedure, createRouter } from '@/server/api/trpc'
+import { apiProcedure, createRouter, responseSchema } from '@/server/api/trpc'
 import { listOwnerNfts } from './owners.handler'
 import { listOwnerNftsInput, ownerNftPage } from './owners.schema'
 
@@ -18,6 +18,6 @@ export const ownersRouter = createRouter({
       },
     })
     .input(listOwnerNftsInput)
-    .output(ownerNftPage)
+    .output(responseSchema(ownerNftPage))
     .query(({ ctx, input }) => listOwnerNfts(ctx, input)),
 })

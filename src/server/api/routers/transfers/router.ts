@@ -1,4 +1,4 @@
-import { apiProcedure, createRouter } from '@/server/api/trpc'
+import { apiProcedure, createRouter, responseSchema } from '@/server/api/trpc'
 import { collectionTransfersInput, tokenTransfersInput, transferPage } from './transfer.schema'
 import { listTransfers } from './transfers.handler'
 
@@ -20,7 +20,7 @@ export const transfersRouter = createRouter({
       },
     })
     .input(collectionTransfersInput)
-    .output(transferPage)
+    .output(responseSchema(transferPage))
     .query(({ ctx, input }) => listTransfers(ctx, input)),
 
   byToken: apiProcedure
@@ -37,6 +37,6 @@ export const transfersRouter = createRouter({
       },
     })
     .input(tokenTransfersInput)
-    .output(transferPage)
+    .output(responseSchema(transferPage))
     .query(({ ctx, input }) => listTransfers(ctx, input)),
 })
