@@ -182,4 +182,31 @@ describe('in-process store', () => {
       await store.close()
     }
   })
+
+  it('keeps exact counts in a long window across many expiries (the log compacts itself)', async () => {
+    let now = 2_000_000
+    const store = new MemoryLimitStore(() => now)
+    const big: LimitPolicy = { ...policy, windows: [{ name: 'min', limit: 50_000, windowMs: 60_000 }] }
+    delete big.concurrent
+    const remaining = async (token: string) =>
+      (await store.acquire(big, 's', token, 1000)).windows[0]!.remaining
+    try {
+      // 10 arrivals per ms for 4 s: 40,000 in the window.
+      for (let ms = 0; ms < 4000; ms++, now++)
+        for (let k = 0; k < 10; k++) await store.acquire(big, 's', `${ms}.${k}`, 1000)
+      // One more arrival: 40,001 counted.
+      expect(await remaining('x')).toBe(50_000 - 40_001)
+      // 59 s later the first 3,001 ms of arrivals (30,010) have left the window: most of the log.
+      now += 59_000
+      expect(await remaining('y')).toBe(50_000 - (40_002 - 30_010))
+      // A refund after the log compacted removes exactly that arrival.
+      await store.refund(big, 's', '3999.9')
+      expect(await remaining('z')).toBe(50_000 - (40_002 - 30_010))
+      // Once the whole minute has passed, only the newest arrivals remain.
+      now += 60_000
+      expect(await remaining('w')).toBe(50_000 - 1)
+    } finally {
+      await store.close()
+    }
+  })
 })
