@@ -8,6 +8,26 @@ import { transferPage } from '@/server/api/routers/transfers/transfer.schema'
 import { responseSchema } from '@/server/api/trpc'
 
 const offContract = { data: [{ collection_address: 'NOT AN ADDRESS' }], pagination: null, coverage: 1 }
+const validPage = {
+  data: [
+    {
+      collection_address: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+      token_id: '17',
+      network: 'devnet',
+      from_address: '0x0000000000000000000000000000000000000000',
+      to_address: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
+      event_type: 'mint',
+      block_number: '1204',
+      log_index: 3,
+      batch_index: 0,
+      transaction_hash: `0x${'4c'.repeat(32)}`,
+      block_timestamp: '2026-01-02T03:04:05.000Z',
+      confirmations: 12,
+    },
+  ],
+  pagination: { limit: 20, has_more: false },
+  coverage: { status: 'complete', start_block: '0' },
+}
 
 describe('responseSchema', () => {
   afterEach(() => {
@@ -15,10 +35,15 @@ describe('responseSchema', () => {
     vi.resetModules()
   })
 
-  it('parses responses outside production: an off-contract response is refused', () => {
+  it('parses responses outside production: off-contract, or changed by the parse, is refused', () => {
     const schema = responseSchema(transferPage, true)
-    expect(schema).toBe(transferPage)
+    expect(responseSchema(transferPage, true)).toBe(schema)
     expect(() => schema.parse(offContract)).toThrow()
+    expect(schema.parse(validPage)).toEqual(validPage)
+    // A key the parse would strip never reaches a client unnoticed: production does not parse.
+    const withInternalKey = { ...validPage, data: [{ ...validPage.data[0], block_us: '1' }] }
+    expect(transferPage.parse(withInternalKey)).toEqual(validPage)
+    expect(() => schema.parse(withInternalKey)).toThrow(/parsing it would change it/)
   })
 
   it('in production returns one unchecked copy per schema that passes the response through', () => {
@@ -61,5 +86,19 @@ describe('responseSchema', () => {
       if (passes) await expect(call).resolves.toBe(offContract)
       else await expect(call).rejects.toThrow(/Output validation failed/)
     }
+  })
+  it('refuses, call after call, a procedure response the parse would change (outside production)', async () => {
+    vi.resetModules()
+    vi.stubEnv('NODE_ENV', 'test')
+    const trpc = await import('@/server/api/trpc')
+    const withInternalKey = { ...validPage, internal: true }
+    const router = trpc.createRouter({
+      page: trpc.publicProcedure
+        .output(trpc.responseSchema(transferPage))
+        .query(() => withInternalKey as never),
+    })
+    const caller = trpc.createCallerFactory(router)({} as never)
+    // tRPC falls back to parseAsync after a parse error without zod issues; the second call proves it did not.
+    for (let i = 0; i < 2; i++) await expect(caller.page()).rejects.toThrow(/Output validation failed/)
   })
 })

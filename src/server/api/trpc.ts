@@ -15,6 +15,7 @@
  *                     signed-in session.
  */
 import type { IncomingHttpHeaders } from 'node:http'
+import { isDeepStrictEqual } from 'node:util'
 import { initTRPC, TRPCError } from '@trpc/server'
 import type { OpenApiMeta } from 'trpc-to-openapi'
 import { z } from 'zod'
@@ -102,32 +103,53 @@ export const userProcedure = t.procedure.use(({ ctx, next }) => {
 /**
  * The response schema of a /v1 procedure: `.output(responseSchema(page))`.
  * The schema is the contract — /openapi.json is generated from it and the
- * handler is typed by it — and tRPC also parses every response against it.
- * That check stays on in development and tests (where the contract tests also
- * validate every endpoint's responses against /openapi.json); in production
- * it is skipped, because it cost 15–35 % of a list endpoint's throughput
- * (docs/api.md, "The request path, and what it costs") while only repeating
- * what the types and tests already hold. Neither tRPC nor trpc-to-openapi has
- * an option for this, hence a copy of the schema — same definition, same
- * OpenAPI component — whose parse returns its input.
+ * handler is typed by it — and tRPC parses every response against it. In
+ * production that parse is skipped: it cost 15 % of a list endpoint's
+ * throughput (docs/api.md, "The request path, and what it costs"). Neither
+ * tRPC nor trpc-to-openapi has an option for this, hence a copy of the schema
+ * (same definition, same OpenAPI component) with its own parse:
+ *  - production: returns the response as it is;
+ *  - development and tests: parses, and also refuses a response the parse
+ *    would change (a key it would strip, a value it would transform), so what
+ *    tests see is byte for byte what production sends.
  */
 export function responseSchema<T extends z.ZodType>(
   schema: T,
   validate = process.env.NODE_ENV !== 'production',
 ): T {
-  if (validate) return schema
-  let unchecked = uncheckedSchemas.get(schema)
-  if (!unchecked) {
+  const copies = validate ? checkedCopies : uncheckedCopies
+  let copy = copies.get(schema)
+  if (!copy) {
     // From the definition, not the schema: a plain clone() names the original as its parent,
     // and the JSON Schema conversion would then emit both under one component id.
-    unchecked = schema.clone(schema._zod.def)
+    copy = schema.clone(schema._zod.def)
     const meta = z.globalRegistry.get(schema)
-    if (meta) z.globalRegistry.add(unchecked, meta)
-    unchecked.parse = (data: unknown) => data as z.output<T>
-    uncheckedSchemas.set(schema, unchecked)
+    if (meta) z.globalRegistry.add(copy, meta)
+    const parse = validate ? (data: unknown) => parseUnchanged(schema, data) : (data: unknown) => data
+    // tRPC calls parse, and parseAsync after a parse error without zod issues: both are replaced.
+    copy.parse = parse
+    copy.parseAsync = async (data: unknown) => parse(data)
+    copies.set(schema, copy)
   }
-  return unchecked as T
+  return copy as T
 }
 
-/** One unchecked copy per schema: a page schema shared by two endpoints stays one OpenAPI component. */
-const uncheckedSchemas = new WeakMap<z.ZodType, z.ZodType>()
+/** One copy per schema and mode: a page schema shared by two endpoints stays one OpenAPI component. */
+const checkedCopies = new WeakMap<z.ZodType, z.ZodType>()
+const uncheckedCopies = new WeakMap<z.ZodType, z.ZodType>()
+
+function parseUnchanged<T extends z.ZodType>(schema: T, data: unknown): z.output<T> {
+  const parsed = schema.parse(data)
+  // Compared as JSON, as a client receives it (key order aside).
+  if (!isDeepStrictEqual(JSON.parse(JSON.stringify(parsed)), JSON.parse(JSON.stringify(data)))) {
+    throw new z.ZodError([
+      {
+        code: 'custom',
+        path: [],
+        input: data,
+        message: 'The response is not exactly its schema: parsing it would change it',
+      },
+    ])
+  }
+  return parsed
+}
