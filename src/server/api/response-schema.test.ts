@@ -4,27 +4,13 @@
  * but the response is not parsed again.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { transferPage } from '@/server/api/routers/transfers/transfer.schema'
+import { transfer, transferPage } from '@/server/api/routers/transfers/transfer.schema'
 import { responseSchema } from '@/server/api/trpc'
 
 const offContract = { data: [{ collection_address: 'NOT AN ADDRESS' }], pagination: null, coverage: 1 }
+// A page around the documented Transfer example (the schema's own OpenAPI example).
 const validPage = {
-  data: [
-    {
-      collection_address: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
-      token_id: '17',
-      network: 'devnet',
-      from_address: '0x0000000000000000000000000000000000000000',
-      to_address: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
-      event_type: 'mint',
-      block_number: '1204',
-      log_index: 3,
-      batch_index: 0,
-      transaction_hash: `0x${'4c'.repeat(32)}`,
-      block_timestamp: '2026-01-02T03:04:05.000Z',
-      confirmations: 12,
-    },
-  ],
+  data: [transfer.meta()?.example as Record<string, unknown>],
   pagination: { limit: 20, has_more: false },
   coverage: { status: 'complete', start_block: '0' },
 }
