@@ -1,5 +1,13 @@
 import type { RawLog } from '../rpc/client'
-import { type DecodedLog, dataWords, logPosition, wordToAddress, wordToUint } from './types'
+import {
+  type DecodedLog,
+  dataWords,
+  logPosition,
+  type PendingTransfer,
+  pendingTransfer,
+  wordToAddress,
+  wordToUint,
+} from './types'
 
 /**
  * Largest ERC-2309 range expanded into rows. OpenZeppelin caps a batch at
@@ -22,16 +30,9 @@ export function decodeConsecutiveTransfer(log: RawLog): DecodedLog | null {
   if (toTokenId < fromTokenId || toTokenId - fromTokenId >= MAX_CONSECUTIVE_RANGE) return null
   const position = logPosition(log)
   const count = Number(toTokenId - fromTokenId) + 1
-  const events = new Array(count)
+  const events = new Array<PendingTransfer>(count)
   for (let offset = 0; offset < count; offset++) {
-    events[offset] = {
-      ...position,
-      from,
-      to,
-      tokenId: fromTokenId + BigInt(offset),
-      batchIndex: offset,
-      standard: 'ERC721' as const,
-    }
+    events[offset] = pendingTransfer(position, from, to, fromTokenId + BigInt(offset), offset, 'ERC721')
   }
   return { kind: 'transfers', events }
 }

@@ -1,5 +1,5 @@
 import type { RawLog } from '../rpc/client'
-import { type DecodedLog, dataWords, logPosition, wordToAddress, wordToUint } from './types'
+import { type DecodedLog, dataWords, logPosition, pendingTransfer, wordToAddress, wordToUint } from './types'
 
 /**
  * Standard ERC-721 Transfer: from, to and tokenId all indexed (4 topics).
@@ -13,7 +13,7 @@ export function decodeStandardTransfer(log: RawLog): DecodedLog | null {
   if (from === null || to === null || tokenId === null) return null
   return {
     kind: 'transfers',
-    events: [{ ...logPosition(log), from, to, tokenId, batchIndex: 0, standard: 'ERC721' }],
+    events: [pendingTransfer(logPosition(log), from, to, tokenId, 0, 'ERC721')],
   }
 }
 
@@ -31,6 +31,6 @@ export function decodeLegacyTransfer(log: RawLog): DecodedLog | null {
   if (from === null || to === null || tokenId === null) return null
   return {
     kind: 'legacy-transfer',
-    event: { ...logPosition(log), from, to, tokenId, batchIndex: 0, standard: 'ERC721_LEGACY' },
+    event: pendingTransfer(logPosition(log), from, to, tokenId, 0, 'ERC721_LEGACY'),
   }
 }

@@ -1,12 +1,9 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { encodeFunctionData, type Hex, parseAbi } from 'viem'
-import type { TransferEvent } from '../events/types'
-import { wordToAddress } from '../events/types'
+import { type PendingTransfer, wordToAddress } from '../events/types'
 import type { Rpc } from '../rpc/client'
 import { isTransientRpcError } from '../rpc/client'
-
-type PendingTransfer = Omit<TransferEvent, 'blockTimestamp'>
 
 const abi = parseAbi([
   'function supportsInterface(bytes4) view returns (bool)',

@@ -3,7 +3,12 @@ import type { Hex } from 'viem'
 import { IndexerError } from '../errors'
 import { decodeLog } from '../events/decode'
 import { INDEXED_TOPICS } from '../events/topics'
-import type { MetadataUpdateEvent, TransferEvent } from '../events/types'
+import {
+  type MetadataUpdateEvent,
+  type PendingTransfer,
+  type TransferEvent,
+  withBlockTimestamp,
+} from '../events/types'
 import type { RawLog, Rpc, RpcBlock } from '../rpc/client'
 import { type AdaptiveRange, fetchLogs } from '../rpc/get-logs'
 import { compareChainOrder } from '../store/transfers'
@@ -104,8 +109,6 @@ export async function fetchRealtimeBlocks(ctx: FetchContext, headers: RpcBlock[]
   }
 }
 
-type PendingTransfer = Omit<TransferEvent, 'blockTimestamp'>
-
 async function decodeLogs(ctx: FetchContext, logs: RawLog[]) {
   const transfers: PendingTransfer[] = []
   const legacy: PendingTransfer[] = []
@@ -131,7 +134,7 @@ function withTimestamps(
   const out = pending.map((e) => {
     const ts = timestamps.get(e.blockNumber) ?? headers.get(e.blockNumber)?.timestamp
     if (ts === undefined) throw new IndexerError(`No timestamp for block ${e.blockNumber}`)
-    return { ...e, blockTimestamp: ts }
+    return withBlockTimestamp(e, ts)
   })
   return out.sort(compareChainOrder)
 }
