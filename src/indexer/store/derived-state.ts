@@ -1,6 +1,7 @@
 import type pg from 'pg'
 import { ZERO_ADDRESS } from '../events/types'
-import { parseTokenKey, type TokenState } from './token-state'
+import { pgArray } from './db'
+import { collectionOfKey, type TokenState, tokenKeyArrays } from './token-state'
 
 interface CollectionDelta {
   supply: number
@@ -15,13 +16,16 @@ interface CollectionDelta {
  *  - total_supply: tokens observed and not burned;
  *  - unique_holders: distinct owners of those tokens (via collection_holders);
  *  - total_transfers: transfer rows of the collection.
+ * `old` is the stored state of every key of `next`, read in this transaction
+ * under the writers' lock.
  */
 export async function writeTokenStates(
   client: pg.PoolClient,
   old: Map<string, TokenState>,
   next: Map<string, TokenState | null>,
 ): Promise<void> {
-  const upserts: Array<[string, TokenState]> = []
+  const inserts: Array<[string, TokenState]> = []
+  const updates: Array<[string, TokenState]> = []
   const deletes: string[] = []
   const deltas = new Map<string, CollectionDelta>()
   const holderDeltas = new Map<string, number>()
@@ -37,8 +41,8 @@ export async function writeTokenStates(
 
   for (const [key, state] of next) {
     const before = old.get(key)
-    const { collection } = parseTokenKey(key)
-    if (state) upserts.push([key, state])
+    const collection = collectionOfKey(key)
+    if (state) (before ? updates : inserts).push([key, state])
     else if (before) deletes.push(key)
     else continue
     const d = delta(collection)
@@ -53,13 +57,13 @@ export async function writeTokenStates(
     }
   }
 
-  await upsertTokens(client, upserts)
+  await writeTokens(client, inserts, 'new')
+  await writeTokens(client, updates, 'stored')
   if (deletes.length > 0) {
-    const refs = deletes.map(parseTokenKey)
     await client.query(
       `DELETE FROM tokens t USING unnest($1::varchar[], $2::numeric[]) AS k(c, id)
         WHERE t.collection_address = k.c AND t.token_id = k.id`,
-      [refs.map((r) => r.collection), refs.map((r) => r.tokenId.toString())],
+      tokenKeyArrays(deletes),
     )
   }
   await applyHolderDeltas(client, holderDeltas, delta)
@@ -68,25 +72,32 @@ export async function writeTokenStates(
 
 const isHeld = (s: TokenState) => !s.burned && s.owner !== ZERO_ADDRESS
 
-async function upsertTokens(client: pg.PoolClient, rows: Array<[string, TokenState]>) {
+/**
+ * Tokens not stored yet are plainly inserted (a fifth cheaper than an upsert,
+ * and most tokens of a backfill are new); stored ones are upserted. `old` is
+ * read under the writers' lock in the same transaction, so "not stored" holds.
+ */
+async function writeTokens(client: pg.PoolClient, rows: Array<[string, TokenState]>, kind: 'new' | 'stored') {
   if (rows.length === 0) return
-  const refs = rows.map(([key]) => parseTokenKey(key))
   await client.query(
     `INSERT INTO tokens (collection_address, token_id, current_owner, is_burned, transfer_count,
                          minted_block, last_transfer_block)
      SELECT * FROM unnest($1::varchar[], $2::numeric[], $3::varchar[], $4::bool[], $5::int[], $6::bigint[], $7::bigint[])
-     ON CONFLICT (collection_address, token_id) DO UPDATE SET
-       current_owner = excluded.current_owner, is_burned = excluded.is_burned,
-       transfer_count = excluded.transfer_count, minted_block = excluded.minted_block,
-       last_transfer_block = excluded.last_transfer_block, updated_at = now()`,
+     ${
+       kind === 'stored'
+         ? `ON CONFLICT (collection_address, token_id) DO UPDATE SET
+              current_owner = excluded.current_owner, is_burned = excluded.is_burned,
+              transfer_count = excluded.transfer_count, minted_block = excluded.minted_block,
+              last_transfer_block = excluded.last_transfer_block, updated_at = now()`
+         : ''
+     }`,
     [
-      refs.map((r) => r.collection),
-      refs.map((r) => r.tokenId.toString()),
-      rows.map(([, s]) => s.owner),
-      rows.map(([, s]) => s.burned),
-      rows.map(([, s]) => s.transferCount),
-      rows.map(([, s]) => s.mintedBlock?.toString() ?? null),
-      rows.map(([, s]) => s.lastTransferBlock?.toString() ?? null),
+      ...tokenKeyArrays(rows.map(([key]) => key)),
+      pgArray(rows.map(([, s]) => s.owner)),
+      pgArray(rows.map(([, s]) => s.burned)),
+      pgArray(rows.map(([, s]) => s.transferCount)),
+      pgArray(rows.map(([, s]) => s.mintedBlock ?? null)),
+      pgArray(rows.map(([, s]) => s.lastTransferBlock ?? null)),
     ],
   )
 }
@@ -106,7 +117,7 @@ async function applyHolderDeltas(
      ON CONFLICT (collection_address, owner) DO UPDATE
        SET token_count = collection_holders.token_count + excluded.token_count
      RETURNING collection_address, owner, token_count`,
-    [split.map(([c]) => c), split.map(([, o]) => o), entries.map(([, by]) => by)],
+    [pgArray(split.map(([c]) => c)), pgArray(split.map(([, o]) => o)), pgArray(entries.map(([, by]) => by))],
   )
   const emptied: Array<[string, string]> = []
   for (const row of rows) {
@@ -120,7 +131,7 @@ async function applyHolderDeltas(
     await client.query(
       `DELETE FROM collection_holders h USING unnest($1::varchar[], $2::varchar[]) AS k(c, o)
         WHERE h.collection_address = k.c AND h.owner = k.o AND h.token_count <= 0`,
-      [emptied.map(([c]) => c), emptied.map(([, o]) => o)],
+      [pgArray(emptied.map(([c]) => c)), pgArray(emptied.map(([, o]) => o))],
     )
   }
 }
@@ -135,10 +146,10 @@ async function applyCollectionDeltas(client: pg.PoolClient, deltas: Map<string, 
        FROM unnest($1::varchar[], $2::bigint[], $3::bigint[], $4::bigint[]) AS d(address, supply, holders, transfers)
       WHERE c.address = d.address`,
     [
-      entries.map(([a]) => a),
-      entries.map(([, d]) => d.supply),
-      entries.map(([, d]) => d.holders),
-      entries.map(([, d]) => d.transfers),
+      pgArray(entries.map(([a]) => a)),
+      pgArray(entries.map(([, d]) => d.supply)),
+      pgArray(entries.map(([, d]) => d.holders)),
+      pgArray(entries.map(([, d]) => d.transfers)),
     ],
   )
 }

@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { IndexerError } from '../errors'
 import type { RpcBlock } from '../rpc/client'
 import { minBig } from '../rpc/get-logs'
-import { isoTimestamp, type Queryable } from './db'
+import { isoTimestamp, pgArray, type Queryable } from './db'
 
 export interface IndexerStateRow {
   network: string
@@ -154,10 +154,10 @@ export async function storeBlocks(client: pg.PoolClient, blocks: RpcBlock[]): Pr
      ON CONFLICT (number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash,
                                         timestamp = excluded.timestamp`,
     [
-      blocks.map((b) => b.number.toString()),
-      blocks.map((b) => b.hash.toLowerCase()),
-      blocks.map((b) => b.parentHash.toLowerCase()),
-      blocks.map((b) => isoTimestamp(b.timestamp)),
+      pgArray(blocks.map((b) => b.number)),
+      pgArray(blocks.map((b) => b.hash.toLowerCase())),
+      pgArray(blocks.map((b) => b.parentHash.toLowerCase())),
+      pgArray(blocks.map((b) => isoTimestamp(b.timestamp))),
     ],
   )
 }

@@ -5,7 +5,7 @@ import {
   type MetadataUpdateEvent,
   type TransferEvent,
 } from '../events/types'
-import { isoTimestamp } from './db'
+import { isoTimestamp, pgArray } from './db'
 
 export const eventIdentity = (e: { transactionHash: string; logIndex: number; batchIndex: number }) =>
   `${e.transactionHash}:${e.logIndex}:${e.batchIndex}`
@@ -56,17 +56,17 @@ export async function insertTransfers(
        ON CONFLICT (transaction_hash, log_index, batch_index) DO NOTHING
        RETURNING transaction_hash, log_index, batch_index`,
       [
-        chunk.map((e) => e.collection),
-        chunk.map((e) => e.tokenId.toString()),
-        chunk.map((e) => e.from),
-        chunk.map((e) => e.to),
-        chunk.map((e) => eventType(e.from, e.to)),
-        chunk.map((e) => e.blockNumber.toString()),
-        chunk.map((e) => e.blockHash),
-        chunk.map((e) => isoTimestamp(e.blockTimestamp)),
-        chunk.map((e) => e.transactionHash),
-        chunk.map((e) => e.logIndex),
-        chunk.map((e) => e.batchIndex),
+        pgArray(chunk.map((e) => e.collection)),
+        pgArray(chunk.map((e) => e.tokenId)),
+        pgArray(chunk.map((e) => e.from)),
+        pgArray(chunk.map((e) => e.to)),
+        pgArray(chunk.map((e) => eventType(e.from, e.to))),
+        pgArray(chunk.map((e) => e.blockNumber)),
+        pgArray(chunk.map((e) => e.blockHash)),
+        pgArray(chunk.map((e) => isoTimestamp(e.blockTimestamp))),
+        pgArray(chunk.map((e) => e.transactionHash)),
+        pgArray(chunk.map((e) => e.logIndex)),
+        pgArray(chunk.map((e) => e.batchIndex)),
         source,
       ],
     )
@@ -102,9 +102,9 @@ export async function ensureCollections(
        SET first_seen_block = LEAST(collections.first_seen_block, excluded.first_seen_block)
        WHERE collections.first_seen_block IS NULL OR excluded.first_seen_block < collections.first_seen_block`,
     [
-      entries.map(([a]) => a),
-      entries.map(([, c]) => c.standard),
-      entries.map(([, c]) => c.firstSeenBlock.toString()),
+      pgArray(entries.map(([a]) => a)),
+      pgArray(entries.map(([, c]) => c.standard)),
+      pgArray(entries.map(([, c]) => c.firstSeenBlock)),
     ],
   )
 }
@@ -131,9 +131,9 @@ export async function markMetadataStale(
        FROM unnest($1::varchar[], $2::numeric[], $3::numeric[]) AS u(c, lo, hi)
       WHERE t.collection_address = u.c AND t.token_id BETWEEN u.lo AND u.hi`,
     [
-      updates.map((u) => u.collection),
-      updates.map((u) => u.fromTokenId.toString()),
-      updates.map((u) => u.toTokenId.toString()),
+      pgArray(updates.map((u) => u.collection)),
+      pgArray(updates.map((u) => u.fromTokenId)),
+      pgArray(updates.map((u) => u.toTokenId)),
     ],
   )
 }
