@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { IndexerError } from '../errors'
 import type { MetadataUpdateEvent, TransferEvent } from '../events/types'
 import type { RpcBlock } from '../rpc/client'
-import { withWriteTransaction } from './db'
+import { takeWriteLock } from './db'
 import { writeTokenStates } from './derived-state'
 import { addIndexedRange, pruneBlocks, readIndexerState, storeBlocks, updateProgress } from './state'
 import { foldTransfers, loadTokenStates, recomputeTokenStates, tokenKey } from './token-state'
@@ -38,44 +38,111 @@ export class StaleStateError extends IndexerError {
   }
 }
 
+export type CommitResult = Awaited<ReturnType<typeof updateProgress>> & { inserted: number }
+
+/** A commit whose transfers are inserted but not yet visible: finish() or abort() ends it. */
+export interface OpenCommit {
+  /** Writes the rest of the batch (under the writers' lock) and commits. */
+  finish(ctx: CommitContext, batch: Omit<IngestBatch, 'transfers'>): Promise<CommitResult>
+  abort(): Promise<void>
+}
+
 /**
  * Commits a block range in ONE transaction: its transfers, the derived token
  * and collection state, ERC-4906 refetch marks, block hashes, indexed_ranges
  * and indexer_state. A crash at any point leaves either all or none of it.
  */
 export async function commitBatch(pool: pg.Pool, ctx: CommitContext, batch: IngestBatch) {
-  return withWriteTransaction(pool, async (client) => {
+  const open = await startCommit(pool, batch.transfers)
+  return open.finish(ctx, batch)
+}
+
+/**
+ * First half of a commit: opens its transaction and inserts the transfers,
+ * which draws their ids, so callers start commits in chain order. The insert
+ * takes no lock and nothing of it is visible before finish() commits, so a
+ * backfill inserts batch N+1 on a second connection while batch N finishes
+ * (sync/historical.ts); finish() of N+1 is called only once N has committed.
+ */
+export async function startCommit(pool: pg.Pool, transfers: TransferEvent[]): Promise<OpenCommit> {
+  const client = await pool.connect()
+  let inserted: TransferEvent[]
+  try {
+    await client.query('BEGIN')
     // Chain data can be read again: after a database crash the indexer resumes
     // from the last durable commit (state and data roll back together), so
     // commits need not wait for the WAL flush.
     await client.query('SET LOCAL synchronous_commit = off')
-    const state = await readIndexerState(client, ctx.network, true)
-    if (state.lastIndexedBlock !== ctx.expectedLastIndexed) {
-      throw new StaleStateError(ctx.expectedLastIndexed, state.lastIndexedBlock)
-    }
-    const { rows } = await client.query('SELECT max(to_block)::text AS top FROM indexed_ranges')
-    const top = rows[0]?.top === null || rows[0]?.top === undefined ? null : BigInt(rows[0].top)
-    // Appending after every stored block lets the new state be folded from the
-    // old one; filling a gap below stored blocks rebuilds it from history.
-    const appending = top === null || batch.fromBlock > top
+    inserted = await insertTransfers(client, transfers, 'rpc')
+  } catch (err) {
+    await endTransaction(client, 'ROLLBACK')
+    throw err
+  }
+  let ended = false
+  return {
+    async finish(ctx, batch) {
+      if (ended) throw new IndexerError('This commit has already ended')
+      ended = true
+      try {
+        const result = await finishCommit(client, ctx, { ...batch, transfers }, inserted)
+        await endTransaction(client, 'COMMIT')
+        return result
+      } catch (err) {
+        await endTransaction(client, 'ROLLBACK')
+        throw err
+      }
+    },
+    async abort() {
+      if (ended) return
+      ended = true
+      await endTransaction(client, 'ROLLBACK')
+    },
+  }
+}
 
-    await ensureCollections(client, collectionsOf(batch.transfers))
-    const inserted = await insertTransfers(client, batch.transfers, 'rpc')
-    const keys = [...new Set(inserted.map((e) => tokenKey(e.collection, e.tokenId)))]
-    const old = await loadTokenStates(client, keys)
-    const next = appending ? foldTransfers(old, inserted) : await recomputeTokenStates(client, keys)
-    await writeTokenStates(client, old, next)
-    await markMetadataStale(client, batch.metadataUpdates)
+async function finishCommit(
+  client: pg.PoolClient,
+  ctx: CommitContext,
+  batch: IngestBatch,
+  inserted: TransferEvent[],
+): Promise<CommitResult> {
+  await takeWriteLock(client)
+  const state = await readIndexerState(client, ctx.network, true)
+  if (state.lastIndexedBlock !== ctx.expectedLastIndexed) {
+    throw new StaleStateError(ctx.expectedLastIndexed, state.lastIndexedBlock)
+  }
+  const { rows } = await client.query('SELECT max(to_block)::text AS top FROM indexed_ranges')
+  const top = rows[0]?.top === null || rows[0]?.top === undefined ? null : BigInt(rows[0].top)
+  // Appending after every stored block lets the new state be folded from the
+  // old one; filling a gap below stored blocks rebuilds it from history.
+  const appending = top === null || batch.fromBlock > top
 
-    await storeBlocks(client, batch.blocks)
-    await addIndexedRange(client, batch.fromBlock, batch.toBlock)
-    const progress = await updateProgress(client, {
-      network: ctx.network,
-      startBlock: ctx.startBlock,
-      lastSeenBlock: batch.lastSeenBlock,
-      chainConfirmedBlock: batch.chainConfirmedBlock,
-    })
-    await pruneBlocks(client, progress.lastConfirmedBlock, ctx.keepBlocks)
-    return { ...progress, inserted: inserted.length }
+  await ensureCollections(client, collectionsOf(batch.transfers))
+  const keys = [...new Set(inserted.map((e) => tokenKey(e.collection, e.tokenId)))]
+  const old = await loadTokenStates(client, keys)
+  const next = appending ? foldTransfers(old, inserted) : await recomputeTokenStates(client, keys)
+  await writeTokenStates(client, old, next)
+  await markMetadataStale(client, batch.metadataUpdates)
+
+  await storeBlocks(client, batch.blocks)
+  await addIndexedRange(client, batch.fromBlock, batch.toBlock)
+  const progress = await updateProgress(client, {
+    network: ctx.network,
+    startBlock: ctx.startBlock,
+    lastSeenBlock: batch.lastSeenBlock,
+    chainConfirmedBlock: batch.chainConfirmedBlock,
   })
+  await pruneBlocks(client, progress.lastConfirmedBlock, ctx.keepBlocks)
+  return { ...progress, inserted: inserted.length }
+}
+
+/** Ends the transaction and returns the connection; a connection that failed to end is discarded. */
+async function endTransaction(client: pg.PoolClient, command: 'COMMIT' | 'ROLLBACK') {
+  try {
+    await client.query(command)
+    client.release()
+  } catch (err) {
+    client.release(err instanceof Error ? err : true)
+    if (command === 'COMMIT') throw err
+  }
 }

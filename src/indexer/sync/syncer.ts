@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { IndexerError } from '../errors'
-import { commitBatch } from '../store/commit'
+import { type CommitResult, type OpenCommit, startCommit } from '../store/commit'
 import type { FetchContext, FetchedRange } from './fetch'
 import type { BackfillProgress } from './progress'
 
@@ -46,40 +46,53 @@ export class ReorgDetectedError extends IndexerError {
 
 export const cursorOf = (s: Syncer) => (s.tip ? s.tip.number + 1n : s.options.startBlock)
 
-/** Checks that consecutive ranges link by parent hash, then commits them as one transaction. */
+export const transfersOf = (ranges: FetchedRange[]) => ranges.flatMap((r) => r.transfers)
+
+/** Commits fetched ranges as one transaction (both halves of the commit at once). */
 export async function commitFetched(s: Syncer, ranges: FetchedRange[]): Promise<void> {
+  await finishFetched(s, ranges, await startCommit(s.ctx.pool, transfersOf(ranges)))
+}
+
+/**
+ * Checks that the ranges link by parent hash to the stored tip and to each
+ * other, then finishes their open commit (aborted on any failure).
+ */
+export async function finishFetched(s: Syncer, ranges: FetchedRange[], open: OpenCommit): Promise<void> {
   let prev = s.tip
-  for (const r of ranges) {
-    if (prev?.hash && prev.number === r.fromBlock - 1n && r.first.parentHash.toLowerCase() !== prev.hash) {
-      throw new ReorgDetectedError(r.fromBlock)
-    }
-    const last = r.headers[r.headers.length - 1]!
-    prev = { number: r.toBlock, hash: last.hash.toLowerCase() }
-  }
-  const transfers = ranges.flatMap((r) => r.transfers)
+  const transfers = ranges.reduce((n, r) => n + r.transfers.length, 0)
   const started = performance.now()
-  const progress = await commitBatch(
-    s.ctx.pool,
-    {
-      network: s.options.network,
-      startBlock: s.options.startBlock,
-      expectedLastIndexed: s.tip?.number ?? null,
-      keepBlocks: s.options.keepBlocks,
-    },
-    {
-      fromBlock: ranges[0]!.fromBlock,
-      toBlock: ranges[ranges.length - 1]!.toBlock,
-      transfers,
-      metadataUpdates: ranges.flatMap((r) => r.metadataUpdates),
-      blocks: ranges.flatMap((r) => r.headers),
-      ...s.head,
-    },
-  )
+  let progress: CommitResult
+  try {
+    for (const r of ranges) {
+      if (prev?.hash && prev.number === r.fromBlock - 1n && r.first.parentHash.toLowerCase() !== prev.hash) {
+        throw new ReorgDetectedError(r.fromBlock)
+      }
+      const last = r.headers[r.headers.length - 1]!
+      prev = { number: r.toBlock, hash: last.hash.toLowerCase() }
+    }
+    progress = await open.finish(
+      {
+        network: s.options.network,
+        startBlock: s.options.startBlock,
+        expectedLastIndexed: s.tip?.number ?? null,
+        keepBlocks: s.options.keepBlocks,
+      },
+      {
+        fromBlock: ranges[0]!.fromBlock,
+        toBlock: ranges[ranges.length - 1]!.toBlock,
+        metadataUpdates: ranges.flatMap((r) => r.metadataUpdates),
+        blocks: ranges.flatMap((r) => r.headers),
+        ...s.head,
+      },
+    )
+  } finally {
+    await open.abort()
+  }
   s.ctx.logger.debug(
     {
       fromBlock: ranges[0]!.fromBlock.toString(),
       toBlock: prev!.number.toString(),
-      transfers: transfers.length,
+      transfers,
       ms: Math.round(performance.now() - started),
     },
     'committed',
@@ -92,5 +105,5 @@ export async function commitFetched(s: Syncer, ranges: FetchedRange[]): Promise<
     ])
     s.tip = { number: progress.lastIndexedBlock, hash: rows[0]?.hash ?? null }
   }
-  s.onCommit?.({ fromBlock: ranges[0]!.fromBlock, toBlock: prev!.number, transfers: transfers.length })
+  s.onCommit?.({ fromBlock: ranges[0]!.fromBlock, toBlock: prev!.number, transfers })
 }
