@@ -38,7 +38,11 @@ export class StaleStateError extends IndexerError {
   }
 }
 
-export type CommitResult = Awaited<ReturnType<typeof updateProgress>> & { inserted: number }
+export type CommitResult = Awaited<ReturnType<typeof updateProgress>> & {
+  inserted: number
+  /** Hash of the last indexed block when it is not the batch's last (a filled gap joined the range above). */
+  joinedTipHash?: string | null
+}
 
 /** A commit whose transfers are inserted but not yet visible: finish() or abort() ends it. */
 export interface OpenCommit {
@@ -133,7 +137,16 @@ async function finishCommit(
     chainConfirmedBlock: batch.chainConfirmedBlock,
   })
   await pruneBlocks(client, progress.lastConfirmedBlock, ctx.keepBlocks)
-  return { ...progress, inserted: inserted.length }
+  const result: CommitResult = { ...progress, inserted: inserted.length }
+  // Read here, not after COMMIT: on the embedded database (one session) a query
+  // after it would queue behind the next batch's open transaction, which waits for this one.
+  if (progress.lastIndexedBlock !== null && progress.lastIndexedBlock !== batch.toBlock) {
+    const { rows } = await client.query('SELECT hash FROM blocks WHERE number = $1', [
+      progress.lastIndexedBlock.toString(),
+    ])
+    result.joinedTipHash = rows[0]?.hash ?? null
+  }
+  return result
 }
 
 /** Ends the transaction and returns the connection; a connection that failed to end is discarded. */

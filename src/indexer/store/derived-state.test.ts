@@ -152,17 +152,19 @@ describe('derived state', () => {
         const next = () => (last === null ? 0n : last + 1n)
         for (const step of steps) {
           if (step.kind === 'commit' || step.kind === 'overlapping') {
-            const batches =
-              step.kind === 'commit' ? [batchOf(next(), step.blocks)] : [batchOf(next(), step.first)]
-            if (step.kind === 'overlapping') batches.push(batchOf(batches[0]!.toBlock + 1n, step.second))
-            // Every batch's transfers are inserted before the first one finishes.
-            const open = []
-            for (const batch of batches) open.push(await startCommit(db.pool, batch.transfers))
-            for (const [i, batch] of batches.entries()) {
-              await open[i]!.finish(ctx(), batch)
+            const first = batchOf(next(), step.kind === 'commit' ? step.blocks : step.first)
+            const batches = [first]
+            if (step.kind === 'overlapping') batches.push(batchOf(first.toBlock + 1n, step.second))
+            // As a backfill runs them: the next batch is inserted while this one finishes.
+            let finishing: Promise<unknown> = Promise.resolve()
+            for (const batch of batches) {
+              const open = await startCommit(db.pool, batch.transfers)
+              await finishing
+              finishing = open.finish(ctx(), batch)
               history = history.concat(batch.transfers)
               last = batch.toBlock
             }
+            await finishing
           } else if (last !== null) {
             const ancestor: bigint = last - BigInt(step.depth)
             await rollbackAfter(

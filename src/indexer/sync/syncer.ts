@@ -99,11 +99,8 @@ export async function finishFetched(s: Syncer, ranges: FetchedRange[], open: Ope
   )
   s.tip = prev
   // Filling a gap joins the range above it: continue from the end of the joined range.
-  if (progress.lastIndexedBlock !== null && progress.lastIndexedBlock !== prev!.number) {
-    const { rows } = await s.ctx.pool.query('SELECT hash FROM blocks WHERE number = $1', [
-      progress.lastIndexedBlock.toString(),
-    ])
-    s.tip = { number: progress.lastIndexedBlock, hash: rows[0]?.hash ?? null }
+  if (progress.joinedTipHash !== undefined && progress.lastIndexedBlock !== null) {
+    s.tip = { number: progress.lastIndexedBlock, hash: progress.joinedTipHash }
   }
   s.onCommit?.({ fromBlock: ranges[0]!.fromBlock, toBlock: prev!.number, transfers })
 }
