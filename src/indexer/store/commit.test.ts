@@ -3,7 +3,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import type { TransferEvent } from '../events/types'
 import { type IngestBatch, StaleStateError, startCommit } from './commit'
-import { pgArray } from './db'
 import { ensureIndexerState } from './state'
 
 let db: TestDatabase
@@ -119,38 +118,81 @@ describe('two-phase commits', () => {
   })
 })
 
-describe('pgArray', () => {
-  it('sends any value through a text[] parameter unchanged', async () => {
-    const values = [
-      '0x00000000000000000000000000000000000000a1',
-      '115792089237316195423570985008687907853269984665640564039457584007913129639935',
-      '2026-11-23T03:30:28.912Z',
-      '',
-      'NULL',
-      'null',
-      'a,b',
-      '{x}',
-      'say "hi"',
-      'back\\slash',
-      ' padded ',
-      'tab\there',
-      'ünïcødé',
+describe('tokens first minted in a batch', () => {
+  const alice = hex(0xa1, 20)
+  const bob = hex(0xb2, 20)
+  const zero = hex(0, 20)
+  /** One block of events [tokenId, from, to]; every batch one block. */
+  const block = (number: number, events: Array<[number, Hex, Hex]>): IngestBatch => ({
+    ...mintBlock(number, 0),
+    transfers: events.map(([tokenId, from, to], i) => ({
+      ...mintBlock(number, 1).transfers[0]!,
+      tokenId: BigInt(tokenId),
+      from,
+      to,
+      logIndex: i,
+    })),
+  })
+  const commit = async (batch: IngestBatch, after: bigint | null) =>
+    (await startCommit(db.pool, batch.transfers)).finish(ctx(after), batch)
+  const tokens = async () =>
+    (
+      await db.pool.query(
+        `SELECT token_id::int AS id, current_owner AS owner, is_burned AS burned, transfer_count AS count,
+                minted_block::int AS minted, last_transfer_block::int AS last
+           FROM tokens ORDER BY token_id`,
+      )
+    ).rows
+  const counters = async () =>
+    (
+      await db.pool.query(
+        'SELECT total_supply::int AS supply, unique_holders::int AS holders, total_transfers::int AS transfers FROM collections',
+      )
+    ).rows[0]
+
+  it('are created with the state their events give, counted in the collection', async () => {
+    // Token 1 is minted and moved in one batch; token 2 is moved later, token 3 only transferred (history before START_BLOCK).
+    await commit(
+      block(0, [
+        [1, zero, alice],
+        [2, zero, alice],
+        [1, alice, bob],
+        [3, bob, alice],
+      ]),
       null,
-    ]
-    const { rows } = await db.pool.query('SELECT $1::text[] AS v', [pgArray(values)])
-    expect(rows[0].v).toEqual(values)
+    )
+    await commit(block(1, [[2, alice, bob]]), 0n)
+    expect(await tokens()).toEqual([
+      { id: 1, owner: bob, burned: false, count: 2, minted: 0, last: 0 },
+      { id: 2, owner: bob, burned: false, count: 2, minted: 0, last: 1 },
+      { id: 3, owner: alice, burned: false, count: 1, minted: null, last: 0 },
+    ])
+    expect(await counters()).toEqual({ supply: 3, holders: 2, transfers: 5 })
   })
 
-  it('writes numbers, bigints and booleans as PostgreSQL reads them', async () => {
-    const { rows } = await db.pool.query(
-      'SELECT $1::bigint[]::text[] AS n, $2::numeric[]::text[] AS id, $3::bool[] AS b, $4::int[] AS i',
-      [pgArray([1n, -2n, null]), pgArray([2n ** 256n - 1n]), pgArray([true, false]), pgArray([0, 7])],
+  it('a burned token minted again in a later batch keeps its history (read, not created)', async () => {
+    await commit(
+      block(0, [
+        [1, zero, alice],
+        [2, zero, alice],
+      ]),
+      null,
     )
-    expect(rows[0]).toEqual({
-      n: ['1', '-2', null],
-      id: [(2n ** 256n - 1n).toString()],
-      b: [true, false],
-      i: [0, 7],
-    })
+    await commit(block(1, [[1, alice, zero]]), 0n)
+    // Both tokens' first event here is a mint; token 1 exists (burned), so the batch is read and folded.
+    await commit(
+      block(2, [
+        [1, zero, bob],
+        [4, zero, bob],
+      ]),
+      1n,
+    )
+    expect(await tokens()).toEqual([
+      { id: 1, owner: bob, burned: false, count: 3, minted: 0, last: 2 },
+      { id: 2, owner: alice, burned: false, count: 1, minted: 0, last: 0 },
+      { id: 4, owner: bob, burned: false, count: 1, minted: 2, last: 2 },
+    ])
+    expect(await counters()).toEqual({ supply: 3, holders: 2, transfers: 5 })
+    expect(allReleased()).toBe(true)
   })
 })

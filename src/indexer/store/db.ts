@@ -4,9 +4,10 @@ export type Queryable = pg.Pool | pg.PoolClient
 
 /**
  * Every writer of chain data (sync commits, rollbacks, imports, API test
- * fixtures) takes this transaction-scoped lock first, so derived state is
- * never updated by two transactions at once. Keyed by schema, so test
- * databases that share one server do not block each other.
+ * fixtures) takes this transaction-scoped lock before it reads or writes
+ * derived state (a sync commit: after inserting its transfers, store/commit.ts),
+ * so derived state is never updated by two transactions at once. Keyed by
+ * schema, so test databases that share one server do not block each other.
  */
 const WRITE_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':nft-indexer-write'))"
 
@@ -34,29 +35,24 @@ export async function takeWriteLock(client: pg.PoolClient): Promise<void> {
   await client.query(WRITE_LOCK_SQL)
 }
 
-export const isoTimestamp = (unixSeconds: bigint) => new Date(Number(unixSeconds) * 1000).toISOString()
-
-/** Array elements that PostgreSQL reads unquoted: no quotes, braces, commas, backslashes or spaces. */
-const BARE_ELEMENT = /^[0-9A-Za-z_.:+-]+$/
+const UNIQUE_VIOLATION = '23505'
 
 /**
- * A PostgreSQL array literal (`{a,b,NULL}`) for a `$n::type[]` parameter.
- * The bulk statements of the ingest path send tens of thousands of
- * hex strings, decimal ids and timestamps per commit; pg quotes and escapes
- * every element of a JS array, which cost a fifth of the indexer's CPU in a
- * commit. Elements that need no quoting (all of those) are joined as they
- * are; any other is quoted and escaped as PostgreSQL's own output does.
+ * Runs `write` (plain INSERTs of rows believed new) under a savepoint.
+ * Returns false, with everything it wrote undone, when it hit a unique
+ * violation; the caller then takes its careful path. Bulk inserts are cheaper
+ * this way than with ON CONFLICT, which probes the unique index before every
+ * row (measured on the ingest path: a fifth to a third of the statement).
  */
-export function pgArray(
-  values: ReadonlyArray<string | number | bigint | boolean | null | undefined>,
-): string {
-  const parts = new Array<string>(values.length)
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i]
-    if (v === null || v === undefined) parts[i] = 'NULL'
-    else if (typeof v !== 'string') parts[i] = String(v)
-    else if (BARE_ELEMENT.test(v) && !(v.length === 4 && /^null$/i.test(v))) parts[i] = v
-    else parts[i] = `"${v.replace(/[\\"]/g, '\\$&')}"`
+export async function insertIfAllNew(client: pg.PoolClient, write: () => Promise<unknown>): Promise<boolean> {
+  await client.query('SAVEPOINT all_new')
+  try {
+    await write()
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err
+    await client.query('ROLLBACK TO SAVEPOINT all_new')
+    return false
   }
-  return `{${parts.join(',')}}`
+  await client.query('RELEASE SAVEPOINT all_new')
+  return true
 }

@@ -1,6 +1,7 @@
 import type pg from 'pg'
 import { ZERO_ADDRESS } from '../events/types'
-import { pgArray } from './db'
+import { insertIfAllNew } from './db'
+import { boolArray, int4Array, int8Array, varcharArray } from './pg-array'
 import { collectionOfKey, type TokenState, tokenKeyArrays } from './token-state'
 
 interface CollectionDelta {
@@ -23,6 +24,8 @@ export async function writeTokenStates(
   client: pg.PoolClient,
   old: Map<string, TokenState>,
   next: Map<string, TokenState | null>,
+  /** Keys of `next` whose rows createMintedTokens already inserted: counted, not written again. */
+  created: ReadonlySet<string> = NO_KEYS,
 ): Promise<void> {
   const inserts: Array<[string, TokenState]> = []
   const updates: Array<[string, TokenState]> = []
@@ -42,8 +45,10 @@ export async function writeTokenStates(
   for (const [key, state] of next) {
     const before = old.get(key)
     const collection = collectionOfKey(key)
-    if (state) (before ? updates : inserts).push([key, state])
-    else if (before) deletes.push(key)
+    if (state) {
+      if (before) updates.push([key, state])
+      else if (!created.has(key)) inserts.push([key, state])
+    } else if (before) deletes.push(key)
     else continue
     const d = delta(collection)
     d.transfers += (state?.transferCount ?? 0) - (before?.transferCount ?? 0)
@@ -71,33 +76,50 @@ export async function writeTokenStates(
 }
 
 const isHeld = (s: TokenState) => !s.burned && s.owner !== ZERO_ADDRESS
+const NO_KEYS: ReadonlySet<string> = new Set()
+
+/**
+ * Inserts tokens whose first event in a batch is a mint, without reading
+ * them first: in a backfill most tokens are new, and this saves an index
+ * probe per token. Returns false, having inserted nothing, when any of them
+ * exists after all (a burned token minted again, a contract that mints
+ * twice): the caller then reads and folds them like every other token.
+ */
+export function createMintedTokens(client: pg.PoolClient, states: Map<string, TokenState>): Promise<boolean> {
+  return insertIfAllNew(client, () => writeTokens(client, [...states], 'new'))
+}
+
+const ON_CONFLICT = {
+  // Not stored: read under the writers' lock in this transaction, or a unique violation says otherwise.
+  new: '',
+  stored: `ON CONFLICT (collection_address, token_id) DO UPDATE SET
+             current_owner = excluded.current_owner, is_burned = excluded.is_burned,
+             transfer_count = excluded.transfer_count, minted_block = excluded.minted_block,
+             last_transfer_block = excluded.last_transfer_block, updated_at = now()`,
+}
 
 /**
  * Tokens not stored yet are plainly inserted (a fifth cheaper than an upsert,
- * and most tokens of a backfill are new); stored ones are upserted. `old` is
- * read under the writers' lock in the same transaction, so "not stored" holds.
+ * and most tokens of a backfill are new); stored ones are upserted.
  */
-async function writeTokens(client: pg.PoolClient, rows: Array<[string, TokenState]>, kind: 'new' | 'stored') {
+async function writeTokens(
+  client: pg.PoolClient,
+  rows: Array<[string, TokenState]>,
+  kind: keyof typeof ON_CONFLICT,
+): Promise<void> {
   if (rows.length === 0) return
   await client.query(
     `INSERT INTO tokens (collection_address, token_id, current_owner, is_burned, transfer_count,
                          minted_block, last_transfer_block)
      SELECT * FROM unnest($1::varchar[], $2::numeric[], $3::varchar[], $4::bool[], $5::int[], $6::bigint[], $7::bigint[])
-     ${
-       kind === 'stored'
-         ? `ON CONFLICT (collection_address, token_id) DO UPDATE SET
-              current_owner = excluded.current_owner, is_burned = excluded.is_burned,
-              transfer_count = excluded.transfer_count, minted_block = excluded.minted_block,
-              last_transfer_block = excluded.last_transfer_block, updated_at = now()`
-         : ''
-     }`,
+     ${ON_CONFLICT[kind]}`,
     [
       ...tokenKeyArrays(rows.map(([key]) => key)),
-      pgArray(rows.map(([, s]) => s.owner)),
-      pgArray(rows.map(([, s]) => s.burned)),
-      pgArray(rows.map(([, s]) => s.transferCount)),
-      pgArray(rows.map(([, s]) => s.mintedBlock ?? null)),
-      pgArray(rows.map(([, s]) => s.lastTransferBlock ?? null)),
+      varcharArray(rows.map(([, s]) => s.owner)),
+      boolArray(rows.map(([, s]) => s.burned)),
+      int4Array(rows.map(([, s]) => s.transferCount)),
+      int8Array(rows.map(([, s]) => s.mintedBlock)),
+      int8Array(rows.map(([, s]) => s.lastTransferBlock)),
     ],
   )
 }
@@ -117,7 +139,11 @@ async function applyHolderDeltas(
      ON CONFLICT (collection_address, owner) DO UPDATE
        SET token_count = collection_holders.token_count + excluded.token_count
      RETURNING collection_address, owner, token_count`,
-    [pgArray(split.map(([c]) => c)), pgArray(split.map(([, o]) => o)), pgArray(entries.map(([, by]) => by))],
+    [
+      varcharArray(split.map(([c]) => c)),
+      varcharArray(split.map(([, o]) => o)),
+      int4Array(entries.map(([, by]) => by)),
+    ],
   )
   const emptied: Array<[string, string]> = []
   for (const row of rows) {
@@ -131,7 +157,7 @@ async function applyHolderDeltas(
     await client.query(
       `DELETE FROM collection_holders h USING unnest($1::varchar[], $2::varchar[]) AS k(c, o)
         WHERE h.collection_address = k.c AND h.owner = k.o AND h.token_count <= 0`,
-      [pgArray(emptied.map(([c]) => c)), pgArray(emptied.map(([, o]) => o))],
+      [varcharArray(emptied.map(([c]) => c)), varcharArray(emptied.map(([, o]) => o))],
     )
   }
 }
@@ -146,10 +172,10 @@ async function applyCollectionDeltas(client: pg.PoolClient, deltas: Map<string, 
        FROM unnest($1::varchar[], $2::bigint[], $3::bigint[], $4::bigint[]) AS d(address, supply, holders, transfers)
       WHERE c.address = d.address`,
     [
-      pgArray(entries.map(([a]) => a)),
-      pgArray(entries.map(([, d]) => d.supply)),
-      pgArray(entries.map(([, d]) => d.holders)),
-      pgArray(entries.map(([, d]) => d.transfers)),
+      varcharArray(entries.map(([a]) => a)),
+      int8Array(entries.map(([, d]) => d.supply)),
+      int8Array(entries.map(([, d]) => d.holders)),
+      int8Array(entries.map(([, d]) => d.transfers)),
     ],
   )
 }

@@ -2,7 +2,8 @@ import type pg from 'pg'
 import { IndexerError } from '../errors'
 import type { RpcBlock } from '../rpc/client'
 import { minBig } from '../rpc/get-logs'
-import { isoTimestamp, pgArray, type Queryable } from './db'
+import type { Queryable } from './db'
+import { int8Array, timestamptzArray, varcharArray } from './pg-array'
 
 export interface IndexerStateRow {
   network: string
@@ -154,10 +155,10 @@ export async function storeBlocks(client: pg.PoolClient, blocks: RpcBlock[]): Pr
      ON CONFLICT (number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash,
                                         timestamp = excluded.timestamp`,
     [
-      pgArray(blocks.map((b) => b.number)),
-      pgArray(blocks.map((b) => b.hash.toLowerCase())),
-      pgArray(blocks.map((b) => b.parentHash.toLowerCase())),
-      pgArray(blocks.map((b) => isoTimestamp(b.timestamp))),
+      int8Array(blocks.map((b) => b.number)),
+      varcharArray(blocks.map((b) => b.hash.toLowerCase())),
+      varcharArray(blocks.map((b) => b.parentHash.toLowerCase())),
+      timestamptzArray(blocks.map((b) => b.timestamp)),
     ],
   )
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg'
-import { eventType, type TransferEvent, ZERO_ADDRESS } from '../events/types'
-import { pgArray } from './db'
+import { type TransferEvent, ZERO_ADDRESS } from '../events/types'
+import { numericArray, varcharArray } from './pg-array'
 
 /** Derived state of one token, as stored in `tokens`. */
 export interface TokenState {
@@ -20,7 +20,7 @@ export const collectionOfKey = (key: string) => key.slice(0, key.indexOf(':'))
  * Token keys as the two array parameters (collection addresses, decimal token
  * ids) of a bulk statement, split as strings: no BigInt round trip per token.
  */
-export function tokenKeyArrays(keys: Iterable<string>): [collections: string, tokenIds: string] {
+export function tokenKeyArrays(keys: Iterable<string>): [collections: Buffer, tokenIds: Buffer] {
   const collections: string[] = []
   const ids: string[] = []
   for (const key of keys) {
@@ -28,7 +28,7 @@ export function tokenKeyArrays(keys: Iterable<string>): [collections: string, to
     collections.push(key.slice(0, at))
     ids.push(key.slice(at + 1))
   }
-  return [pgArray(collections), pgArray(ids)]
+  return [varcharArray(collections), numericArray(ids)]
 }
 
 export async function loadTokenStates(
@@ -48,16 +48,28 @@ export async function loadTokenStates(
   return states
 }
 
-/** New state of each touched token when `events` (in chain order) come after all stored history. */
+/** Events in chain order with their token keys (tokenKey), computed once per batch. */
+export interface KeyedEvents {
+  events: TransferEvent[]
+  keys: string[]
+}
+
+export const withKeys = (events: TransferEvent[]): KeyedEvents => ({
+  events,
+  keys: events.map((e) => tokenKey(e.collection, e.tokenId)),
+})
+
+/** New state of each touched token when the events come after all stored history. */
 export function foldTransfers(
   old: Map<string, TokenState>,
-  events: TransferEvent[],
+  { events, keys }: KeyedEvents,
 ): Map<string, TokenState> {
   const next = new Map<string, TokenState>()
-  for (const e of events) {
-    const key = tokenKey(e.collection, e.tokenId)
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!
+    const key = keys[i]!
     const prev = next.get(key) ?? old.get(key)
-    const isMint = eventType(e.from, e.to) === 'mint'
+    const isMint = e.from === ZERO_ADDRESS
     next.set(key, {
       owner: e.to,
       burned: e.to === ZERO_ADDRESS,
@@ -67,6 +79,26 @@ export function foldTransfers(
     })
   }
   return next
+}
+
+/** The events of tokens whose first event here is a mint, apart from the rest. */
+export function splitMintedFirst({ events, keys }: KeyedEvents): { minted: KeyedEvents; rest: KeyedEvents } {
+  const mintedFirst = new Map<string, boolean>()
+  const minted: KeyedEvents = { events: [], keys: [] }
+  const rest: KeyedEvents = { events: [], keys: [] }
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!
+    const key = keys[i]!
+    let isMinted = mintedFirst.get(key)
+    if (isMinted === undefined) {
+      isMinted = e.from === ZERO_ADDRESS
+      mintedFirst.set(key, isMinted)
+    }
+    const to = isMinted ? minted : rest
+    to.events.push(e)
+    to.keys.push(key)
+  }
+  return { minted, rest }
 }
 
 /**

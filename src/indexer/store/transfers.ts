@@ -5,7 +5,8 @@ import {
   type MetadataUpdateEvent,
   type TransferEvent,
 } from '../events/types'
-import { isoTimestamp, pgArray } from './db'
+import { insertIfAllNew } from './db'
+import { int4Array, int8Array, numericArray, timestamptzArray, varcharArray } from './pg-array'
 
 export const eventIdentity = (e: { transactionHash: string; logIndex: number; batchIndex: number }) =>
   `${e.transactionHash}:${e.logIndex}:${e.batchIndex}`
@@ -24,20 +25,46 @@ export function compareChainOrder(a: TransferEvent, b: TransferEvent): number {
 /** Rows per INSERT statement: keeps parameter arrays and statement memory bounded. */
 const CHUNK = 5_000
 
+const INSERT_TRANSFERS = `
+  INSERT INTO transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
+                         block_hash, block_timestamp, transaction_hash, log_index, batch_index, source)
+  SELECT c, id, f, t, et, bn, bh, ts, tx, li, bi, $12
+    FROM unnest($1::varchar[], $2::numeric[], $3::varchar[], $4::varchar[], $5::varchar[], $6::bigint[],
+                $7::varchar[], $8::timestamptz[], $9::varchar[], $10::int[], $11::int[])
+         AS r(c, id, f, t, et, bn, bh, ts, tx, li, bi)`
+
 /**
- * Bulk insert (multi-row INSERT from unnest'ed arrays, ON CONFLICT DO NOTHING
- * on the event identity). Rows are inserted in the given order, so ids follow
- * chain order when the caller passes events in chain order. Returns the
- * events that were new.
+ * Bulk insert (multi-row INSERT from unnest'ed arrays). Rows are inserted in
+ * the given order, so ids follow chain order when the caller passes events
+ * in chain order. Returns the events that were new.
+ *
+ * A batch from the chain holds only new events: it is inserted as it is
+ * (insertIfAllNew). When an event is already stored or repeated in the batch
+ * (an import run again, a file that repeats a row), the batch is inserted
+ * again with ON CONFLICT DO NOTHING on the event identity, keeping the first
+ * occurrence of each.
  */
 export async function insertTransfers(
   client: pg.PoolClient,
   events: TransferEvent[],
   source: 'rpc' | 'import' = 'rpc',
 ): Promise<TransferEvent[]> {
+  const allNew = await insertIfAllNew(client, async () => {
+    for (let i = 0; i < events.length; i += CHUNK) {
+      await client.query(INSERT_TRANSFERS, transferParams(events.slice(i, i + CHUNK), source))
+    }
+  })
+  return allNew ? events : insertNewOnly(client, events, source)
+}
+
+async function insertNewOnly(
+  client: pg.PoolClient,
+  events: TransferEvent[],
+  source: 'rpc' | 'import',
+): Promise<TransferEvent[]> {
   const inserted: TransferEvent[] = []
   const seen = new Set<string>()
-  // One event per identity (a file may repeat a row): the first occurrence counts.
+  // One event per identity: the first occurrence counts.
   const unique = events.filter((e) => {
     const id = eventIdentity(e)
     if (seen.has(id)) return false
@@ -47,33 +74,11 @@ export async function insertTransfers(
   for (let i = 0; i < unique.length; i += CHUNK) {
     const chunk = unique.slice(i, i + CHUNK)
     const { rows } = await client.query(
-      `INSERT INTO transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
-                              block_hash, block_timestamp, transaction_hash, log_index, batch_index, source)
-       SELECT c, id, f, t, et, bn, bh, ts, tx, li, bi, $12
-         FROM unnest($1::varchar[], $2::numeric[], $3::varchar[], $4::varchar[], $5::varchar[], $6::bigint[],
-                     $7::varchar[], $8::timestamptz[], $9::varchar[], $10::int[], $11::int[])
-              AS r(c, id, f, t, et, bn, bh, ts, tx, li, bi)
+      `${INSERT_TRANSFERS}
        ON CONFLICT (transaction_hash, log_index, batch_index) DO NOTHING
        RETURNING transaction_hash, log_index, batch_index`,
-      [
-        pgArray(chunk.map((e) => e.collection)),
-        pgArray(chunk.map((e) => e.tokenId)),
-        pgArray(chunk.map((e) => e.from)),
-        pgArray(chunk.map((e) => e.to)),
-        pgArray(chunk.map((e) => eventType(e.from, e.to))),
-        pgArray(chunk.map((e) => e.blockNumber)),
-        pgArray(chunk.map((e) => e.blockHash)),
-        pgArray(chunk.map((e) => isoTimestamp(e.blockTimestamp))),
-        pgArray(chunk.map((e) => e.transactionHash)),
-        pgArray(chunk.map((e) => e.logIndex)),
-        pgArray(chunk.map((e) => e.batchIndex)),
-        source,
-      ],
+      transferParams(chunk, source),
     )
-    if (rows.length === chunk.length) {
-      for (const e of chunk) inserted.push(e)
-      continue
-    }
     const fresh = new Set(
       rows.map((r) =>
         eventIdentity({
@@ -88,6 +93,23 @@ export async function insertTransfers(
   return inserted
 }
 
+function transferParams(chunk: TransferEvent[], source: 'rpc' | 'import'): unknown[] {
+  return [
+    varcharArray(chunk.map((e) => e.collection)),
+    numericArray(chunk.map((e) => e.tokenId)),
+    varcharArray(chunk.map((e) => e.from)),
+    varcharArray(chunk.map((e) => e.to)),
+    varcharArray(chunk.map((e) => eventType(e.from, e.to))),
+    int8Array(chunk.map((e) => e.blockNumber)),
+    varcharArray(chunk.map((e) => e.blockHash)),
+    timestamptzArray(chunk.map((e) => e.blockTimestamp)),
+    varcharArray(chunk.map((e) => e.transactionHash)),
+    int4Array(chunk.map((e) => e.logIndex)),
+    int4Array(chunk.map((e) => e.batchIndex)),
+    source,
+  ]
+}
+
 /** Creates the collection rows of newly seen contracts; created_at is the first time indexed. */
 export async function ensureCollections(
   client: pg.PoolClient,
@@ -97,14 +119,14 @@ export async function ensureCollections(
   const entries = [...collections]
   await client.query(
     `INSERT INTO collections (address, standard, first_seen_block)
-     SELECT * FROM unnest($1::varchar[], $2::text[], $3::bigint[])
+     SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::bigint[])
      ON CONFLICT (address) DO UPDATE
        SET first_seen_block = LEAST(collections.first_seen_block, excluded.first_seen_block)
        WHERE collections.first_seen_block IS NULL OR excluded.first_seen_block < collections.first_seen_block`,
     [
-      pgArray(entries.map(([a]) => a)),
-      pgArray(entries.map(([, c]) => c.standard)),
-      pgArray(entries.map(([, c]) => c.firstSeenBlock)),
+      varcharArray(entries.map(([a]) => a)),
+      varcharArray(entries.map(([, c]) => c.standard)),
+      int8Array(entries.map(([, c]) => c.firstSeenBlock)),
     ],
   )
 }
@@ -131,9 +153,9 @@ export async function markMetadataStale(
        FROM unnest($1::varchar[], $2::numeric[], $3::numeric[]) AS u(c, lo, hi)
       WHERE t.collection_address = u.c AND t.token_id BETWEEN u.lo AND u.hi`,
     [
-      pgArray(updates.map((u) => u.collection)),
-      pgArray(updates.map((u) => u.fromTokenId)),
-      pgArray(updates.map((u) => u.toTokenId)),
+      varcharArray(updates.map((u) => u.collection)),
+      numericArray(updates.map((u) => u.fromTokenId)),
+      numericArray(updates.map((u) => u.toTokenId)),
     ],
   )
 }
