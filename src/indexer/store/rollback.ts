@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { transferEventType } from '@/lib/schemas'
 import { withWriteTransaction } from './db'
 import { writeTokenStates } from './derived-state'
 import { readIndexerState, truncateIndexedRanges, updateProgress } from './state'
@@ -22,17 +23,15 @@ export interface RollbackContext {
 export async function rollbackAfter(pool: pg.Pool, ctx: RollbackContext, ancestor: bigint) {
   return withWriteTransaction(pool, async (client) => {
     await readIndexerState(client, ctx.network, true)
+    const orphaned = await orphanedTransfers(client, ancestor)
     const { rows } = await client.query(
-      `SELECT DISTINCT collection_address, token_id::text FROM transfers
-        WHERE block_number > $1 AND source = 'rpc'`,
-      [ancestor.toString()],
+      `SELECT DISTINCT collection_address, token_id::text FROM transfers WHERE ${orphaned.where}`,
+      orphaned.params,
     )
     const keys = rows.map((r) => tokenKey(r.collection_address, BigInt(r.token_id)))
     const collections = [...new Set(rows.map((r) => r.collection_address as string))]
     const old = await loadTokenStates(client, keys)
-    const deleted = await client.query("DELETE FROM transfers WHERE block_number > $1 AND source = 'rpc'", [
-      ancestor.toString(),
-    ])
+    const deleted = await client.query(`DELETE FROM transfers WHERE ${orphaned.where}`, orphaned.params)
     const next = await recomputeTokenStates(client, keys)
     await writeTokenStates(client, old, next)
     await dropEmptyCollections(client, collections)
@@ -47,6 +46,26 @@ export async function rollbackAfter(pool: pg.Pool, ctx: RollbackContext, ancesto
     })
     return { ...progress, deletedTransfers: deleted.rowCount ?? 0, affectedTokens: keys.length }
   })
+}
+
+/**
+ * The condition that selects the chain's transfers after `ancestor`. No index
+ * leads with the block number (every stored transfer would pay for one only
+ * reorganisations use); the rows are found through the per-event-type feed
+ * index by time instead: a block's timestamp is never below its parent's (a
+ * consensus rule of Ethereum and of the EVM chains built like it), so every
+ * block after the ancestor has at least the ancestor's timestamp. The
+ * ancestor is a stored block (src/indexer/sync/reorg.ts), except when no
+ * stored block is on the chain any more: then everything ingested goes.
+ */
+async function orphanedTransfers(client: pg.PoolClient, ancestor: bigint) {
+  const { rows } = await client.query('SELECT timestamp FROM blocks WHERE number = $1', [ancestor.toString()])
+  const since: Date | null = rows[0]?.timestamp ?? null
+  return {
+    where: `event_type = ANY ($3::varchar[]) AND block_timestamp >= coalesce($2::timestamptz, '-infinity')
+            AND block_number > $1 AND source = 'rpc'`,
+    params: [ancestor.toString(), since, transferEventType.options],
+  }
 }
 
 /** A collection exists only while it has transfers; first_seen_block follows the remaining history. */

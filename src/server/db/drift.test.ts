@@ -40,10 +40,10 @@ describe('schema.prisma and the migrations', () => {
     expect(actual.tables.collections?.columns.address?.type).toBe('character varying(42)')
     expect(actual.tables.api_keys?.columns.scopes).toEqual({ type: 'text[]', notNull: false, default: null })
     expect(tokens?.columns.metadata?.type).toBe('jsonb')
-    expect(transfers?.indexes.transfers_feed_idx).toEqual({
+    expect(transfers?.indexes.transfers_event_type_feed_idx).toEqual({
       unique: false,
       method: 'btree',
-      columns: ['block_timestamp DESC', 'id DESC'],
+      columns: ['event_type', 'block_timestamp DESC', 'id DESC'],
     })
     expect(actual.tables.collections?.indexes.collections_name_trgm_idx).toEqual({
       unique: false,
@@ -90,8 +90,8 @@ describe('schema.prisma and the migrations', () => {
   it('notices a changed index, type, nullability and default', async () => {
     const edited = datamodel
       .replace(
-        '@@index([blockTimestamp(sort: Desc), id(sort: Desc)], map: "transfers_feed_idx")',
-        '@@index([blockTimestamp, id], map: "transfers_feed_idx")',
+        '@@index([eventType, blockTimestamp(sort: Desc), id(sort: Desc)], map: "transfers_event_type_feed_idx")',
+        '@@index([eventType, blockTimestamp, id], map: "transfers_event_type_feed_idx")',
       )
       .replace(
         'tokenId                 Decimal   @map("token_id") @db.Decimal(78, 0)',
@@ -104,7 +104,7 @@ describe('schema.prisma and the migrations', () => {
       )
     const problems = diffSchemas(await expectedSchema(edited), actual)
     expect(problems).toHaveLength(4)
-    expect(problems.join('\n')).toMatch(/index transfers.transfers_feed_idx/)
+    expect(problems.join('\n')).toMatch(/index transfers.transfers_event_type_feed_idx/)
     expect(problems.join('\n')).toMatch(/column tokens.token_id: .*numeric\(65,0\)/)
     expect(problems.join('\n')).toMatch(/column collections.symbol: .*"notNull":true/)
     expect(problems.join('\n')).toMatch(/column collections.standard: .*'ERC-721'::text/)

@@ -5,6 +5,7 @@
  * arrive between two pages sort before the cursor — pages never repeat or
  * skip a row.
  */
+import { transferEventType } from '@/lib/schemas'
 import type { Transfer } from '@/server/api/routers/transfers/transfer.schema'
 import { isoSql, microsSql, safeInteger, type TimeCursor } from './page'
 
@@ -58,3 +59,24 @@ export const transferCursor = (row: TransferRow): TimeCursor => ({
   before_timestamp: safeInteger(row.block_us),
   before_id: safeInteger(row.id),
 })
+
+/**
+ * The ids of one feed page (`page.id`), newest first by (block_timestamp,
+ * id), read in index order from a per-event-type feed index
+ * (transfers_event_type_feed_idx, transfers_collection_event_type_feed_idx).
+ * `where` holds the other conditions on `tr` (collection, cursor).
+ *
+ * With `eventType` (a parameter placeholder) that index gives the page
+ * directly. Without it, the page is the merge of the three event types'
+ * pages, each at most `limit` ids from its own index: the feeds are indexed
+ * per event type only, so that every stored transfer costs two feed-index
+ * entries instead of four (docs/database.md).
+ */
+export function feedPageIds(where: string[], eventType: string | undefined, limit: string): string {
+  const arm = (type: string) =>
+    `SELECT tr.id, tr.block_timestamp FROM transfers tr WHERE ${[`tr.event_type = ${type}`, ...where].join(' AND ')}
+      ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT ${limit}`
+  if (eventType !== undefined) return `(${arm(eventType)}) page`
+  const arms = transferEventType.options.map((type) => `(${arm(`'${type}'`)})`).join(' UNION ALL ')
+  return `(SELECT id FROM (${arms}) merged ORDER BY block_timestamp DESC, id DESC LIMIT ${limit}) page`
+}

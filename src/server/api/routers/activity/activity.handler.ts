@@ -1,16 +1,17 @@
 /**
  * GET /v1/activity: every canonical transfer, newest first by
- * (block_timestamp, id), optionally of one collection and/or one event type;
- * each filter combination has its own feed index (transfers_feed_idx,
- * transfers_event_type_feed_idx, transfers_collection_feed_idx,
- * transfers_collection_event_type_feed_idx). Coverage is the indexer's own
- * status, or the collection's when `collection` is given.
+ * (block_timestamp, id), optionally of one collection and/or one event type,
+ * from the per-event-type feed indexes (transfers_event_type_feed_idx,
+ * transfers_collection_event_type_feed_idx; without an event type, the three
+ * types' pages merged). Coverage is the indexer's own status, or the
+ * collection's when `collection` is given.
  */
 import { historyOf } from '@/server/api/read/collection-row'
 import { assertNetwork, type ReadContext } from '@/server/api/read/context'
 import { collectionCoverage, globalCoverage } from '@/server/api/read/coverage'
 import { buildPage, microsToTimestamp, type Page, pageLimit, type TimeCursor } from '@/server/api/read/page'
 import {
+  feedPageIds,
   TRANSFER_COLUMNS,
   type TransferRow,
   toTransfer,
@@ -38,20 +39,20 @@ export async function listActivity(ctx: ReadContext, input: ActivityInput): Prom
     params.push(input.collection)
     where.push(`tr.collection_address = $${params.length}`)
   }
+  let eventType: string | undefined
   if (input.event_type !== undefined) {
     params.push(input.event_type)
-    where.push(`tr.event_type = $${params.length}`)
+    eventType = `$${params.length}`
   }
   if (input.before_timestamp !== undefined && input.before_id !== undefined) {
     params.push(microsToTimestamp(input.before_timestamp), input.before_id)
     where.push(`(tr.block_timestamp, tr.id) < ($${params.length - 1}::timestamptz, $${params.length}::int8)`)
   }
   params.push(limit + 1)
-  // The page's ids from the filter's feed index alone, then the rows by
-  // primary key (see transfers.handler.ts).
+  // The page's ids from the feed indexes alone, then the rows by primary key
+  // (see transfers.handler.ts).
   const page = `SELECT ${TRANSFER_COLUMNS}
-      FROM (SELECT tr.id FROM transfers tr ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-             ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}) page
+      FROM ${feedPageIds(where, eventType, `$${params.length}`)}
       JOIN transfers tr ON tr.id = page.id`
   // With a collection filter, one statement also reads that collection (its
   // name, and its history for coverage); no row of it: unknown collection.

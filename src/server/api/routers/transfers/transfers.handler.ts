@@ -2,7 +2,8 @@
  * GET /v1/collections/{address}/transfers and
  * GET /v1/nfts/{address}/{tokenId}/transfers: canonical rows (the indexer
  * deletes orphaned ones), newest first by (block_timestamp, id), read from
- * transfers_collection_feed_idx and transfers_token_feed_idx. An unknown
+ * transfers_collection_event_type_feed_idx (the three event types merged)
+ * and transfers_token_feed_idx. An unknown
  * collection or token gives an empty page (these endpoints list no 404).
  */
 import { historyOf } from '@/server/api/read/collection-row'
@@ -10,6 +11,7 @@ import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
 import { buildPage, microsToTimestamp, type Page, pageLimit, type TimeCursor } from '@/server/api/read/page'
 import {
+  feedPageIds,
   TRANSFER_COLUMNS,
   type TransferRow,
   toTransfer,
@@ -40,18 +42,21 @@ export async function listTransfers(ctx: ReadContext, input: TransferFeedInput):
   }
   params.push(limit + 1)
   // One round trip: the collection's history (for coverage; absent when
-  // unknown) beside the page. The page's ids come from the feed index alone
-  // (an index-only scan of its keys), then the rows by primary key: the
-  // planner has no reason to walk another index and filter.
+  // unknown) beside the page. The page's ids come from feed indexes alone
+  // (index-only scans of their keys), then the rows by primary key: the
+  // planner has no reason to walk another index and filter. A token's feed
+  // has its own index; a collection's is the merge of its event types' feeds.
+  const ids =
+    input.tokenId !== undefined
+      ? `(SELECT tr.id FROM transfers tr WHERE ${where.join(' AND ')}
+           ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}) page`
+      : feedPageIds(where, undefined, `$${params.length}`)
   const sql = `
     SELECT c.address IS NOT NULL AS known, c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block, p.*
       FROM (VALUES (1)) AS one(x)
       LEFT JOIN collections c ON c.address = $1
       LEFT JOIN LATERAL (
-        SELECT ${TRANSFER_COLUMNS}
-          FROM (SELECT tr.id FROM transfers tr WHERE ${where.join(' AND ')}
-                 ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}) page
-          JOIN transfers tr ON tr.id = page.id
+        SELECT ${TRANSFER_COLUMNS} FROM ${ids} JOIN transfers tr ON tr.id = page.id
       ) p ON true
      ORDER BY p.block_us::int8 DESC, p.id::int8 DESC`
   const [{ rows }, snapshot] = await Promise.all([ctx.db.pool.query<Row>(sql, params), ctx.snapshot()])
