@@ -3,7 +3,7 @@
  *
  * Builds an anvil chain with >= 200,000 ERC-721 transfers across 50 collections
  * (batch mints and batch moves), backfills it with the real indexer process
- * (started as `npm start` starts it, src/indexer/launch.ts; metadata queue on) into a fresh
+ * (bundled and started as `npm start` does it, src/indexer/launch.ts; metadata queue on) into a fresh
  * PostgreSQL schema, then measures head-follow latency: time from a new block
  * being mined to its transfer being in the database.
  *
@@ -18,7 +18,7 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import type { Address, Hex } from 'viem'
-import { INDEXER_ENTRY, INDEXER_NODE_ARGS } from '@/indexer/launch'
+import { buildIndexer } from '@/indexer/launch'
 import { startTestChain } from '@/indexer/test/chain'
 import { urlWithSchema } from '@/server/db/connection-url'
 import { migrate } from '@/server/db/migrate'
@@ -91,7 +91,9 @@ async function main() {
   })
   const mediaDir = await mkdtemp(path.join(os.tmpdir(), 'bench-media-'))
   const root = path.resolve(import.meta.dirname, '..')
-  const child = spawn(process.execPath, [...INDEXER_NODE_ARGS, '--import', 'tsx', INDEXER_ENTRY], {
+  // Bundled as `npm start` bundles it; the clock starts at the process start, as for Ponder.
+  const indexer = await buildIndexer(root)
+  const child = spawn(process.execPath, indexer, {
     cwd: root,
     env: {
       ...process.env,

@@ -4,7 +4,8 @@
  *  2. starts the embedded services the environment does not provide —
  *     PGlite when there is no DATABASE_URL, the anvil devnet when there is
  *     no RPC_URL (DESIGN §2);
- *  3. applies migrations, builds the portal when its sources changed;
+ *  3. applies migrations, builds the portal when its sources changed and
+ *     bundles the indexer (src/indexer/launch.ts);
  *  4. runs the indexer and web processes, restarting one that dies;
  *  5. on Ctrl-C / SIGTERM stops every child, then the embedded services.
  */
@@ -13,7 +14,7 @@ import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import { INDEXER_ENTRY, INDEXER_NODE_ARGS } from '@/indexer/launch'
+import { buildIndexer } from '@/indexer/launch'
 import { migrate } from '@/server/db/migrate'
 import { ensureAuthSecret } from './auth-secret'
 import { ensurePortalBuild } from './portal-build'
@@ -72,10 +73,11 @@ interface Supervised {
   restarts: number
 }
 
-function supervise(name: string, entry: string, nodeArgs: string[] = []): Supervised {
+/** Runs `node <args>` as the named process, restarting it when it dies. */
+function supervise(name: string, args: string[]): Supervised {
   const proc: Supervised = { name, restarts: 0 }
   const run = () => {
-    const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, entry)], {
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env: childEnv,
       stdio: 'inherit',
@@ -138,8 +140,10 @@ try {
   }
   if (!dev) await ensurePortalBuild(ROOT, logger)
   if (stopping) process.exit(0)
-  processes.push(supervise('indexer', INDEXER_ENTRY, INDEXER_NODE_ARGS))
-  processes.push(supervise('web', 'src/server/main.ts'))
+  const indexer = await buildIndexer(ROOT)
+  if (stopping) process.exit(0)
+  processes.push(supervise('indexer', indexer))
+  processes.push(supervise('web', ['--import', 'tsx', path.join(ROOT, 'src/server/main.ts')]))
   logger.info({ url: config.PUBLIC_URL }, 'service starting')
 } catch (err) {
   logger.fatal({ err }, 'start-up failed')

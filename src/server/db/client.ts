@@ -1,53 +1,19 @@
 /**
- * Database clients: a `pg.Pool` bound to one schema, Prisma Client on top of
- * it (driver adapter), and the test for "the database is down" that callers
- * turn into 503. A URL may name its schema; see ./connection-url.ts.
+ * Database clients: a `pg.Pool` bound to one schema (./pool.ts), Prisma
+ * Client on top of it (driver adapter), and the test for "the database is
+ * down" that callers turn into 503. A URL may name its schema; see
+ * ./connection-url.ts.
  */
 import { PrismaPg } from '@prisma/adapter-pg'
-import pg from 'pg'
-import { renderOptions, schemaFromSettings, searchPathFor, splitSessionSettings } from './connection-url'
+import type pg from 'pg'
 import { PrismaClient } from './generated/client'
+import { schemaOfPool } from './pool'
 
 export { quoteIdentifier, schemaFromUrl, searchPathFor, urlWithSchema } from './connection-url'
-
-export interface PoolOptions {
-  /** Schema to work in; overrides the one named by the URL. Default: the URL's, else public. */
-  schema?: string
-  /** Upper bound of every statement on these connections. */
-  statementTimeoutMs?: number
-  /** Most connections the pool opens. */
-  max?: number
-  applicationName?: string
-}
-
-/** The schema each pool was bound to, so createPrisma can default to it. */
-const poolSchemas = new WeakMap<pg.Pool, string>()
-
-export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
-  const { connectionString, settings } = splitSessionSettings(url)
-  const schema = options.schema ?? schemaFromSettings(settings) ?? 'public'
-  settings.set('search_path', searchPathFor(schema))
-  if (options.statementTimeoutMs !== undefined) {
-    settings.set('statement_timeout', String(options.statementTimeoutMs))
-  }
-  // Settings travel in the startup packet, so they hold from the first
-  // statement of every connection without an extra round trip.
-  const pool = new pg.Pool({
-    connectionString,
-    options: renderOptions(settings),
-    max: options.max ?? 10,
-    application_name: options.applicationName,
-  })
-  // An idle connection that the server drops (restart, admin shutdown) is
-  // reported here; without a listener Node would crash the process. The pool
-  // replaces the connection on the next checkout.
-  pool.on('error', () => {})
-  poolSchemas.set(pool, schema)
-  return pool
-}
+export { createPool, type PoolOptions } from './pool'
 
 export function createPrisma(pool: pg.Pool, options: { schema?: string } = {}): PrismaClient {
-  const schema = options.schema ?? poolSchemas.get(pool) ?? 'public'
+  const schema = options.schema ?? schemaOfPool(pool) ?? 'public'
   // Prisma qualifies table names with this schema, independent of search_path.
   const adapter = new PrismaPg(pool, { schema })
   return new PrismaClient({ adapter })
