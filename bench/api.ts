@@ -11,6 +11,8 @@
  *     (bench/floor-server.ts) — with the ratio. The two take turns in rounds
  *     (BENCH_ROUNDS, 3, of BENCH_SECONDS, 2 s each); each figure is the median round.
  *
+ * BENCH_ONLY=<text> runs only the cases whose name contains it (e.g. `indexer/status`).
+ *
  * Servers run in child processes, so the load generator does not share their
  * event loop. Results: printed, and written to bench/results/api.json.
  */
@@ -326,7 +328,8 @@ async function main() {
     `bench:api on ${url.replace(/\/\/[^@]*@/, '//')}: ${counts.rows[0].t.toLocaleString()} transfers, ${counts.rows[0].k.toLocaleString()} tokens, ${counts.rows[0].c.toLocaleString()} collections`,
   )
   if (counts.rows[0].t === 0) throw new Error('empty: run `npm run bench:seed` first')
-  const cases = await buildCases(pool)
+  const only = process.env.BENCH_ONLY
+  const cases = (await buildCases(pool)).filter((c) => !only || c.name.includes(only))
   await pool.end()
 
   // A real portal key: the full stack runs its whole credential path.

@@ -7,9 +7,10 @@
  * Tiers:
  *  - publicProcedure: no credential (POST /v1/demo-token, GET /v1/media).
  *  - apiProcedure:    a /v1 read endpoint; `meta.scope` names the scope it needs.
- *                     Its middleware (before `.input()`, so before parameters are
- *                     parsed) checks the credential (401), the credential's rate
- *                     limit (429), then scope and origin (403); ctx.credential.
+ *                     The REST layer runs the access checks before it calls the
+ *                     procedure (client IP limit, credential 401, credential limit
+ *                     429, scope and origin 403; src/server/auth/access.ts), so
+ *                     before parameters are parsed, and sets ctx.credential.
  *  - userProcedure:   the portal's internal procedures (key management); needs
  *                     ctx.user, which the portal's /api/trpc route sets from the
  *                     signed-in session.
@@ -23,9 +24,10 @@ import type { Config } from '@/config/env'
 import type { Logger } from '@/config/logger'
 import type { Scope } from '@/lib/scopes'
 import type { AccessControl, RequestAccess } from '@/server/auth/access'
+import type { VerifiedCredential } from '@/server/auth/verifier'
 import type { Database } from '@/server/db/database'
-import { authenticate } from './middleware/authenticate'
-import { addFreshnessHeaders, requestSnapshot } from './middleware/freshness'
+import { ApiError } from '@/server/errors/api-error'
+import type { IndexerSnapshot } from './middleware/freshness'
 
 /** Long-lived services shared by every request of one web process. */
 export interface Services {
@@ -51,6 +53,10 @@ export interface ApiContext extends Services {
   responseHeaders: Record<string, string>
   /** Limits and slots of this /v1 request (set by the REST layer only). */
   requestAccess?: RequestAccess
+  /** The verified credential of a /v1 request (set by the REST layer only, after the access checks). */
+  credential?: VerifiedCredential
+  /** The indexer state as of this request, read at most once (requestSnapshot). */
+  snapshot: () => Promise<IndexerSnapshot>
   /** The portal's signed-in user (set by the portal's /api/trpc route only). */
   user?: SessionUser | null
 }
@@ -82,18 +88,16 @@ export const createCallerFactory = t.createCallerFactory
 export const middleware = t.middleware
 export const publicProcedure = t.procedure
 /**
- * Authenticates (credential 401 → credential limit 429 → scope/origin 403),
- * then adds ctx.snapshot() (indexer state) and, on success, the
- * X-Chain-Head / X-Confirmed-Block headers. One middleware: every level of
- * tRPC's middleware chain copies the call's options, a measurable cost per
- * request.
+ * A /v1 procedure runs only after the REST layer's access checks, which set
+ * ctx.credential; anything else reaching it (the portal's /api/trpc serves no
+ * /v1 procedure, this is the second lock) is refused. next() is given no
+ * context: a new one would be a copy of the whole context on every request.
  */
-export const apiProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
-  const credential = await authenticate(ctx, meta)
-  const snapshot = requestSnapshot(ctx)
-  const result = await next({ ctx: { credential, snapshot } })
-  if (result.ok) await addFreshnessHeaders(ctx.responseHeaders, snapshot)
-  return result
+export const apiProcedure = t.procedure.use(({ ctx, next }) => {
+  if (!ctx.credential) {
+    throw new ApiError('UNAUTHORIZED', 'This endpoint is served under /v1 only, with a bearer credential.')
+  }
+  return next()
 })
 export const userProcedure = t.procedure.use(({ ctx, next }) => {
   if (!ctx.user) throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Sign in first.' })
@@ -130,6 +134,7 @@ export function responseSchema<T extends z.ZodType>(
     copy.parse = parse
     copy.parseAsync = async (data: unknown) => parse(data)
     copies.set(schema, copy)
+    if (!validate) unchecked.add(copy)
   }
   return copy as T
 }
@@ -137,6 +142,11 @@ export function responseSchema<T extends z.ZodType>(
 /** One copy per schema and mode: a page schema shared by two endpoints stays one OpenAPI component. */
 const checkedCopies = new WeakMap<z.ZodType, z.ZodType>()
 const uncheckedCopies = new WeakMap<z.ZodType, z.ZodType>()
+const unchecked = new WeakSet<object>()
+
+/** True for a responseSchema copy whose parse returns its input (production): running it changes nothing. */
+export const isUncheckedResponseSchema = (schema: unknown): boolean =>
+  typeof schema === 'object' && schema !== null && unchecked.has(schema)
 
 function parseUnchanged<T extends z.ZodType>(schema: T, data: unknown): z.output<T> {
   const parsed = schema.parse(data)

@@ -2,6 +2,8 @@
  * Access control of the /v1 API, in the order DESIGN §4 fixes:
  *   per-IP limit → credential (401) → per-credential limit (429)
  *   → scope and origin (403) → parameters (400) → handler.
+ * The REST layer runs the first four steps (limitIp, authenticate) before it
+ * calls a procedure, whose input parse is the fifth.
  *
  * AccessControl holds the long-lived parts of one web process (limiter,
  * credential verifier, key-use tracker, CORS origins). RequestAccess is the
@@ -10,16 +12,20 @@
  * goes away.
  */
 import { randomBytes } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Config } from '@/config/env'
 import type { Logger } from '@/config/logger'
+import type { Scope } from '@/lib/scopes'
 import type { Database } from '@/server/db/database'
+import { ApiError } from '@/server/errors/api-error'
 import { limiterUnavailableError, rateLimitedError } from '@/server/ratelimit/errors'
 import { rateLimitHeaders } from '@/server/ratelimit/headers'
 import { ipSubject } from '@/server/ratelimit/ip'
 import { createRateLimiter, type RateLimiter } from '@/server/ratelimit/limiter'
 import type { LimitDecision, LimitPolicy, PolicyName } from '@/server/ratelimit/policy'
-import { CorsOrigins } from './cors-origins'
+import { CorsOrigins, canonicalOrigin } from './cors-origins'
 import { LastUsedTracker } from './last-used'
+import { displayPrefix, parseAuthorization } from './secrets'
 import { CredentialVerifier, type VerifiedCredential } from './verifier'
 
 export interface AccessControl {
@@ -29,6 +35,7 @@ export interface AccessControl {
   cors: CorsOrigins
   /** PUBLIC_URL's origin: demo tokens are accepted from it. */
   publicOrigin: string
+  logger?: Logger
   /** Waits (bounded) for the limiter store; requests fail closed until it answers. */
   ready(timeoutMs?: number): Promise<boolean>
   close(): Promise<void>
@@ -52,6 +59,7 @@ export function createAccessControl(
     lastUsed,
     cors: new CorsOrigins(db, publicOrigin),
     publicOrigin,
+    logger,
     ready: (timeoutMs) => limiter.ready(timeoutMs),
     async close() {
       await lastUsed.close()
@@ -59,6 +67,8 @@ export function createAccessControl(
     },
   }
 }
+
+const HOW = 'Send Authorization: Bearer <API key or demo token>.'
 
 /** Request tokens are this process's random prefix and a counter: unique across processes, no entropy per request. */
 const TOKEN_PREFIX = randomBytes(9).toString('base64url')
@@ -130,6 +140,69 @@ export class RequestAccess {
     this.hold({ policy, subject: credential.subject })
   }
 
+  /**
+   * Steps 2 to 4: the credential (401), its rate limit (429), then the
+   * route's scope and the request's origin (403). Logs name a key by its
+   * display prefix only; never the secret, never a demo token.
+   */
+  async authenticate(
+    headers: IncomingHttpHeaders,
+    scope: Scope,
+    requestId: string,
+  ): Promise<VerifiedCredential> {
+    const presented = parseAuthorization(headers.authorization)
+    if (presented.kind === 'missing' || presented.kind === 'malformed') {
+      this.refused(requestId, presented.kind, presented.kind)
+      throw new ApiError(
+        'UNAUTHORIZED',
+        `${presented.kind === 'missing' ? 'A bearer credential is required.' : 'The credential is malformed.'} ${HOW}`,
+      )
+    }
+    const credential = await this.control.verifier.verify(presented)
+    if (!credential) {
+      this.refused(
+        requestId,
+        'unknown, expired or revoked',
+        presented.kind === 'key' ? displayPrefix(presented.secret) : presented.kind,
+      )
+      throw new ApiError(
+        'UNAUTHORIZED',
+        presented.kind === 'demo'
+          ? 'The demo token is unknown or expired; request a new one with POST /v1/demo-token.'
+          : 'The API key is unknown, revoked or rotated out.',
+      )
+    }
+
+    await this.limitCredential(credential)
+
+    if (!credential.scopes.includes(scope)) {
+      throw new ApiError('FORBIDDEN', `This credential lacks the scope '${scope}' that this endpoint needs.`)
+    }
+    const origin = headers.origin
+    if (origin !== undefined) {
+      const normalized = canonicalOrigin(origin)
+      if (normalized === undefined || !credential.allowedOrigins.includes(normalized)) {
+        throw new ApiError(
+          'FORBIDDEN',
+          credential.kind === 'key'
+            ? `Origin ${JSON.stringify(origin)} is not allowed for this API key; add it to the key's allowed origins in the portal.`
+            : `Demo tokens are accepted from ${this.control.publicOrigin} only.`,
+        )
+      }
+    }
+    if (credential.kind === 'key') this.control.lastUsed.touch(credential.id)
+    const logger = this.control.logger
+    // Checked first: the log line's object is not built on every request when the level is off.
+    if (logger?.isLevelEnabled('trace')) {
+      logger.trace({ requestId, credential: credential.subject }, 'credential accepted')
+    }
+    return credential
+  }
+
+  private refused(requestId: string, reason: string, credential: string) {
+    this.control.logger?.debug({ requestId, reason, credential }, 'credential refused')
+  }
+
   private async refundIp() {
     const ip = this.ip
     if (!ip) return
@@ -148,9 +221,7 @@ export class RequestAccess {
     this.finished = true
     const held = this.held
     this.held = []
-    for (const h of held) {
-      // Unreachable store: the lease expires on its own.
-      this.control.limiter.store.release(h.policy, h.subject, this.token).catch(() => {})
-    }
+    // Never rejects (an unreachable store lets the lease expire): nothing to wait for.
+    for (const h of held) void this.control.limiter.store.release(h.policy, h.subject, this.token)
   }
 }

@@ -9,7 +9,7 @@
  * Demo tokens are `demo_` + 32 random bytes in base64url (43 chars).
  * Only SHA-256 hashes of either are stored.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 
 export const API_KEY_PREFIX = 'nftk_'
@@ -32,12 +32,15 @@ function base62(value: bigint, width: number): string {
   return out.padStart(width, '0')
 }
 
+/** CRC-32 in base62: a 32-bit number, so plain arithmetic (it runs on every request). */
 function checksum(body: string): string {
-  return base62(BigInt(crc32(body)), CHECKSUM_CHARS)
+  let out = ''
+  for (let v = crc32(body); v > 0; v = Math.floor(v / 62)) out = BASE62[v % 62] + out
+  return out.padStart(CHECKSUM_CHARS, '0')
 }
 
 export function sha256Hex(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex')
+  return hash('sha256', secret, 'hex')
 }
 
 /** Constant-time equality of two hex digests. */

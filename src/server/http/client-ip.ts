@@ -16,8 +16,20 @@ function normalize(ip: string): string {
 /** Header in which the web server hands the client IP to Next.js (portal, /api/auth, /api/trpc). */
 export const CLIENT_IP_HEADER = 'x-nft-client-ip'
 
+/** A connection's peer address, normalized once: keep-alive clients send many requests on one socket. */
+const socketIps = new WeakMap<object, string>()
+
+function peerIp(req: IncomingMessage): string {
+  let ip = socketIps.get(req.socket)
+  if (ip === undefined) {
+    ip = normalize(req.socket.remoteAddress ?? '0.0.0.0')
+    socketIps.set(req.socket, ip)
+  }
+  return ip
+}
+
 export function clientIp(req: IncomingMessage, trustProxy: number): string {
-  const socketIp = normalize(req.socket.remoteAddress ?? '0.0.0.0')
+  const socketIp = peerIp(req)
   if (trustProxy <= 0) return socketIp
   const header = req.headers['x-forwarded-for']
   const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))

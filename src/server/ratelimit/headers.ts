@@ -17,10 +17,6 @@ export const RATE_LIMIT_HEADER_NAMES = ['RateLimit', 'RateLimit-Policy', 'RateLi
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000))
 
-interface Named extends WindowState {
-  label: string
-}
-
 /**
  * Headers for the decisions taken for one request (client IP, then credential).
  * Windows of identical shape (same name, quota and width) are one policy in
@@ -30,44 +26,55 @@ interface Named extends WindowState {
 export function rateLimitHeaders(
   decisions: { scope: 'ip' | 'credential'; decision: LimitDecision }[],
 ): Record<string, string> {
-  const named = new Map<string, Named>()
+  // A request has at most four windows (sec and min, of its IP and of its credential): plain arrays.
+  const labels: string[] = []
+  const chosen: WindowState[] = []
   const hasCredential = decisions.some((d) => d.scope === 'credential')
   // Credential windows first, so their names win.
-  const ordered = [...decisions].sort((a, b) => (a.scope === b.scope ? 0 : a.scope === 'credential' ? -1 : 1))
-  for (const { scope, decision } of ordered) {
-    for (const w of decision.windows) {
-      const same = named.get(w.name)
-      let label = w.name
-      if (
-        scope === 'ip' &&
-        hasCredential &&
-        same &&
-        (same.limit !== w.limit || same.windowMs !== w.windowMs)
-      ) {
-        label = `ip-${w.name}`
-      }
-      const current = named.get(label)
-      if (
-        !current ||
-        w.remaining < current.remaining ||
-        (w.remaining === current.remaining && w.resetMs > current.resetMs)
-      ) {
-        named.set(label, { ...w, label })
+  for (const scope of ['credential', 'ip'] as const) {
+    for (const d of decisions) {
+      if (d.scope !== scope) continue
+      for (const w of d.decision.windows) {
+        let label = w.name
+        const same = chosen[labels.indexOf(w.name)]
+        if (
+          scope === 'ip' &&
+          hasCredential &&
+          same &&
+          (same.limit !== w.limit || same.windowMs !== w.windowMs)
+        ) {
+          label = `ip-${w.name}`
+        }
+        const at = labels.indexOf(label)
+        const current = chosen[at]
+        if (!current) {
+          labels.push(label)
+          chosen.push(w)
+        } else if (
+          w.remaining < current.remaining ||
+          (w.remaining === current.remaining && w.resetMs > current.resetMs)
+        ) {
+          chosen[at] = w
+        }
       }
     }
   }
-  if (named.size === 0) return {}
-  const all = [...named.values()]
-  const policy = all.map((w) => `"${w.label}";q=${w.limit};w=${seconds(w.windowMs)}`).join(', ')
+  if (chosen.length === 0) return {}
+  let policy = ''
   // Closest to exhaustion: lowest remaining share; on a tie the one that resets later.
-  const closest = all.reduce((a, b) => {
-    const ra = a.remaining / a.limit
-    const rb = b.remaining / b.limit
-    return rb < ra || (rb === ra && b.resetMs > a.resetMs) ? b : a
-  })
+  let closest = 0
+  for (let i = 0; i < chosen.length; i++) {
+    const w = chosen[i]!
+    policy += `${i > 0 ? ', ' : ''}"${labels[i]}";q=${w.limit};w=${seconds(w.windowMs)}`
+    const c = chosen[closest]!
+    const share = w.remaining / w.limit
+    const closestShare = c.remaining / c.limit
+    if (share < closestShare || (share === closestShare && w.resetMs > c.resetMs)) closest = i
+  }
+  const c = chosen[closest]!
   return {
     'RateLimit-Policy': policy,
-    RateLimit: `"${closest.label}";r=${closest.remaining};t=${seconds(closest.resetMs)}`,
+    RateLimit: `"${labels[closest]}";r=${c.remaining};t=${seconds(c.resetMs)}`,
   }
 }
 

@@ -26,7 +26,20 @@ function ipv6Groups(ip: string): number[] | undefined {
     : undefined
 }
 
+/** Subjects of recent addresses: a client sends many requests (bounded: cleared when full). */
+const subjects = new Map<string, string>()
+
 export function ipSubject(ip: string): string {
+  let subject = subjects.get(ip)
+  if (subject === undefined) {
+    if (subjects.size >= 10_000) subjects.clear()
+    subject = subjectOf(ip)
+    subjects.set(ip, subject)
+  }
+  return subject
+}
+
+function subjectOf(ip: string): string {
   const version = isIP(ip)
   if (version === 4) return `ip:${ip}`
   if (version === 6) {

@@ -7,55 +7,79 @@ import type { LimitDecision, LimitPolicy } from './policy'
 import { decide, type LimitStore } from './store'
 
 /**
- * One window's arrivals, oldest first. A queue with a moving head: expiring
- * the oldest entries is O(1), where Array#shift copies the whole log once it
- * is large (a window of a minute at 1,000 req/s holds 60,000 entries).
+ * One window's arrival times, oldest first: a ring over a Float64Array.
+ * Expiring the oldest is O(1), and a window of a minute at 1,000 req/s
+ * (60,000 arrivals) is one flat array the garbage collector never walks,
+ * not 60,000 entries that each reference a request's token.
  */
-class SlidingLog {
-  private at: number[] = []
-  private tokens: string[] = []
+class ArrivalLog {
+  private times = new Float64Array(16)
   private head = 0
-
-  get length(): number {
-    return this.at.length - this.head
-  }
+  length = 0
 
   oldest(): number | undefined {
-    return this.at[this.head]
+    return this.length > 0 ? this.times[this.head] : undefined
   }
 
-  push(at: number, token: string) {
-    this.at.push(at)
-    this.tokens.push(token)
+  private at(i: number): number {
+    return this.times[(this.head + i) & (this.times.length - 1)]!
   }
 
-  /** Drops entries at or before `cutoff`. */
+  push(at: number) {
+    if (this.length === this.times.length) this.resize(this.times.length * 2)
+    this.times[(this.head + this.length) & (this.times.length - 1)] = at
+    this.length++
+  }
+
+  /** Drops arrivals at or before `cutoff`. */
   expire(cutoff: number) {
-    while (this.head < this.at.length && this.at[this.head]! <= cutoff) this.head++
-    // Give the dropped prefix back once it is most of the arrays.
-    if (this.head > 1024 && this.head * 2 > this.at.length) {
-      this.at = this.at.slice(this.head)
-      this.tokens = this.tokens.slice(this.head)
-      this.head = 0
+    while (this.length > 0 && this.times[this.head]! <= cutoff) {
+      this.head = (this.head + 1) & (this.times.length - 1)
+      this.length--
+    }
+    // Give memory back once a burst has left the window.
+    if (this.times.length > 1024 && this.length * 4 < this.times.length) this.resize(this.times.length / 2)
+  }
+
+  /**
+   * Removes one arrival at `at` (a refund: rare, and the arrival is among
+   * the newest). Arrivals at the same time are interchangeable for every
+   * later count, so any of them will do.
+   */
+  remove(at: number) {
+    for (let i = this.length - 1; i >= 0; i--) {
+      if (this.at(i) !== at) continue
+      const mask = this.times.length - 1
+      for (let j = i; j < this.length - 1; j++) {
+        this.times[(this.head + j) & mask] = this.times[(this.head + j + 1) & mask]!
+      }
+      this.length--
+      return
     }
   }
 
-  /** Removes the entry of `token`, if any (a refund: rare). */
-  remove(token: string) {
-    const i = this.tokens.indexOf(token, this.head)
-    if (i < 0) return
-    this.at.splice(i, 1)
-    this.tokens.splice(i, 1)
+  private resize(capacity: number) {
+    const next = new Float64Array(capacity)
+    for (let i = 0; i < this.length; i++) next[i] = this.at(i)
+    this.times = next
+    this.head = 0
   }
 }
 
 interface Subject {
-  windows: SlidingLog[]
+  windows: ArrivalLog[]
   /** token → lease expiry (ms). */
   slots: Map<string, number>
+  /** token → arrival time, while its request runs: what a refund takes back. */
+  arrivals: Map<string, number>
+  /** The longest window: an arrival older than this is in none of them. */
+  spanMs: number
   /** Latest time anything here still matters; the sweeper drops the subject after it. */
   until: number
 }
+
+/** release() has nothing to wait for here: one settled promise serves every call. */
+const RELEASED = Promise.resolve()
 
 export class MemoryLimitStore implements LimitStore {
   private readonly subjects = new Map<string, Subject>()
@@ -70,7 +94,13 @@ export class MemoryLimitStore implements LimitStore {
     const key = `${policy.id}:${subject}`
     let s = this.subjects.get(key)
     if (!s) {
-      s = { windows: policy.windows.map(() => new SlidingLog()), slots: new Map(), until: 0 }
+      s = {
+        windows: policy.windows.map(() => new ArrivalLog()),
+        slots: new Map(),
+        arrivals: new Map(),
+        spanMs: Math.max(0, ...policy.windows.map((w) => w.windowMs)),
+        until: 0,
+      }
       this.subjects.set(key, s)
     }
     return s
@@ -101,9 +131,10 @@ export class MemoryLimitStore implements LimitStore {
     }
     if (denied === 0) {
       policy.windows.forEach((w, i) => {
-        s.windows[i]!.push(now, token)
+        s.windows[i]!.push(now)
         s.until = Math.max(s.until, now + w.windowMs)
       })
+      s.arrivals.set(token, now)
       if (policy.concurrent) {
         s.slots.set(token, now + leaseMs)
         s.until = Math.max(s.until, now + leaseMs)
@@ -114,17 +145,26 @@ export class MemoryLimitStore implements LimitStore {
 
   async refund(policy: LimitPolicy, subject: string, token: string): Promise<void> {
     const s = this.get(policy, subject)
-    for (const log of s.windows) log.remove(token)
+    const at = s.arrivals.get(token)
+    if (at !== undefined) for (const log of s.windows) log.remove(at)
+    s.arrivals.delete(token)
     s.slots.delete(token)
   }
 
-  async release(policy: LimitPolicy, subject: string, token: string): Promise<void> {
-    this.subjects.get(`${policy.id}:${subject}`)?.slots.delete(token)
+  release(policy: LimitPolicy, subject: string, token: string): Promise<void> {
+    const s = this.subjects.get(`${policy.id}:${subject}`)
+    s?.slots.delete(token)
+    s?.arrivals.delete(token)
+    return RELEASED
   }
 
   private sweep() {
     const now = this.now()
-    for (const [key, s] of this.subjects) if (s.until <= now) this.subjects.delete(key)
+    for (const [key, s] of this.subjects) {
+      if (s.until <= now) this.subjects.delete(key)
+      // A request that never released (none should): its arrival has left every window, nothing to refund.
+      else for (const [token, at] of s.arrivals) if (at <= now - s.spanMs) s.arrivals.delete(token)
+    }
   }
 
   async close(): Promise<void> {

@@ -15,7 +15,11 @@ export interface LimitStore {
   acquire(policy: LimitPolicy, subject: string, token: string, leaseMs: number): Promise<LimitDecision>
   /** Gives back everything `acquire` took for this token (a later check refused the request). */
   refund(policy: LimitPolicy, subject: string, token: string): Promise<void>
-  /** Frees the concurrency slot of this token; its counted requests stay counted. */
+  /**
+   * Frees the concurrency slot of this token; its counted requests stay
+   * counted. Never rejects: when the store cannot be reached, the slot's
+   * lease expires on its own.
+   */
   release(policy: LimitPolicy, subject: string, token: string): Promise<void>
   close(): Promise<void>
 }

@@ -47,9 +47,25 @@ export function routeTable(router: AnyTRPCRouter): Route[] {
 
 /** The routes whose path matches, whatever their method (a trailing slash is ignored). */
 export function matchPath(routes: Route[], pathname: string): Route[] {
-  const normalized = normalizePath(pathname)
-  return routes.filter((route) => route.pattern.test(normalized))
+  let byPath = matches.get(routes)
+  if (!byPath) {
+    byPath = new Map()
+    matches.set(routes, byPath)
+  }
+  let found = byPath.get(pathname)
+  if (!found) {
+    const normalized = normalizePath(pathname)
+    found = routes.filter((route) => route.pattern.test(normalized))
+    // Remembered per path: clients repeat the same few paths; a bounded map, so
+    // a stream of distinct paths (every address there is) costs no more than before.
+    if (byPath.size >= MATCH_CACHE_SIZE) byPath.clear()
+    byPath.set(pathname, found)
+  }
+  return found
 }
+
+const MATCH_CACHE_SIZE = 1024
+const matches = new WeakMap<Route[], Map<string, Route[]>>()
 
 /** Path parameters of a matched route, by name. */
 export function pathParams(route: Route, pathname: string): Record<string, string> {

@@ -119,15 +119,3 @@ export function requestSnapshot(ctx: Pick<ApiContext, 'db' | 'config'>): () => P
     return memo
   }
 }
-
-/** After a success: the freshness headers from the request's snapshot. */
-export async function addFreshnessHeaders(
-  headers: Record<string, string>,
-  snapshot: () => Promise<IndexerSnapshot>,
-): Promise<void> {
-  try {
-    Object.assign(headers, freshnessHeaders(await snapshot()))
-  } catch {
-    // The data was read; a failed state read only costs the two headers.
-  }
-}

@@ -16,6 +16,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch'
+import { requestSnapshot } from '@/server/api/middleware/freshness'
 import { appRouter } from '@/server/api/root'
 import { getSessionUser } from '@/server/auth/next-auth'
 import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
@@ -57,6 +58,7 @@ async function handler(req: Request): Promise<Response> {
       clientIp: req.headers.get(CLIENT_IP_HEADER) ?? 'unknown',
       headers: Object.fromEntries(req.headers),
       responseHeaders: {},
+      snapshot: requestSnapshot(services),
       user: user ? { id: BigInt(user.id), address: user.address } : null,
     }),
     responseMeta: () => ({ headers: new Headers({ 'Cache-Control': 'no-store' }) }),

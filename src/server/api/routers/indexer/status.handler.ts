@@ -1,4 +1,4 @@
-import { indexerSnapshot } from '@/server/api/middleware/freshness'
+import { type IndexerSnapshot, indexerSnapshot } from '@/server/api/middleware/freshness'
 import type { ApiContext } from '@/server/api/trpc'
 import { ApiError } from '@/server/errors/api-error'
 import type { IndexerStatus } from './status.schema'
@@ -20,6 +20,20 @@ export async function getIndexerStatus(
     )
   }
   const state = await indexerSnapshot(ctx.db.pool, network)
+  // Before the indexer's first write updated_at is the time of the request: nothing to keep.
+  if (state.updatedAt === null) return toStatus(network, state)
+  let status = statuses.get(state)
+  if (!status) {
+    status = toStatus(network, state)
+    statuses.set(state, status)
+  }
+  return status
+}
+
+/** The status of each snapshot, built once: a snapshot serves every request for up to 250 ms. */
+const statuses = new WeakMap<IndexerSnapshot, IndexerStatus>()
+
+function toStatus(network: string, state: IndexerSnapshot): IndexerStatus {
   const indexed = state.lastIndexedBlock
   const lag = indexed === null ? state.lastSeenBlock : state.lastSeenBlock - indexed
   return {

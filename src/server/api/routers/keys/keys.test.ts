@@ -28,6 +28,7 @@ function caller(user: SessionUser | null, ip = '203.0.113.7', ua = 'vitest-porta
     clientIp: ip,
     headers: { 'user-agent': ua },
     responseHeaders: {},
+    snapshot: () => Promise.reject(new Error('portal procedures read no indexer state')),
     user,
   }
   return appRouter.createCaller(ctx).keys

@@ -1,0 +1,212 @@
+/**
+ * `npm run bench:request`: what the /v1 request path itself costs, without
+ * the network, the database or the load generator: the web process's REST
+ * handler (access checks with the in-process limiter, the procedure, the
+ * response) serves GET /v1/indexer/status to requests written on an
+ * in-memory socket, with a database stand-in that answers from memory.
+ *
+ * Prints microseconds per request (the median of BENCH_ROUNDS rounds of
+ * BENCH_REQUESTS), and, when valgrind is installed, instructions per request
+ * counted by callgrind over BENCH_COUNTED requests after a warm-up. Time on
+ * these shared machines moves by ±30 % from one minute to the next; the
+ * instruction count of the same code moves by about 1 %, which is what makes
+ * a change of a few per cent visible (docs/api.md, "The request path").
+ */
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { Duplex } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const ROOT = path.resolve(HERE, '..')
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+const COUNTED = Number(process.env.BENCH_COUNTED ?? 5_000)
+const WARM_UP = 20_000
+const PATH = '/v1/indexer/status'
+
+// ───────────────────────────── the request loop ─────────────────────────────
+
+/** A socket that takes every write and answers nothing. */
+class NullSocket extends Duplex {
+  remoteAddress = '127.0.0.1'
+  override _read() {}
+  override _write(_chunk: unknown, _encoding: unknown, done: () => void) {
+    done()
+  }
+  override _writev(_chunks: unknown, done: () => void) {
+    done()
+  }
+}
+
+async function requestLoop() {
+  const { parseConfig } = await import('@/config/env')
+  const { createLogger } = await import('@/config/logger')
+  const { generateApiKeySecret } = await import('@/server/auth/secrets')
+  const { createRestHandler } = await import('@/server/rest/handler')
+  const high = 'sec=100000000,min=100000000,concurrent=1000000'
+  const config = parseConfig({
+    NODE_ENV: 'production',
+    NETWORK: 'mainnet',
+    DATABASE_URL: 'postgres://unused/unused',
+    PUBLIC_URL: 'http://bench.test',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_KEY: high,
+    RATE_LIMIT_IP_KEY: high,
+  } as unknown as NodeJS.ProcessEnv)
+  const { secret, hash } = generateApiKeySecret()
+  const at = new Date()
+  // The two reads the path makes: the indexer state (shared, once per 250 ms) and the key (cached).
+  const db = {
+    pool: {
+      query: async () => ({
+        rows: [
+          {
+            coverage_status: 'complete',
+            coverage_start_block: '0',
+            last_seen_block: '1000',
+            last_confirmed_block: '988',
+            last_indexed_block: '988',
+            coverage_verified_at: at,
+            updated_at: at,
+          },
+        ],
+      }),
+    },
+    prisma: {
+      apiKeySecret: {
+        findUnique: async () => ({
+          secretHash: hash,
+          expiresAt: null,
+          key: { id: 1n, status: 'active', scopes: ['read:status'], allowedOrigins: [] },
+        }),
+      },
+    },
+  }
+  const rest = createRestHandler({ config, db: db as never, logger: createLogger({ level: 'silent' }) })
+  const socket = new NullSocket()
+
+  const request = async () => {
+    const req = new http.IncomingMessage(socket as never)
+    req.method = 'GET'
+    req.url = PATH
+    req.headers = { host: 'bench.test', authorization: `Bearer ${secret}`, connection: 'keep-alive' }
+    req.push(null)
+    const res = new http.ServerResponse(req)
+    res.assignSocket(socket as never)
+    await rest(req, res)
+    if (!res.writableFinished) await new Promise((resolve) => res.once('finish', resolve))
+    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`)
+    res.detachSocket(socket as never)
+    res.emit('close')
+    // Back to the event loop, as a server is between requests (process.nextTick work runs there).
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  const many = async (n: number) => {
+    for (let i = 0; i < n; i++) await request()
+  }
+  return { many }
+}
+
+// ───────────────────────────── child under callgrind ─────────────────────────────
+
+/** Warms up, says READY, waits for a line on stdin (instrumentation switched on), runs COUNTED requests. */
+async function countedChild() {
+  const { many } = await requestLoop()
+  await many(WARM_UP)
+  process.stdout.write('READY\n')
+  await new Promise<void>((resolve) =>
+    createInterface({ input: process.stdin }).once('line', () => resolve()),
+  )
+  await many(COUNTED)
+  process.stdout.write('DONE\n')
+  process.exit(0)
+}
+
+function hasValgrind(): boolean {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Instructions per request: this file bundled, run under callgrind, counted only around the measured requests. */
+async function countInstructions(): Promise<number> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-request-'))
+  const bundle = path.join(dir, 'request-path.mjs')
+  const { build } = await import('esbuild')
+  await build({
+    entryPoints: [fileURLToPath(import.meta.url)],
+    outfile: bundle,
+    tsconfig: path.join(ROOT, 'tsconfig.json'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+    logLevel: 'warning',
+  })
+  const out = path.join(dir, 'callgrind.out')
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      bundle,
+      '--counted',
+    ],
+    { cwd: ROOT, env: { ...process.env, NODE_ENV: 'production' }, stdio: ['pipe', 'pipe', 'ignore'] },
+  )
+  const lines = createInterface({ input: child.stdout! })
+  const next = () => new Promise<string>((resolve) => lines.once('line', resolve))
+  if ((await next()) !== 'READY') throw new Error('the counted child did not start')
+  execFileSync('callgrind_control', ['-i', 'on', String(child.pid)], { stdio: 'ignore' })
+  child.stdin!.write('go\n')
+  if ((await next()) !== 'DONE') throw new Error('the counted child did not finish')
+  await new Promise((resolve) => child.once('exit', resolve))
+  const totals = /^summary:\s+(\d+)/m.exec(readFileSync(out, 'utf8'))
+  if (!totals) throw new Error('no callgrind summary')
+  return Number(totals[1]) / COUNTED
+}
+
+async function main() {
+  const { many } = await requestLoop()
+  await many(WARM_UP)
+  const rounds: number[] = []
+  for (let r = 0; r < ROUNDS; r++) {
+    const started = performance.now()
+    await many(REQUESTS)
+    rounds.push(((performance.now() - started) * 1000) / REQUESTS)
+  }
+  rounds.sort((a, b) => a - b)
+  console.log(
+    `GET ${PATH}, in-process: ${rounds[Math.floor(rounds.length / 2)]!.toFixed(1)} µs per request (median of ${ROUNDS} rounds of ${REQUESTS}; rounds ${rounds.map((r) => r.toFixed(1)).join(', ')})`,
+  )
+  if (!hasValgrind()) {
+    console.log('instructions per request: not counted (valgrind is not installed)')
+    return
+  }
+  console.log(
+    `instructions per request: ${Math.round(await countInstructions()).toLocaleString('en')} (callgrind, ${COUNTED} requests after ${WARM_UP})`,
+  )
+}
+
+if (process.argv.includes('--counted')) void countedChild()
+else
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err)
+      process.exit(1)
+    },
+  )
