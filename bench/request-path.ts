@@ -20,6 +20,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { Duplex } from 'node:stream'
 import { fileURLToPath } from 'node:url'
+import { bundleForNode } from '@/indexer/launch'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '..')
@@ -140,20 +141,7 @@ function hasValgrind(): boolean {
 async function countInstructions(): Promise<number> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-request-'))
   const bundle = path.join(dir, 'request-path.mjs')
-  const { build } = await import('esbuild')
-  await build({
-    entryPoints: [fileURLToPath(import.meta.url)],
-    outfile: bundle,
-    tsconfig: path.join(ROOT, 'tsconfig.json'),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-    },
-    logLevel: 'warning',
-  })
+  await bundleForNode(ROOT, fileURLToPath(import.meta.url), bundle)
   const out = path.join(dir, 'callgrind.out')
   const child = spawn(
     'valgrind',

@@ -28,10 +28,16 @@ export const INDEXER_NODE_ARGS = [
 
 /** Bundles the indexer under `root` and returns the node arguments that run it. */
 export async function buildIndexer(root: string): Promise<string[]> {
-  const { build } = await import('esbuild')
   const outfile = path.join(root, INDEXER_BUNDLE)
+  await bundleForNode(root, path.join(root, INDEXER_SOURCE), outfile)
+  return [...INDEXER_NODE_ARGS, outfile]
+}
+
+/** One ES module for node from a TypeScript entry point, with the project's path aliases. */
+export async function bundleForNode(root: string, entryPoint: string, outfile: string): Promise<void> {
+  const { build } = await import('esbuild')
   await build({
-    entryPoints: [path.join(root, INDEXER_SOURCE)],
+    entryPoints: [entryPoint],
     outfile,
     tsconfig: path.join(root, 'tsconfig.json'),
     bundle: true,
@@ -44,5 +50,4 @@ export async function buildIndexer(root: string): Promise<string[]> {
     },
     logLevel: 'warning',
   })
-  return [...INDEXER_NODE_ARGS, outfile]
 }
