@@ -2,6 +2,7 @@ import type { Hex } from 'viem'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import type { TransferEvent } from '../events/types'
+import { writeTransfers } from '.'
 import { type IngestBatch, StaleStateError, startCommit } from './commit'
 import { ensureIndexerState } from './state'
 
@@ -193,6 +194,31 @@ describe('tokens first minted in a batch', () => {
       { id: 4, owner: bob, burned: false, count: 1, minted: 2, last: 2 },
     ])
     expect(await counters()).toEqual({ supply: 3, holders: 2, transfers: 5 })
+    expect(allReleased()).toBe(true)
+  })
+
+  it('a batch overlapping imported history stores and counts only its new events', async () => {
+    const batch = block(0, [
+      [1, zero, alice],
+      [2, zero, alice],
+      [1, alice, bob],
+    ])
+    // The batch's first event was imported from a file before the chain reached it.
+    const [imported] = batch.transfers
+    await writeTransfers(db.pool, [{ ...imported!, blockHash: imported!.blockHash }], { source: 'import' })
+    await commit(batch, null)
+    expect(await tokens()).toEqual([
+      { id: 1, owner: bob, burned: false, count: 2, minted: 0, last: 0 },
+      { id: 2, owner: alice, burned: false, count: 1, minted: 0, last: 0 },
+    ])
+    expect(await counters()).toEqual({ supply: 2, holders: 2, transfers: 3 })
+    const sources = await db.pool.query(
+      'SELECT source, count(*)::int AS n FROM transfers GROUP BY source ORDER BY source',
+    )
+    expect(sources.rows).toEqual([
+      { source: 'import', n: 1 },
+      { source: 'rpc', n: 2 },
+    ])
     expect(allReleased()).toBe(true)
   })
 })
