@@ -9,19 +9,20 @@
  *
  * Memory: the live data is small (the decoded logs of a few ranges and one
  * commit's parameters), but V8 lets the heap grow toward its default limit
- * before it collects, so peak RSS reflects garbage, not need. A 320 MiB old
- * space keeps the process well under 400 MB without slowing ingestion. A
- * 64 MiB young generation semi-space (V8's default here is 16) halves the time
- * spent in scavenges: a decoded eth_getLogs response is garbage soon after it
- * arrives, and with the small default most of it was still alive, so copied,
- * at every scavenge (docs/indexer.md, Benchmark).
+ * before it collects, so peak RSS reflects garbage, not need. A 64 MiB young
+ * generation semi-space (V8's default here is 16) halves the time spent in
+ * scavenges: a decoded eth_getLogs response is garbage soon after it arrives,
+ * and with the small default most of it was still alive, so copied, at every
+ * scavenge. Less garbage reaches the old space that way, so a 256 MiB old
+ * space costs no throughput and keeps peak RSS under 400 MB; with 320 MiB a
+ * run peaked at 387 MiB (docs/indexer.md, Benchmark).
  */
 import path from 'node:path'
 
 export const INDEXER_SOURCE = 'src/indexer/main.ts'
 export const INDEXER_BUNDLE = '.build/indexer.mjs'
 export const INDEXER_NODE_ARGS = [
-  '--max-old-space-size=320',
+  '--max-old-space-size=256',
   '--max-semi-space-size=64',
   '--enable-source-maps',
 ]
