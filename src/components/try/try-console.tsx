@@ -81,7 +81,7 @@ export function TryConsole({ endpoints, baseUrl }: { endpoints: EndpointSpec[]; 
   const [response, setResponse] = useState<ApiResponse | null>(null)
   const [sendError, setSendError] = useState<string | null>(null)
   const [retryAt, setRetryAt] = useState<number | null>(null)
-  const lastSentAt = useRef(0)
+  const lastAnsweredAt = useRef(0)
   const responseRef = useRef<HTMLElement>(null)
 
   const endpoint = endpoints.find((e) => e.id === selectedId)
@@ -142,11 +142,12 @@ export function TryConsole({ endpoints, baseUrl }: { endpoints: EndpointSpec[]; 
       }
       setSending(true)
       setSendError(null)
-      // Stay inside the demo limit of requests per second instead of spending a 429.
+      // Stay inside the demo limit of requests per second instead of spending a 429. Counted
+      // from the previous answer, not the previous send: the server counted that request at
+      // some moment before its answer arrived, however long it took to get there.
       const gap = 1000 / Math.max(1, token.limits.requests_per_second) + 50
-      const wait = lastSentAt.current + gap - Date.now()
+      const wait = lastAnsweredAt.current + gap - Date.now()
       if (wait > 0) await new Promise((r) => setTimeout(r, wait))
-      lastSentAt.current = Date.now()
       const url = buildUrl(target, params)
       const started = performance.now()
       try {
@@ -183,6 +184,7 @@ export function TryConsole({ endpoints, baseUrl }: { endpoints: EndpointSpec[]; 
       } catch {
         setSendError('The request did not complete: the service may be unreachable. Try again.')
       } finally {
+        lastAnsweredAt.current = Date.now()
         setSending(false)
       }
     },
