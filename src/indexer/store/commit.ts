@@ -3,17 +3,9 @@ import { IndexerError } from '../errors'
 import type { MetadataUpdateEvent, TransferEvent } from '../events/types'
 import type { RpcBlock } from '../rpc/client'
 import { takeWriteLock } from './db'
-import { createMintedTokens, writeTokenStates } from './derived-state'
+import { foldIntoTokens, rebuildTokens } from './derived-state'
 import { addIndexedRange, pruneBlocks, readIndexerState, storeBlocks, updateProgress } from './state'
-import {
-  foldTransfers,
-  loadTokenStates,
-  recomputeTokenStates,
-  splitMintedFirst,
-  type TokenState,
-  tokenKey,
-  withKeys,
-} from './token-state'
+import { tokenKeysOf } from './token-state'
 import { collectionsOf, ensureCollections, insertTransfers, markMetadataStale } from './transfers'
 
 /** Everything learned about blocks [fromBlock, toBlock], committed as one unit. */
@@ -131,11 +123,7 @@ async function finishCommit(
 
   await ensureCollections(client, collectionsOf(batch.transfers))
   if (appending) await foldIntoTokens(client, inserted)
-  else {
-    const keys = [...new Set(inserted.map((e) => tokenKey(e.collection, e.tokenId)))]
-    const old = await loadTokenStates(client, keys)
-    await writeTokenStates(client, old, await recomputeTokenStates(client, keys))
-  }
+  else await rebuildTokens(client, tokenKeysOf(inserted))
   await markMetadataStale(client, batch.metadataUpdates)
 
   await storeBlocks(client, batch.blocks)
@@ -157,24 +145,6 @@ async function finishCommit(
     result.joinedTipHash = rows[0]?.hash ?? null
   }
   return result
-}
-
-/**
- * New token states when `events` come after all stored history. Tokens first
- * minted here are created without being read (createMintedTokens); the
- * others, or all of them when one of those exists after all, are read and
- * folded.
- */
-async function foldIntoTokens(client: pg.PoolClient, events: TransferEvent[]): Promise<void> {
-  const all = withKeys(events)
-  const { minted, rest } = splitMintedFirst(all)
-  const created = foldTransfers(new Map(), minted)
-  const allCreated = await createMintedTokens(client, created)
-  const toRead = allCreated ? rest : all
-  const old = await loadTokenStates(client, [...new Set(toRead.keys)])
-  const next: Map<string, TokenState | null> = foldTransfers(old, toRead)
-  if (allCreated) for (const [key, state] of created) next.set(key, state)
-  await writeTokenStates(client, old, next, allCreated ? new Set(created.keys()) : undefined)
 }
 
 /** Ends the transaction and returns the connection; a connection that failed to end is discarded. */

@@ -1,13 +1,46 @@
 import type pg from 'pg'
-import { ZERO_ADDRESS } from '../events/types'
+import { type TransferEvent, ZERO_ADDRESS } from '../events/types'
 import { insertIfAllNew } from './db'
 import { boolArray, int4Array, int8Array, varcharArray } from './pg-array'
-import { collectionOfKey, type TokenState, tokenKeyArrays } from './token-state'
+import {
+  collectionOfKey,
+  foldTransfers,
+  loadTokenStates,
+  recomputeTokenStates,
+  splitMintedFirst,
+  type TokenState,
+  tokenKeyArrays,
+  withKeys,
+} from './token-state'
 
 interface CollectionDelta {
   supply: number
   holders: number
   transfers: number
+}
+
+/**
+ * Token state after `events` that come after all stored history (a sync
+ * commit appending to the chain). Tokens first minted here are created
+ * without being read (createMintedTokens); the others, or all of them when
+ * one of those exists after all, are read and folded.
+ */
+export async function foldIntoTokens(client: pg.PoolClient, events: TransferEvent[]): Promise<void> {
+  const all = withKeys(events)
+  const { minted, rest } = splitMintedFirst(all)
+  const created = foldTransfers(new Map(), minted)
+  const allCreated = await createMintedTokens(client, created)
+  const toRead = allCreated ? rest : all
+  const old = await loadTokenStates(client, [...new Set(toRead.keys)])
+  const next: Map<string, TokenState | null> = foldTransfers(old, toRead)
+  if (allCreated) for (const [key, state] of created) next.set(key, state)
+  await writeTokenStates(client, old, next, allCreated ? new Set(created.keys()) : undefined)
+}
+
+/** Rebuilds tokens from their stored history (imports, gap fills, rollbacks) and moves the counters. */
+export async function rebuildTokens(client: pg.PoolClient, keys: string[]): Promise<void> {
+  const old = await loadTokenStates(client, keys)
+  await writeTokenStates(client, old, await recomputeTokenStates(client, keys))
 }
 
 /**
@@ -85,7 +118,7 @@ const NO_KEYS: ReadonlySet<string> = new Set()
  * exists after all (a burned token minted again, a contract that mints
  * twice): the caller then reads and folds them like every other token.
  */
-export function createMintedTokens(client: pg.PoolClient, states: Map<string, TokenState>): Promise<boolean> {
+function createMintedTokens(client: pg.PoolClient, states: Map<string, TokenState>): Promise<boolean> {
   return insertIfAllNew(client, () => writeTokens(client, [...states], 'new'))
 }
 

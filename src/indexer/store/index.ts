@@ -9,9 +9,9 @@ import type { TransferEvent } from '../events/types'
 import { storeMedia } from '../metadata/media-store'
 import type { MetadataOutcome } from '../metadata/outcome'
 import { withWriteTransaction } from './db'
-import { writeTokenStates } from './derived-state'
+import { rebuildTokens } from './derived-state'
 import { ensureIndexerState } from './state'
-import { loadTokenStates, recomputeTokenStates, tokenKey } from './token-state'
+import { tokenKeysOf } from './token-state'
 import { collectionsOf, compareChainOrder, ensureCollections, insertTransfers } from './transfers'
 
 export { type CommitContext, commitBatch, type IngestBatch } from './commit'
@@ -49,9 +49,7 @@ export async function writeTransfers(
   return withWriteTransaction(pool, async (client) => {
     await ensureCollections(client, collectionsOf(events))
     const inserted = await insertTransfers(client, events, options.source ?? 'rpc')
-    const keys = [...new Set(inserted.map((e) => tokenKey(e.collection, e.tokenId)))]
-    const old = await loadTokenStates(client, keys)
-    await writeTokenStates(client, old, await recomputeTokenStates(client, keys))
+    await rebuildTokens(client, tokenKeysOf(inserted))
     return { inserted: inserted.length }
   })
 }

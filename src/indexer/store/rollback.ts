@@ -1,9 +1,9 @@
 import type pg from 'pg'
 import { transferEventType } from '@/lib/schemas'
 import { withWriteTransaction } from './db'
-import { writeTokenStates } from './derived-state'
+import { rebuildTokens } from './derived-state'
 import { readIndexerState, truncateIndexedRanges, updateProgress } from './state'
-import { loadTokenStates, recomputeTokenStates, tokenKey } from './token-state'
+import { tokenKey } from './token-state'
 
 export interface RollbackContext {
   network: string
@@ -30,10 +30,8 @@ export async function rollbackAfter(pool: pg.Pool, ctx: RollbackContext, ancesto
     )
     const keys = rows.map((r) => tokenKey(r.collection_address, BigInt(r.token_id)))
     const collections = [...new Set(rows.map((r) => r.collection_address as string))]
-    const old = await loadTokenStates(client, keys)
     const deleted = await client.query(`DELETE FROM transfers WHERE ${orphaned.where}`, orphaned.params)
-    const next = await recomputeTokenStates(client, keys)
-    await writeTokenStates(client, old, next)
+    await rebuildTokens(client, keys)
     await dropEmptyCollections(client, collections)
 
     await client.query('DELETE FROM blocks WHERE number > $1', [ancestor.toString()])

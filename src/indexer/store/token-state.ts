@@ -48,6 +48,11 @@ export async function loadTokenStates(
   return states
 }
 
+/** The distinct token keys of `events`. */
+export const tokenKeysOf = (events: TransferEvent[]): string[] => [
+  ...new Set(events.map((e) => tokenKey(e.collection, e.tokenId))),
+]
+
 /** Events in chain order with their token keys (tokenKey), computed once per batch. */
 export interface KeyedEvents {
   events: TransferEvent[]

@@ -22,22 +22,18 @@ const CHECKSUM_CHARS = 6 // ⌈32 / log2(62)⌉
 const API_KEY_PATTERN = /^nftk_[0-9A-Za-z]{49}$/
 const DEMO_TOKEN_PATTERN = /^demo_[A-Za-z0-9_-]{43}$/
 
-function base62(value: bigint, width: number): string {
+/** `value` in base62, left-padded to `width`. A number (the CRC, checked on every request) avoids BigInt. */
+function base62(value: number | bigint, width: number): string {
   let out = ''
-  let v = value
-  while (v > 0n) {
-    out = BASE62[Number(v % 62n)] + out
-    v /= 62n
+  if (typeof value === 'number') {
+    for (let v = value; v > 0; v = Math.floor(v / 62)) out = BASE62[v % 62] + out
+  } else {
+    for (let v = value; v > 0n; v /= 62n) out = BASE62[Number(v % 62n)] + out
   }
   return out.padStart(width, '0')
 }
 
-/** CRC-32 in base62: a 32-bit number, so plain arithmetic (it runs on every request). */
-function checksum(body: string): string {
-  let out = ''
-  for (let v = crc32(body); v > 0; v = Math.floor(v / 62)) out = BASE62[v % 62] + out
-  return out.padStart(CHECKSUM_CHARS, '0')
-}
+const checksum = (body: string): string => base62(crc32(body), CHECKSUM_CHARS)
 
 export function sha256Hex(secret: string): string {
   return hash('sha256', secret, 'hex')

@@ -4,6 +4,7 @@
  * per-address limits would be trivial to dodge).
  */
 import { isIP } from 'node:net'
+import { boundedMemo } from '@/lib/bounded-memo'
 
 /** Expands an IPv6 address into its eight 16-bit groups. */
 function ipv6Groups(ip: string): number[] | undefined {
@@ -26,18 +27,8 @@ function ipv6Groups(ip: string): number[] | undefined {
     : undefined
 }
 
-/** Subjects of recent addresses: a client sends many requests (bounded: cleared when full). */
-const subjects = new Map<string, string>()
-
-export function ipSubject(ip: string): string {
-  let subject = subjects.get(ip)
-  if (subject === undefined) {
-    if (subjects.size >= 10_000) subjects.clear()
-    subject = subjectOf(ip)
-    subjects.set(ip, subject)
-  }
-  return subject
-}
+/** Memoized: a client sends many requests. */
+export const ipSubject = boundedMemo(10_000, subjectOf)
 
 function subjectOf(ip: string): string {
   const version = isIP(ip)

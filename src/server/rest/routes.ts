@@ -14,6 +14,7 @@ import {
   normalizePath,
   unwrapZodType,
 } from 'trpc-to-openapi'
+import { boundedMemo } from '@/lib/bounded-memo'
 import type { ApiMeta } from '@/server/api/trpc'
 
 export interface Route {
@@ -47,25 +48,20 @@ export function routeTable(router: AnyTRPCRouter): Route[] {
 
 /** The routes whose path matches, whatever their method (a trailing slash is ignored). */
 export function matchPath(routes: Route[], pathname: string): Route[] {
-  let byPath = matches.get(routes)
-  if (!byPath) {
-    byPath = new Map()
-    matches.set(routes, byPath)
+  let match = matchers.get(routes)
+  if (!match) {
+    // Remembered per path: clients repeat the same few paths, and a stream of
+    // distinct paths (every address there is) costs no more than before.
+    match = boundedMemo(1024, (path) => {
+      const normalized = normalizePath(path)
+      return routes.filter((route) => route.pattern.test(normalized))
+    })
+    matchers.set(routes, match)
   }
-  let found = byPath.get(pathname)
-  if (!found) {
-    const normalized = normalizePath(pathname)
-    found = routes.filter((route) => route.pattern.test(normalized))
-    // Remembered per path: clients repeat the same few paths; a bounded map, so
-    // a stream of distinct paths (every address there is) costs no more than before.
-    if (byPath.size >= MATCH_CACHE_SIZE) byPath.clear()
-    byPath.set(pathname, found)
-  }
-  return found
+  return match(pathname)
 }
 
-const MATCH_CACHE_SIZE = 1024
-const matches = new WeakMap<Route[], Map<string, Route[]>>()
+const matchers = new WeakMap<Route[], (pathname: string) => Route[]>()
 
 /** Path parameters of a matched route, by name. */
 export function pathParams(route: Route, pathname: string): Record<string, string> {
