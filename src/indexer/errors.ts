@@ -17,8 +17,8 @@ export class IndexerError extends Error {
 }
 
 export class ChainIdMismatchError extends IndexerError {
-  constructor(expected: number, actual: number) {
-    super(`Chain id mismatch: CHAIN_ID is ${expected} but the node at RPC_URL reports ${actual}`)
+  constructor(expected: number, actual: number, endpoint = 'the node at RPC_URL') {
+    super(`Chain id mismatch: CHAIN_ID is ${expected} but ${endpoint} reports ${actual}`)
     this.name = 'ChainIdMismatchError'
   }
 }

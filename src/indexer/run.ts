@@ -1,28 +1,29 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Config } from '@/config/env'
-import type { PrismaClient } from '@/server/db/generated/client'
 import { ChainIdMismatchError, IndexerError } from './errors'
 import { type MetadataQueueOptions, runMetadataQueue } from './metadata/queue'
-import { createRpc } from './rpc/client'
+import { createRpc, splitRpcUrls } from './rpc/client'
+import { EndpointPool, type EndpointPoolOptions } from './rpc/endpoint-pool'
 import { AdaptiveRange } from './rpc/get-logs'
 import { acquireLeaderLock } from './store/lock'
 import { ensureIndexerState } from './store/state'
 import { ContractClassifier } from './sync/classify'
 import { BackfillProgress } from './sync/progress'
-import { loadTip, runSyncLoop } from './sync/sync'
+import { loadTip, loadVerified, runSyncLoop } from './sync/sync'
 import type { Syncer, SyncOptions } from './sync/syncer'
+import { mismatchRecorder } from './sync/verify'
 
 export interface RunIndexerOptions {
   config: Config
   pool: pg.Pool
-  /** Accepted for symmetry with the web process; the indexer writes through `pool`. */
-  prisma?: PrismaClient
   logger: Logger
   signal: AbortSignal
   sync?: Partial<SyncOptions>
   metadata?: MetadataQueueOptions & { enabled?: boolean }
   onCommit?: Syncer['onCommit']
+  /** Endpoint tuning (time-out, concurrency); tests shorten the time-out. */
+  rpc?: Partial<Omit<EndpointPoolOptions, 'urls'>>
 }
 
 /**
@@ -33,9 +34,8 @@ export interface RunIndexerOptions {
 export async function runIndexer(options: RunIndexerOptions): Promise<void> {
   const { config, pool, logger } = options
   if (!config.RPC_URL) throw new IndexerError('RPC_URL is required by the indexer')
-  const rpc = createRpc({ url: config.RPC_URL, logger, signal: options.signal })
-  const chainId = await rpc.chainId()
-  if (chainId !== config.CHAIN_ID) throw new ChainIdMismatchError(config.CHAIN_ID, chainId)
+  const endpoints = new EndpointPool({ urls: splitRpcUrls(config.RPC_URL), ...options.rpc })
+  const chainId = await checkEndpoints(endpoints, config.CHAIN_ID, logger, options.signal)
 
   const lock = await acquireLeaderLock(pool, { network: config.NETWORK, logger, signal: options.signal })
   const stop = new AbortController()
@@ -53,10 +53,11 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
       realtimeBatch: 50,
       initialRange: 10n,
       maxRange: 100_000n,
+      verify: true,
       ...options.sync,
     }
     const syncLogger = logger.child({ component: 'sync' })
-    const syncRpc = createRpc({ url: config.RPC_URL, logger: syncLogger, signal })
+    const syncRpc = createRpc({ pool: endpoints, logger: syncLogger, signal })
     const syncer: Syncer = {
       ctx: {
         rpc: syncRpc,
@@ -65,15 +66,20 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
         signal,
         classifier: new ContractClassifier(syncRpc, pool, syncLogger),
         range: new AdaptiveRange(syncOptions.initialRange, 1n, syncOptions.maxRange),
+        verify: syncOptions.verify,
+        readBy: new Map(),
       },
       options: syncOptions,
       tip: null,
+      verifiedThrough: null,
       head: { lastSeenBlock: -1n, chainConfirmedBlock: -1n },
       progress: new BackfillProgress(syncLogger),
       backfilling: true,
       onCommit: options.onCommit,
     }
+    syncer.ctx.onMismatch = mismatchRecorder(syncer)
     syncer.tip = await loadTip(syncer)
+    syncer.verifiedThrough = await loadVerified(syncer)
     logger.info(
       {
         network: config.NETWORK,
@@ -85,7 +91,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
     )
     const tasks = [runSyncLoop(syncer, signal)]
     if (options.metadata?.enabled !== false) {
-      const metadataRpc = createRpc({ url: config.RPC_URL, logger, signal, maxConcurrency: 8 })
+      const metadataRpc = createRpc({ pool: endpoints, logger, signal })
       tasks.push(
         runMetadataQueue(
           { config, pool, rpc: metadataRpc, logger, signal, yieldToSync: () => syncer.backfilling },
@@ -106,4 +112,36 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
   } finally {
     await lock.release().catch(() => undefined)
   }
+}
+
+/**
+ * Every endpoint must serve CHAIN_ID: one that serves another chain would
+ * mix two chains' logs, so the indexer refuses to start and names it. An
+ * endpoint that says it is still syncing is kept but never trusted as the head.
+ */
+async function checkEndpoints(
+  pool: EndpointPool,
+  expected: number,
+  logger: Logger,
+  signal: AbortSignal,
+): Promise<number> {
+  await Promise.all(
+    pool.endpoints.map(async (endpoint) => {
+      const rpc = createRpc({ pool: new EndpointPool({ urls: [endpoint.url] }), logger, signal })
+      const chainId = await rpc.chainId()
+      if (chainId !== expected) {
+        const name = pool.endpoints.length > 1 ? `RPC endpoint ${endpoint.label}` : undefined
+        throw new ChainIdMismatchError(expected, chainId, name)
+      }
+      const syncing = await rpc.request<unknown>('eth_syncing', [], { retry: false }).catch(() => false)
+      if (syncing !== false) {
+        endpoint.syncing = true
+        logger.warn(
+          { endpoint: endpoint.index + 1 },
+          `${endpoint.label} is still syncing: not trusted as the head`,
+        )
+      }
+    }),
+  )
+  return expected
 }

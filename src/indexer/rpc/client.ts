@@ -1,8 +1,10 @@
 import type { Logger } from 'pino'
-import { createPublicClient, type Hex, http, type PublicClient } from 'viem'
-import { IndexerError } from '../errors'
-import { Limiter } from './limiter'
-import { withRetry } from './retry'
+import type { Hex } from 'viem'
+import { describeError, IndexerError } from '../errors'
+import { Endpoint } from './endpoint'
+import { EndpointPool, type EndpointPoolOptions } from './endpoint-pool'
+import { backoffDelay, sleep } from './retry'
+import { RpcRequestError } from './transport'
 
 export interface RpcBlock {
   number: bigint
@@ -27,57 +29,95 @@ export interface RawLog {
 
 export type LogFilter = { fromBlock: bigint; toBlock: bigint } | { blockHash: Hex }
 
-export interface RpcOptions {
-  url: string
+export interface RpcOptions extends Partial<Omit<EndpointPoolOptions, 'urls'>> {
+  /** One endpoint, or several separated by commas (RPC_URL). Ignored when `pool` is given. */
+  url?: string
+  /** Endpoints shared with other Rpc instances of the process (their health and heads are shared). */
+  pool?: EndpointPool
   logger: Logger
   signal?: AbortSignal
-  /** JSON-RPC requests per HTTP batch. */
-  batchSize?: number
-  /** Requests in flight at once (batches count per request). */
-  maxConcurrency?: number
-  timeoutMs?: number
   retries?: number
 }
 
+export interface RequestOptions {
+  retry?: boolean
+  label?: string
+  /** The block the request reads: endpoints known to be behind it are asked last. */
+  minBlock?: bigint
+  /** Endpoints to avoid when another can answer (verification reads). */
+  avoid?: ReadonlySet<Endpoint>
+  /** Told which endpoint answered. */
+  onServed?: (endpoint: Endpoint) => void
+  /** Ask this endpoint and no other (reading each endpoint's head). */
+  only?: Endpoint
+}
+
 export interface Rpc {
-  readonly client: PublicClient
-  request<T>(method: string, params: unknown[], options?: { retry?: boolean; label?: string }): Promise<T>
+  readonly pool: EndpointPool
+  request<T>(method: string, params: unknown[], options?: RequestOptions): Promise<T>
   chainId(): Promise<number>
+  /** The best head reported so far (asks one endpoint); never lower than an earlier answer. */
   blockNumber(): Promise<bigint>
-  getBlock(block: bigint | 'latest' | 'finalized' | 'safe'): Promise<RpcBlock | null>
-  getLogs(filter: LogFilter, topics: Hex[][]): Promise<RawLog[]>
+  getBlock(
+    block: bigint | 'latest' | 'finalized' | 'safe',
+    options?: RequestOptions,
+  ): Promise<RpcBlock | null>
+  getLogs(filter: LogFilter, topics: Hex[][], options?: RequestOptions): Promise<RawLog[]>
   getCode(address: Hex, block?: bigint): Promise<Hex>
 }
 
 const toHex = (n: bigint): Hex => `0x${n.toString(16)}`
 
+export const splitRpcUrls = (value: string): string[] =>
+  value
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean)
+
 export function createRpc(options: RpcOptions): Rpc {
   const { logger, signal } = options
-  const client = createPublicClient({
-    transport: http(options.url, {
-      batch: { batchSize: options.batchSize ?? 100, wait: 0 },
-      retryCount: 0,
-      timeout: options.timeoutMs ?? 30_000,
-      maxResponseBodySize: 256 * 1024 * 1024,
-    }),
-  }) as PublicClient
-  const limiter = new Limiter(options.maxConcurrency ?? 32)
+  const pool = options.pool ?? new EndpointPool({ ...options, urls: splitRpcUrls(options.url ?? '') })
+  const retries = options.retries ?? 6
 
-  const request = <T>(method: string, params: unknown[], opts: { retry?: boolean; label?: string } = {}) => {
-    const once = () =>
-      limiter
-        .run(() => client.request({ method, params } as never) as Promise<T>)
-        .catch((err: unknown) => {
-          throw new IndexerError(`RPC ${method} failed`, { cause: err })
-        })
-    if (opts.retry === false) return once()
-    return withRetry(once, {
-      retries: options.retries ?? 6,
-      shouldRetry: isTransientRpcError,
-      signal,
-      logger,
-      label: opts.label ?? method,
-    })
+  /**
+   * One request, retried on transient failures: at once on another endpoint
+   * when one can take it, else after a back-off (at least the Retry-After of a
+   * rate-limited endpoint).
+   */
+  const request = async <T>(method: string, params: unknown[], opts: RequestOptions = {}): Promise<T> => {
+    const failed = new Set<Endpoint>()
+    for (let attempt = 0; ; ) {
+      const choice = opts.only ?? pool.pick({ minBlock: opts.minBlock, avoid: opts.avoid, exclude: failed })
+      if (!(choice instanceof Endpoint)) {
+        await sleep(choice.waitMs, signal)
+        continue
+      }
+      const endpoint = choice
+      const started = performance.now()
+      try {
+        const result = (await endpoint.wire.call(method, params, signal)) as T
+        endpoint.succeeded(performance.now() - started)
+        opts.onServed?.(endpoint)
+        return result
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason ?? err
+        endpoint.failed(err)
+        const wrapped = new IndexerError(`RPC ${method} failed on ${endpoint.label}`, { cause: err })
+        if (opts.retry === false || attempt >= retries || !isTransientRpcError(err)) throw wrapped
+        attempt++
+        failed.add(endpoint)
+        const another = !opts.only && pool.endpoints.some((e) => !failed.has(e) && e.coolUntil <= Date.now())
+        const delay = another ? 0 : backoffDelay(attempt - 1, 250, 15_000)
+        logger.warn(
+          { op: opts.label ?? method, attempt, endpoint: endpoint.index + 1, retryInMs: Math.round(delay) },
+          `${opts.label ?? method} failed, retrying${another ? ' on another endpoint' : ''}: ${describeError(err)}`,
+        )
+        if (!another) {
+          failed.clear()
+          await sleep(delay, signal)
+        }
+      }
+    }
   }
 
   const parseBlock = (raw: Record<string, Hex> | null): RpcBlock | null =>
@@ -91,30 +131,49 @@ export function createRpc(options: RpcOptions): Rpc {
       : null
 
   return {
-    client,
+    pool,
     request,
     chainId: async () => Number(BigInt(await request<Hex>('eth_chainId', []))),
-    blockNumber: async () => BigInt(await request<Hex>('eth_blockNumber', [])),
-    getBlock: async (block) => {
+    blockNumber: async () => {
+      let served: Endpoint | undefined
+      const head = BigInt(
+        await request<Hex>('eth_blockNumber', [], {
+          onServed: (e) => {
+            served = e
+          },
+        }),
+      )
+      served?.observeHead(head)
+      return pool.head > head ? pool.head : head
+    },
+    getBlock: async (block, opts = {}) => {
       const tag = typeof block === 'bigint' ? toHex(block) : block
       try {
-        return parseBlock(await request<Record<string, Hex> | null>('eth_getBlockByNumber', [tag, false]))
+        const raw = await request<Record<string, Hex> | null>('eth_getBlockByNumber', [tag, false], {
+          ...opts,
+          minBlock: typeof block === 'bigint' ? block : undefined,
+        })
+        return parseBlock(raw)
       } catch (err) {
         // Nodes without the tag answer with an error rather than null.
         if (typeof block === 'string' && block !== 'latest' && !isTransientRpcError(err)) return null
         throw err
       }
     },
-    getLogs: (filter, topics) => {
+    getLogs: (filter, topics, opts = {}) => {
       const params =
         'blockHash' in filter
           ? { blockHash: filter.blockHash, topics }
           : { fromBlock: toHex(filter.fromBlock), toBlock: toHex(filter.toBlock), topics }
       // Range errors are not retried here: the range helper shrinks the range instead.
-      return request<RawLog[]>('eth_getLogs', [params], { retry: false }).then((logs) => {
+      return request<RawLog[]>('eth_getLogs', [params], {
+        retry: 'blockHash' in filter,
+        ...opts,
+        minBlock: 'toBlock' in filter ? filter.toBlock : opts.minBlock,
+      }).then((logs) => {
         if (!Array.isArray(logs))
           throw new IndexerError('RPC eth_getLogs returned no log list', {
-            details: 'temporarily unavailable',
+            cause: new RpcRequestError('bad_body', 'eth_getLogs answered without a list'),
           })
         return logs
       })
@@ -127,6 +186,10 @@ export function createRpc(options: RpcOptions): Rpc {
 /** Errors that say nothing about the request itself: worth retrying unchanged. */
 export function isTransientRpcError(err: unknown): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e instanceof RpcRequestError) {
+      if (e.kind !== 'rpc') return true
+      if (e.code === -32005 || e.code === -32603 || e.code === 429) return true
+    }
     const status = (e as { status?: unknown }).status
     if (typeof status === 'number') return status === 408 || status === 429 || status >= 500
     const code = (e as { code?: unknown }).code
@@ -138,7 +201,11 @@ export function isTransientRpcError(err: unknown): boolean {
       )
     )
       return true
-    if (/rate limit|too many requests|header not found|try again|temporarily unavailable/i.test(e.message))
+    if (
+      /rate limit|too many requests|header not found|unknown block|try again|temporarily unavailable|internal error/i.test(
+        e.message,
+      )
+    )
       return true
   }
   return false

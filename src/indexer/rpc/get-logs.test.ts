@@ -25,7 +25,15 @@ async function fakeProvider(refuse: (from: number, to: number, calls: number) =>
         const result = []
         for (let b = from; b <= to; b++) {
           for (let i = 0; i < 3; i++)
-            result.push({ blockNumber: `0x${b.toString(16)}`, logIndex: `0x${i.toString(16)}` })
+            result.push({
+              blockNumber: `0x${b.toString(16)}`,
+              blockHash: `0x${b.toString(16).padStart(64, '0')}`,
+              transactionHash: `0x${(b * 3 + i).toString(16).padStart(64, '0')}`,
+              logIndex: `0x${i.toString(16)}`,
+              address: '0x00000000000000000000000000000000000000aa',
+              topics: [],
+              data: '0x',
+            })
         }
         return { jsonrpc: '2.0', id: r.id, result }
       }

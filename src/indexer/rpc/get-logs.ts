@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { Hex } from 'viem'
-import { describeError } from '../errors'
-import type { RawLog, Rpc } from './client'
+import { describeError, IndexerError } from '../errors'
+import type { RawLog, RequestOptions, Rpc } from './client'
 import { isTransientRpcError } from './client'
 import { backoffDelay, sleep } from './retry'
 
@@ -54,6 +54,8 @@ export interface FetchLogsOptions {
   logger: Logger
   signal?: AbortSignal
   retries?: number
+  /** Passed to each request (a verification read avoids the first read's endpoints and learns its own). */
+  request?: RequestOptions
 }
 
 /** All logs of [fromBlock, toBlock], split into as many requests as the provider needs. */
@@ -66,7 +68,7 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
     const span = to - from + 1n
     const started = performance.now()
     try {
-      const logs = await rpc.getLogs({ fromBlock: from, toBlock: to }, options.topics)
+      const logs = await rpc.getLogs({ fromBlock: from, toBlock: to }, options.topics, options.request)
       options.range.succeeded(span, logs.length, performance.now() - started)
       for (const log of logs) out.push(log)
       from = to + 1n
@@ -91,11 +93,11 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
       await sleep(delay, options.signal)
     }
   }
-  return out
+  return normaliseLogs(out)
 }
 
 const RANGE_ERROR =
-  /too many (results|logs)|more than \d+ results|response size|result(s)? (set )?(is )?too large|size exceed|exceed(s|ed)? (the )?(max|limit)|block range|range (is )?too (large|wide)|limit exceeded|query timeout|body too large|-32005/i
+  /too many (results|logs)|more than \d+ results|response size|result(s)? (set )?(is )?too large|size exceed|exceed(s|ed)? (the )?(max|limit)|block range|range (is )?too (large|wide)|limit exceeded|query timeout|body too large|limited to (a )?[\d,]+|max(imum)? (block )?range|-32005/i
 
 export function isRangeTooLargeError(err: unknown): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
@@ -113,19 +115,84 @@ function isTimeout(err: unknown): boolean {
   return false
 }
 
-/** Providers such as Alchemy and Infura name a range that would work: "[0x10, 0x2f]". */
+/**
+ * The span a provider says would work, from its own words: Alchemy names a
+ * range ("[0x10, 0x2f]"), Infura puts one in the error's data
+ * ({"from": "0x10", "to": "0x2f"}), reth says "retry with the range 16-47",
+ * QuickNode states its cap ("limited to a 10,000 range").
+ */
 function suggestedSpan(err: unknown, from: bigint): bigint | undefined {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
     const text = `${e.message} ${(e as { details?: unknown }).details ?? ''}`
-    const match = /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(text)
-    if (match) {
-      const start = BigInt(match[1]!)
-      const end = BigInt(match[2]!)
+    const range =
+      /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(text) ??
+      /"from"\s*:\s*"(0x[0-9a-f]+)"\s*,\s*"to"\s*:\s*"(0x[0-9a-f]+)"/i.exec(text) ??
+      /range (\d+)\s*-\s*(\d+)/i.exec(text)
+    if (range) {
+      const start = BigInt(range[1]!)
+      const end = BigInt(range[2]!)
       if (start === from && end >= start) return end - start + 1n
     }
+    const cap = /limited to (?:a )?([\d,]+)(?: block)? range/i.exec(text)
+    if (cap) return BigInt(cap[1]!.replaceAll(',', ''))
   }
   return undefined
 }
 
 export const minBig = (a: bigint, b: bigint) => (a < b ? a : b)
 export const maxBig = (a: bigint, b: bigint) => (a > b ? a : b)
+
+/** A log's full identity: where it is (block hash, transaction, index) and what it says (address, topics, data). */
+export function logIdentity(log: RawLog): string {
+  return [
+    log.blockHash.toLowerCase(),
+    BigInt(log.blockNumber).toString(),
+    log.transactionHash.toLowerCase(),
+    BigInt(log.logIndex).toString(),
+    log.address.toLowerCase(),
+    log.topics.map((t) => t.toLowerCase()).join(','),
+    log.data.toLowerCase(),
+  ].join('|')
+}
+
+/**
+ * Providers may repeat logs and send them out of order (load-balanced
+ * backends merged, retried pages): one copy each, in chain order. Two
+ * different logs at one position mean the answer mixes two chains: refused.
+ */
+export function normaliseLogs(logs: RawLog[]): RawLog[] {
+  const byPosition = new Map<string, { log: RawLog; identity: string }>()
+  for (const log of logs) {
+    if (log.removed) continue
+    const position = `${log.blockHash.toLowerCase()}:${BigInt(log.logIndex)}`
+    const identity = logIdentity(log)
+    const seen = byPosition.get(position)
+    if (!seen) byPosition.set(position, { log, identity })
+    else if (seen.identity !== identity)
+      throw new InconsistentLogsError(
+        `two different logs at index ${BigInt(log.logIndex)} of block ${log.blockHash}`,
+      )
+  }
+  return [...byPosition.values()]
+    .map((v) => v.log)
+    .sort((a, b) => {
+      const block = BigInt(a.blockNumber) - BigInt(b.blockNumber)
+      if (block !== 0n) return block < 0n ? -1 : 1
+      return Number(BigInt(a.logIndex) - BigInt(b.logIndex))
+    })
+}
+
+/** Whether two normalised reads hold exactly the same logs. */
+export function sameLogs(a: RawLog[], b: RawLog[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (logIdentity(a[i]!) !== logIdentity(b[i]!)) return false
+  return true
+}
+
+/** An answer that cannot be one chain's logs; read again. */
+export class InconsistentLogsError extends IndexerError {
+  constructor(detail: string) {
+    super(`Inconsistent eth_getLogs answer: ${detail}`)
+    this.name = 'InconsistentLogsError'
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The endpoints of RPC_URL (a comma-separated list) and the choice among
+ * them: each request goes to the healthiest endpoint that can answer it
+ * (not cooling down after a rate limit, not failing, not behind the block it
+ * needs), so one provider failing or lagging moves traffic to the others
+ * without losing progress. docs/indexer.md, "Providers".
+ */
+import { Endpoint, type EndpointOptions, type EndpointState } from './endpoint'
+
+export interface EndpointPoolOptions extends Partial<EndpointOptions> {
+  urls: string[]
+}
+
+export interface PickOptions {
+  /** The request reads this block: endpoints known to be behind it come last. */
+  minBlock?: bigint
+  /** Prefer other endpoints (a verification read avoids the first read's endpoint). */
+  avoid?: ReadonlySet<Endpoint>
+  /** Endpoints that already failed this request. */
+  exclude?: ReadonlySet<Endpoint>
+}
+
+export interface EndpointSummary {
+  endpoint: number
+  state: EndpointState
+  head: string | null
+}
+
+export class EndpointPool {
+  readonly endpoints: Endpoint[]
+
+  constructor(options: EndpointPoolOptions) {
+    if (options.urls.length === 0) throw new Error('at least one RPC endpoint is required')
+    const settings: EndpointOptions = {
+      batchSize: options.batchSize ?? 100,
+      timeoutMs: options.timeoutMs ?? 15_000,
+      maxConcurrency: options.maxConcurrency ?? 32,
+      lagThreshold: options.lagThreshold ?? 5n,
+    }
+    this.endpoints = options.urls.map((url, i) => new Endpoint(url, i, settings))
+  }
+
+  /** The best head any trusted endpoint has reported. */
+  get head(): bigint {
+    let best = -1n
+    let any = -1n
+    for (const e of this.endpoints) {
+      if (e.head > any) any = e.head
+      if (!e.syncing && e.head > best) best = e.head
+    }
+    // Only syncing endpoints: their head is all there is (status shows them as syncing).
+    return best >= 0n ? best : any
+  }
+
+  /**
+   * The endpoint for the next request, or how long to wait until one can take
+   * it (every endpoint is cooling down after a rate limit: Retry-After is honoured).
+   */
+  pick(options: PickOptions = {}): Endpoint | { waitMs: number } {
+    const now = Date.now()
+    let best: Endpoint | undefined
+    let bestRank = Number.POSITIVE_INFINITY
+    let soonest = Number.POSITIVE_INFINITY
+    for (const e of this.endpoints) {
+      if (options.exclude?.has(e)) continue
+      if (e.coolUntil > now) {
+        soonest = Math.min(soonest, e.coolUntil - now)
+        continue
+      }
+      // Ranks: a tier (each condition pushes an endpoint behind every better one), then the score.
+      let tier = 0
+      if (options.avoid?.has(e)) tier += 1
+      if (options.minBlock !== undefined && e.head < options.minBlock) tier += 2
+      if (e.syncing) tier += 4
+      const rank = tier * 1e9 + e.score()
+      if (rank < bestRank) {
+        best = e
+        bestRank = rank
+      }
+    }
+    if (best) return best
+    if (soonest !== Number.POSITIVE_INFINITY) return { waitMs: soonest }
+    // Every endpoint failed this request already: start over with the healthiest.
+    return this.pick({ ...options, exclude: undefined })
+  }
+
+  /** The endpoint whose latest answer named the highest head (a shorter chain shows here first). */
+  get latest(): Endpoint | undefined {
+    let best: Endpoint | undefined
+    for (const e of this.endpoints)
+      if (e.reportedHead >= 0n && (!best || e.reportedHead > best.reportedHead)) best = e
+    return best
+  }
+
+  /** Forgets heads after a reorganisation proven by block hashes shortened the chain. */
+  resetHeads(head: bigint): void {
+    for (const e of this.endpoints) if (e.head > head) e.head = head
+  }
+
+  summary(): EndpointSummary[] {
+    const head = this.head
+    return this.endpoints.map((e) => ({
+      endpoint: e.index + 1,
+      state: e.state(head),
+      head: e.head >= 0n ? e.head.toString() : null,
+    }))
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * One JSON-RPC endpoint and what the indexer has learned about it: its
+ * health (recent errors and latency), its head (the highest block it has
+ * reported: a load-balanced provider answers from nodes a few blocks apart),
+ * a cool-down after a rate limit, and how many requests it takes at once
+ * (additive increase, multiplicative decrease, like TCP: halved on 429/5xx
+ * and time-outs, grown by one per window of clean answers).
+ */
+import { HttpJsonRpc, type RpcFaultKind, RpcRequestError } from './transport'
+
+export type EndpointState = 'ok' | 'lagging' | 'rate_limited' | 'failing' | 'syncing'
+
+export interface EndpointOptions {
+  batchSize: number
+  timeoutMs: number
+  /** Most requests in flight at once. */
+  maxConcurrency: number
+  /** Blocks behind the best head from which an endpoint counts as lagging. */
+  lagThreshold: bigint
+}
+
+const SLOW_START_LIMIT = 4
+
+export class Endpoint {
+  readonly wire: HttpJsonRpc
+  /** Highest block this endpoint has reported (never lowered, except by a proven reorg). */
+  head = -1n
+  /** The node said it is still syncing (eth_syncing): never trusted as the head. */
+  syncing = false
+  /** Exponentially weighted share of failed requests (0..1). */
+  errorRate = 0
+  /** Exponentially weighted latency of successful requests, ms. */
+  latencyMs = 100
+  /** No request before this time (Retry-After, or a back-off after repeated failures). */
+  coolUntil = 0
+  private consecutiveFailures = 0
+  private lastFault: RpcFaultKind | undefined
+  /** Current concurrency limit (AIMD between 1 and maxConcurrency). */
+  limit: number
+  private active = 0
+  private readonly waiting: Array<() => void> = []
+  private lastDecrease = 0
+  readonly faults: Partial<Record<RpcFaultKind, number>> = {}
+  requests = 0
+
+  constructor(
+    readonly url: string,
+    /** Position in RPC_URL, for logs and status (the URL itself may carry an API key). */
+    readonly index: number,
+    private readonly options: EndpointOptions,
+  ) {
+    this.limit = Math.min(SLOW_START_LIMIT, options.maxConcurrency)
+    this.wire = new HttpJsonRpc(
+      { url, batchSize: options.batchSize, timeoutMs: options.timeoutMs },
+      (exchange) => this.withSlot(exchange),
+    )
+  }
+
+  /** `rpc#1 (host)`: enough to tell endpoints apart in a log without printing a key. */
+  get label(): string {
+    let host = 'unparsable url'
+    try {
+      host = new URL(this.url).host
+    } catch {}
+    return `rpc#${this.index + 1} (${host})`
+  }
+
+  private async withSlot(exchange: () => Promise<void>): Promise<void> {
+    while (this.active >= Math.floor(this.limit)) await new Promise<void>((r) => this.waiting.push(r))
+    this.active++
+    try {
+      await exchange()
+    } finally {
+      this.active--
+      this.waiting.shift()?.()
+    }
+  }
+
+  /** Requests waiting for a slot, for choosing the least loaded endpoint. */
+  get load(): number {
+    return this.active + this.waiting.length
+  }
+
+  succeeded(elapsedMs: number): void {
+    this.requests++
+    this.consecutiveFailures = 0
+    this.errorRate *= 0.9
+    this.latencyMs = this.latencyMs * 0.8 + elapsedMs * 0.2
+    // Additive increase: about +1 per `limit` clean answers.
+    if (this.limit < this.options.maxConcurrency) {
+      this.limit = Math.min(this.options.maxConcurrency, this.limit + 1 / this.limit)
+      this.wake()
+    }
+  }
+
+  failed(err: unknown): void {
+    this.requests++
+    const kind = err instanceof RpcRequestError ? err.kind : 'network'
+    this.faults[kind] = (this.faults[kind] ?? 0) + 1
+    this.lastFault = kind
+    // A JSON-RPC error about the request (a revert, a range refusal) says nothing about the endpoint's health.
+    if (kind === 'rpc') return
+    this.errorRate = this.errorRate * 0.9 + 0.1
+    this.consecutiveFailures++
+    const now = Date.now()
+    const overloaded =
+      kind === 'rate_limited' || kind === 'timeout' || (kind === 'http' && isServerStatus(err))
+    if (overloaded && now - this.lastDecrease > 1_000) {
+      // Multiplicative decrease, once per second: a burst of failures from one overload halves once.
+      this.limit = Math.max(1, this.limit / 2)
+      this.lastDecrease = now
+    }
+    const retryAfter = err instanceof RpcRequestError ? err.retryAfterMs : undefined
+    if (retryAfter !== undefined)
+      this.coolUntil = Math.max(this.coolUntil, now + Math.min(retryAfter, 60_000))
+    else if (this.consecutiveFailures >= 3) {
+      // Several failures in a row: rest the endpoint briefly so others take the traffic.
+      this.coolUntil = Math.max(
+        this.coolUntil,
+        now + Math.min(250 * 2 ** (this.consecutiveFailures - 3), 30_000),
+      )
+    }
+  }
+
+  /** A grown limit lets a waiting request start at once. */
+  private wake() {
+    if (this.active < Math.floor(this.limit)) this.waiting.shift()?.()
+  }
+
+  /** The head of this endpoint's latest answer (a lagging backend may have given it). */
+  reportedHead = -1n
+
+  observeHead(block: bigint): void {
+    this.reportedHead = block
+    if (block > this.head) this.head = block
+  }
+
+  state(bestHead: bigint, now = Date.now()): EndpointState {
+    if (this.syncing) return 'syncing'
+    if (this.coolUntil > now) return this.lastFault === 'rate_limited' ? 'rate_limited' : 'failing'
+    if (this.consecutiveFailures >= 3) return 'failing'
+    if (bestHead >= 0n && bestHead - this.head > this.options.lagThreshold) return 'lagging'
+    return 'ok'
+  }
+
+  /** Lower is better: latency, inflated by recent errors and by queueing. */
+  score(): number {
+    return this.latencyMs * (1 + 4 * this.errorRate) * (1 + this.load / Math.max(1, this.limit))
+  }
+}
+
+function isServerStatus(err: unknown): boolean {
+  const status = err instanceof RpcRequestError ? err.status : undefined
+  return status !== undefined && (status >= 500 || status === 408)
+}

@@ -1,0 +1,203 @@
+/**
+ * JSON-RPC over HTTP to one endpoint: requests made in the same tick go out
+ * as one batch, each item settles on its own (a batch whose third item fails
+ * still answers the others), and every failure is classified by what it
+ * says about the provider (docs/indexer.md, "Providers").
+ */
+import { IndexerError } from '../errors'
+
+/** What a failed request says about the provider, not about the request. */
+export type RpcFaultKind =
+  /** HTTP 429 or a JSON-RPC rate-limit error: slow down, honour Retry-After. */
+  | 'rate_limited'
+  /** Any other non-200 HTTP status (a 502 HTML page from a load balancer, 503, 408, …). */
+  | 'http'
+  /** HTTP 200 with a body that is not JSON-RPC (an HTML page, a proxy's plain-text error). */
+  | 'bad_body'
+  /** The connection failed or was dropped before an answer. */
+  | 'network'
+  /** No answer within the time-out (a hung request). */
+  | 'timeout'
+  /** A JSON-RPC error object for this item. */
+  | 'rpc'
+
+export class RpcRequestError extends IndexerError {
+  readonly kind: RpcFaultKind
+  readonly status: number | undefined
+  readonly code: number | undefined
+  readonly data: unknown
+  /** From Retry-After, when the provider sent one. */
+  readonly retryAfterMs: number | undefined
+
+  constructor(
+    kind: RpcFaultKind,
+    shortMessage: string,
+    options: { status?: number; code?: number; data?: unknown; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    // The JSON-RPC `data` goes into the message: providers put range suggestions there (Infura).
+    const details =
+      options.data === undefined ? undefined : `data ${JSON.stringify(options.data).slice(0, 500)}`
+    super(shortMessage, { cause: options.cause, details })
+    this.name = 'RpcRequestError'
+    this.kind = kind
+    this.status = options.status
+    this.code = options.code
+    this.data = options.data
+    this.retryAfterMs = options.retryAfterMs
+  }
+}
+
+interface PendingItem {
+  method: string
+  params: unknown[]
+  resolve(value: unknown): void
+  reject(err: unknown): void
+}
+
+export interface TransportOptions {
+  url: string
+  /** Items per HTTP batch. */
+  batchSize: number
+  timeoutMs: number
+  /** Largest response body accepted (a runaway eth_getLogs answer is refused, not buffered). */
+  maxBodyBytes?: number
+}
+
+let nextId = 1
+
+/**
+ * One endpoint's wire: `call` queues an item; the queue is flushed as batches
+ * on the next tick through `send`, which the endpoint wraps with its
+ * concurrency limit.
+ */
+export class HttpJsonRpc {
+  private queue: PendingItem[] = []
+  private flushScheduled = false
+
+  constructor(
+    readonly options: TransportOptions,
+    /** Runs one HTTP exchange (the endpoint's concurrency limit wraps it). */
+    private readonly run: (exchange: () => Promise<void>) => Promise<void>,
+  ) {}
+
+  call(method: string, params: unknown[], signal?: AbortSignal): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ method, params, resolve, reject })
+      if (!this.flushScheduled) {
+        this.flushScheduled = true
+        setImmediate(() => this.flush(signal))
+      }
+    })
+  }
+
+  private flush(signal?: AbortSignal) {
+    this.flushScheduled = false
+    const items = this.queue
+    this.queue = []
+    for (let i = 0; i < items.length; i += this.options.batchSize) {
+      const batch = items.slice(i, i + this.options.batchSize)
+      this.run(() => this.exchange(batch, signal)).catch((err) => {
+        for (const item of batch) item.reject(err)
+      })
+    }
+  }
+
+  private async exchange(batch: PendingItem[], signal?: AbortSignal): Promise<void> {
+    const ids = batch.map(() => nextId++)
+    const body =
+      batch.length === 1
+        ? JSON.stringify({ jsonrpc: '2.0', id: ids[0], method: batch[0]!.method, params: batch[0]!.params })
+        : JSON.stringify(
+            batch.map((b, i) => ({ jsonrpc: '2.0', id: ids[i], method: b.method, params: b.params })),
+          )
+    const timeout = AbortSignal.timeout(this.options.timeoutMs)
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout
+    let text: string
+    let response: Response
+    try {
+      response = await fetch(this.options.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: combined,
+      })
+      text = await readBody(response, this.options.maxBodyBytes ?? 256 * 1024 * 1024)
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err
+      if (timeout.aborted)
+        throw new RpcRequestError('timeout', `no answer within ${this.options.timeoutMs} ms`, { cause: err })
+      throw new RpcRequestError('network', 'connection failed', { cause: err })
+    }
+    if (response.status !== 200) {
+      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'))
+      const kind = response.status === 429 ? 'rate_limited' : 'http'
+      throw new RpcRequestError(kind, `HTTP ${response.status}${snippet(text)}`, {
+        status: response.status,
+        retryAfterMs,
+      })
+    }
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      throw new RpcRequestError('bad_body', `answer is not JSON${snippet(text)}`)
+    }
+    const answers = Array.isArray(parsed) ? parsed : [parsed]
+    const byId = new Map<
+      unknown,
+      { result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } }
+    >()
+    for (const a of answers) if (a && typeof a === 'object') byId.set((a as { id?: unknown }).id, a as never)
+    // A single error without an id answers the whole batch (some gateways do that).
+    const whole = answers.length === 1 && batch.length > 1 ? (answers[0] as { error?: unknown }) : undefined
+    batch.forEach((item, i) => {
+      const answer = byId.get(ids[i]) ?? (whole?.error ? whole : undefined)
+      if (!answer) {
+        item.reject(new RpcRequestError('bad_body', `no answer for ${item.method} in the batch`))
+      } else if (answer.error) {
+        item.reject(rpcError(answer.error))
+      } else if (!('result' in answer)) {
+        item.reject(new RpcRequestError('bad_body', `answer for ${item.method} has no result`))
+      } else {
+        item.resolve(answer.result)
+      }
+    })
+  }
+}
+
+function rpcError(error: { code?: unknown; message?: unknown; data?: unknown }): RpcRequestError {
+  const code = typeof error.code === 'number' ? error.code : undefined
+  const message = typeof error.message === 'string' ? error.message : JSON.stringify(error)
+  const rateLimited =
+    code === 429 || /rate limit|too many requests|exceeded .*(capacity|quota)|throughput/i.test(message)
+  return new RpcRequestError(rateLimited ? 'rate_limited' : 'rpc', `RPC error ${code ?? '?'}: ${message}`, {
+    code,
+    data: error.data,
+  })
+}
+
+async function readBody(response: Response, maxBytes: number): Promise<string> {
+  const length = Number(response.headers.get('content-length') ?? 0)
+  if (length > maxBytes) {
+    await response.body?.cancel()
+    throw new RpcRequestError('bad_body', `answer of ${length} bytes is larger than ${maxBytes}`)
+  }
+  return response.text()
+}
+
+/** Retry-After: delta-seconds or an HTTP date (RFC 9110). */
+export function parseRetryAfter(value: string | null): number | undefined {
+  if (!value) return undefined
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000
+  const at = Date.parse(value)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
+}
+
+/** The start of a body, on one line, for the log (an HTML error page says which proxy failed). */
+function snippet(text: string): string {
+  const flat = text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+  return flat ? `: ${flat.slice(0, 120)}` : ''
+}
