@@ -259,6 +259,7 @@ export class SimulatedChain {
         toBlock,
         transfers: events,
         metadataUpdates: [],
+        verified: true,
         blocks: rpcBlocks,
         lastSeenBlock: toBlock,
         chainConfirmedBlock: toBlock - (options.confirmations ?? 0n),

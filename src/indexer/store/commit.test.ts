@@ -50,6 +50,7 @@ function mintBlock(block: number, count: number): IngestBatch {
     toBlock: number,
     transfers,
     metadataUpdates: [],
+    verified: true,
     blocks: [{ number, hash: hex(block, 32), parentHash: hex(block - 1, 32), timestamp: 1n }],
     lastSeenBlock: number,
     chainConfirmedBlock: number,

@@ -20,6 +20,8 @@ export interface IngestBatch {
   lastSeenBlock: bigint
   /** The chain's confirmed block (CONFIRMATIONS deep or finalized). */
   chainConfirmedBlock: bigint
+  /** The batch's logs were read twice, independently, and agreed (docs/indexer.md, "Verification"). */
+  verified: boolean
 }
 
 export interface CommitContext {
@@ -104,6 +106,15 @@ export async function startCommit(pool: pg.Pool, transfers: TransferEvent[]): Pr
   }
 }
 
+/**
+ * A whole commit inside a transaction the caller holds (a repair: rollback
+ * and re-commit of the same blocks in one transaction, sync/verify.ts).
+ */
+export async function commitWithin(client: pg.PoolClient, ctx: CommitContext, batch: IngestBatch) {
+  const inserted = await insertTransfers(client, batch.transfers, 'rpc')
+  return finishCommit(client, ctx, batch, inserted)
+}
+
 async function finishCommit(
   client: pg.PoolClient,
   ctx: CommitContext,
@@ -133,6 +144,7 @@ async function finishCommit(
     startBlock: ctx.startBlock,
     lastSeenBlock: batch.lastSeenBlock,
     chainConfirmedBlock: batch.chainConfirmedBlock,
+    verified: batch.verified ? { from: batch.fromBlock, to: batch.toBlock } : undefined,
   })
   await pruneBlocks(client, progress.lastConfirmedBlock, ctx.keepBlocks)
   const result: CommitResult = { ...progress, inserted: inserted.length }

@@ -137,6 +137,7 @@ describe('derived state', () => {
             toBlock: to,
             transfers: blocks.flatMap((specs, i) => toEvents(Number(from) + i, specs)),
             metadataUpdates: [],
+            verified: true,
             blocks: [
               {
                 number: to,

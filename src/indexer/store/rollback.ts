@@ -21,29 +21,33 @@ export interface RollbackContext {
  * and stay.
  */
 export async function rollbackAfter(pool: pg.Pool, ctx: RollbackContext, ancestor: bigint) {
-  return withWriteTransaction(pool, async (client) => {
-    await readIndexerState(client, ctx.network, true)
-    const orphaned = await orphanedTransfers(client, ancestor)
-    const { rows } = await client.query(
-      `SELECT DISTINCT collection_address, token_id::text FROM transfers WHERE ${orphaned.where}`,
-      orphaned.params,
-    )
-    const keys = rows.map((r) => tokenKey(r.collection_address, BigInt(r.token_id)))
-    const collections = [...new Set(rows.map((r) => r.collection_address as string))]
-    const deleted = await client.query(`DELETE FROM transfers WHERE ${orphaned.where}`, orphaned.params)
-    await rebuildTokens(client, keys)
-    await dropEmptyCollections(client, collections)
+  return withWriteTransaction(pool, (client) => rollbackWithin(client, ctx, ancestor))
+}
 
-    await client.query('DELETE FROM blocks WHERE number > $1', [ancestor.toString()])
-    await truncateIndexedRanges(client, ancestor)
-    const progress = await updateProgress(client, {
-      network: ctx.network,
-      startBlock: ctx.startBlock,
-      lastSeenBlock: ctx.lastSeenBlock,
-      chainConfirmedBlock: ctx.chainConfirmedBlock,
-    })
-    return { ...progress, deletedTransfers: deleted.rowCount ?? 0, affectedTokens: keys.length }
+/** The rollback inside a transaction the caller holds with the writers' lock (a repair commits in the same one). */
+export async function rollbackWithin(client: pg.PoolClient, ctx: RollbackContext, ancestor: bigint) {
+  await readIndexerState(client, ctx.network, true)
+  const orphaned = await orphanedTransfers(client, ancestor)
+  const { rows } = await client.query(
+    `SELECT DISTINCT collection_address, token_id::text FROM transfers WHERE ${orphaned.where}`,
+    orphaned.params,
+  )
+  const keys = rows.map((r) => tokenKey(r.collection_address, BigInt(r.token_id)))
+  const collections = [...new Set(rows.map((r) => r.collection_address as string))]
+  const deleted = await client.query(`DELETE FROM transfers WHERE ${orphaned.where}`, orphaned.params)
+  await rebuildTokens(client, keys)
+  await dropEmptyCollections(client, collections)
+
+  await client.query('DELETE FROM blocks WHERE number > $1', [ancestor.toString()])
+  await truncateIndexedRanges(client, ancestor)
+  const progress = await updateProgress(client, {
+    network: ctx.network,
+    startBlock: ctx.startBlock,
+    lastSeenBlock: ctx.lastSeenBlock,
+    chainConfirmedBlock: ctx.chainConfirmedBlock,
+    rolledBackTo: ancestor,
   })
+  return { ...progress, deletedTransfers: deleted.rowCount ?? 0, affectedTokens: keys.length }
 }
 
 /**

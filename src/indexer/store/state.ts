@@ -12,6 +12,7 @@ export interface IndexerStateRow {
   lastSeenBlock: bigint
   lastIndexedBlock: bigint | null
   lastConfirmedBlock: bigint
+  lastVerifiedBlock: bigint | null
   coverageStatus: 'unknown' | 'partial' | 'complete'
 }
 
@@ -37,9 +38,12 @@ export async function ensureIndexerState(
   if (state.startBlock !== BigInt(opts.startBlock)) {
     // A new START_BLOCK: progress is the contiguous range from there (a lowered one leaves a gap to fill).
     const end = await contiguousEnd(db, BigInt(opts.startBlock))
+    // The verified prefix survives only a raised START_BLOCK that it still covers.
     await db.query(
       `UPDATE indexer_state SET start_block = $2, coverage_start_block = $2, last_indexed_block = $3::bigint,
               last_confirmed_block = LEAST(last_confirmed_block, coalesce($3::bigint, 0)),
+              last_verified_block = CASE WHEN $2 > start_block AND last_verified_block >= $2
+                                         THEN LEAST(last_verified_block, $3::bigint) END,
               coverage_status = CASE WHEN $3::bigint IS NULL THEN 'partial' ELSE coverage_status END
         WHERE network = $1`,
       [opts.network, opts.startBlock, end?.toString() ?? null],
@@ -56,7 +60,7 @@ export async function readIndexerState(
 ): Promise<IndexerStateRow> {
   const { rows } = await db.query(
     `SELECT network, chain_id::text, start_block::text, last_seen_block::text, last_indexed_block::text,
-            last_confirmed_block::text, coverage_status
+            last_confirmed_block::text, last_verified_block::text, coverage_status
        FROM indexer_state WHERE network = $1 ${forUpdate ? 'FOR UPDATE' : ''}`,
     [network],
   )
@@ -69,6 +73,7 @@ export async function readIndexerState(
     lastSeenBlock: BigInt(row.last_seen_block),
     lastIndexedBlock: row.last_indexed_block === null ? null : BigInt(row.last_indexed_block),
     lastConfirmedBlock: BigInt(row.last_confirmed_block),
+    lastVerifiedBlock: row.last_verified_block === null ? null : BigInt(row.last_verified_block),
     coverageStatus: row.coverage_status,
   }
 }
@@ -107,25 +112,70 @@ export async function contiguousEnd(db: Queryable, startBlock: bigint): Promise<
   return rows[0] ? BigInt(rows[0].to_block) : null
 }
 
+/** What a commit or rollback tells updateProgress. */
+export interface ProgressUpdate {
+  network: string
+  startBlock: bigint
+  lastSeenBlock: bigint
+  chainConfirmedBlock: bigint
+  /** Blocks [from, to] were verified (read twice, independently, and agreed) by this transaction. */
+  verified?: { from: bigint; to: bigint }
+  /** A rollback to this block: the only write that may lower the head, the confirmed and the verified block. */
+  rolledBackTo?: bigint
+}
+
 /**
- * Writes head, progress and coverage in the caller's transaction. Coverage is
- * complete only when indexed_ranges shows START_BLOCK..last_confirmed_block as
- * one contiguous range, checked right here (that check is the verification
- * that coverage_verified_at records).
+ * Writes head, progress and coverage in the caller's transaction.
+ *
+ * - last_verified_block is the end of the verified prefix from START_BLOCK
+ *   (a verified range extends it only when it joins it).
+ * - last_confirmed_block = min(indexed end, the chain's confirmed block, last
+ *   verified block): confirmed means verified (docs/indexer.md, "Verification").
+ * - Coverage is complete only when indexed_ranges shows START_BLOCK..the
+ *   chain's confirmed block as one contiguous range and all of it is verified.
+ * - The head and the confirmed block never move back, except in a rollback
+ *   (a reorganisation proven by block hashes, or a repair).
  */
 export async function updateProgress(
   client: pg.PoolClient,
-  opts: { network: string; startBlock: bigint; lastSeenBlock: bigint; chainConfirmedBlock: bigint },
-): Promise<{ lastIndexedBlock: bigint | null; lastConfirmedBlock: bigint; complete: boolean }> {
+  opts: ProgressUpdate,
+): Promise<{
+  lastIndexedBlock: bigint | null
+  lastConfirmedBlock: bigint
+  complete: boolean
+  lastVerifiedBlock: bigint | null
+}> {
   const end = await contiguousEnd(client, opts.startBlock)
+  const { rows } = await client.query(
+    'SELECT last_verified_block::text AS verified FROM indexer_state WHERE network = $1',
+    [opts.network],
+  )
+  const before: bigint | null = rows[0]?.verified == null ? null : BigInt(rows[0].verified)
+  let verified = before
+  if (opts.rolledBackTo !== undefined && verified !== null && verified > opts.rolledBackTo)
+    verified = opts.rolledBackTo
+  if (opts.verified && (verified ?? opts.startBlock - 1n) >= opts.verified.from - 1n) {
+    if (verified === null || opts.verified.to > verified) verified = opts.verified.to
+  }
+  // The verified prefix lies inside the indexed prefix.
+  if (verified !== null && (end === null || verified > end)) verified = end
+  if (verified !== null && verified < opts.startBlock) verified = null
   const lastIndexedBlock = end
-  const lastConfirmedBlock = end === null ? 0n : minBig(end, opts.chainConfirmedBlock)
-  const complete = end !== null && end >= opts.chainConfirmedBlock
+  // Nothing below START_BLOCK needs verifying: an empty prefix ends just before it.
+  const verifiedEnd = verified ?? opts.startBlock - 1n
+  const lastConfirmedBlock = end === null ? 0n : minBig(minBig(end, opts.chainConfirmedBlock), verifiedEnd)
+  const complete = end !== null && verifiedEnd >= opts.chainConfirmedBlock
+  const grew = verified !== null && (before === null || verified > before)
+  const rollback = opts.rolledBackTo !== undefined
   await client.query(
     `UPDATE indexer_state
-        SET last_seen_block = GREATEST($2::bigint, 0), last_indexed_block = $3, last_confirmed_block = GREATEST($4::bigint, 0),
+        SET last_seen_block = ${rollback ? 'GREATEST($2::bigint, 0)' : 'GREATEST(last_seen_block, $2::bigint)'},
+            last_indexed_block = $3,
+            last_confirmed_block = ${rollback ? 'GREATEST($4::bigint, 0)' : 'GREATEST(last_confirmed_block, $4::bigint)'},
+            last_verified_block = $6,
             coverage_status = $5, coverage_start_block = start_block,
-            coverage_verified_at = CASE WHEN $5 = 'complete' THEN now() ELSE coverage_verified_at END,
+            coverage_verified_at = CASE WHEN $7 OR ($5 = 'complete' AND coverage_verified_at IS NULL)
+                                        THEN now() ELSE coverage_verified_at END,
             updated_at = now()
       WHERE network = $1`,
     [
@@ -134,17 +184,48 @@ export async function updateProgress(
       lastIndexedBlock?.toString() ?? null,
       lastConfirmedBlock.toString(),
       complete ? 'complete' : 'partial',
+      verified?.toString() ?? null,
+      grew,
     ],
   )
-  return { lastIndexedBlock, lastConfirmedBlock, complete }
+  return { lastIndexedBlock, lastConfirmedBlock, complete, lastVerifiedBlock: verified }
 }
 
-/** Observed head only (no events): keeps the status endpoint's lag current while idle. */
-export async function updateHead(db: Queryable, network: string, lastSeenBlock: bigint): Promise<void> {
-  await db.query('UPDATE indexer_state SET last_seen_block = $2, updated_at = now() WHERE network = $1', [
-    network,
-    lastSeenBlock.toString(),
-  ])
+/** What the indexer knows of its endpoints, for the status endpoint (no URL: they may carry API keys). */
+export interface RpcHealth {
+  /** When an endpoint last answered the head; null: none has yet. */
+  headObservedAt: Date | null
+  endpoints: Array<{ endpoint: number; state: string; head: string | null }>
+}
+
+/** Observed head (never lowered here) and endpoint health: keeps the status honest while idle or failing. */
+export async function updateHead(
+  db: Queryable,
+  network: string,
+  lastSeenBlock: bigint,
+  health?: RpcHealth,
+): Promise<void> {
+  await db.query(
+    `UPDATE indexer_state SET last_seen_block = GREATEST(last_seen_block, $2::bigint),
+            head_observed_at = coalesce($3, head_observed_at), rpc_endpoints = coalesce($4, rpc_endpoints),
+            updated_at = now()
+      WHERE network = $1`,
+    [
+      network,
+      lastSeenBlock.toString(),
+      health?.headObservedAt ?? null,
+      health ? JSON.stringify(health.endpoints) : null,
+    ],
+  )
+}
+
+/** Counts a disagreement between two reads, and whether it needed a repair of stored rows. */
+export async function countVerificationMismatch(db: Queryable, network: string, repaired: boolean) {
+  await db.query(
+    `UPDATE indexer_state SET verification_mismatches = verification_mismatches + 1,
+            verification_repairs = verification_repairs + $2 WHERE network = $1`,
+    [network, repaired ? 1 : 0],
+  )
 }
 
 export async function storeBlocks(client: pg.PoolClient, blocks: RpcBlock[]): Promise<void> {

@@ -9,10 +9,13 @@ import {
   type TransferEvent,
   withBlockTimestamp,
 } from '../events/types'
-import type { RawLog, Rpc, RpcBlock } from '../rpc/client'
-import { type AdaptiveRange, fetchLogs } from '../rpc/get-logs'
+import type { RawLog, RequestOptions, Rpc, RpcBlock } from '../rpc/client'
+import type { Endpoint } from '../rpc/endpoint'
+import { type AdaptiveRange, fetchLogs, normaliseLogs } from '../rpc/get-logs'
+import { sleep } from '../rpc/retry'
 import { compareChainOrder } from '../store/transfers'
 import type { ContractClassifier } from './classify'
+import { type LogMismatch, readAgreedLogs } from './verify'
 
 export interface FetchContext {
   rpc: Rpc
@@ -20,6 +23,12 @@ export interface FetchContext {
   range: AdaptiveRange
   logger: Logger
   signal?: AbortSignal
+  /** Read every confirmed range twice before it counts (docs/indexer.md, "Verification"). */
+  verify: boolean
+  /** Which endpoint read each unconfirmed block's logs: its verification prefers another. */
+  readBy: Map<bigint, Endpoint>
+  /** Told of every disagreement between two reads of one range. */
+  onMismatch?: (mismatch: LogMismatch) => void
 }
 
 /** The decoded content of blocks [fromBlock, toBlock], ready to commit. */
@@ -33,6 +42,8 @@ export interface FetchedRange {
   /** Headers to store: every block in realtime mode, the last block in historical mode. */
   headers: RpcBlock[]
   logCount: number
+  /** Read twice, independently, with the same answer. */
+  verified: boolean
 }
 
 /** The chain changed while a range was being read; the step is retried. */
@@ -43,32 +54,18 @@ export class ChainChangedError extends IndexerError {
   }
 }
 
-/** Historical mode (confirmed blocks): logs by block range, headers only where needed. */
+/** Historical mode (confirmed blocks): logs by block range (read twice and compared), headers only where needed. */
 export async function fetchHistoricalRange(
   ctx: FetchContext,
   fromBlock: bigint,
   toBlock: bigint,
 ): Promise<FetchedRange> {
   const started = performance.now()
-  const logs = await fetchLogs(ctx.rpc, fromBlock, toBlock, {
-    topics: INDEXED_TOPICS,
-    range: ctx.range,
-    logger: ctx.logger,
-    signal: ctx.signal,
-  })
+  const logs = ctx.verify
+    ? await readAgreedLogs(ctx, fromBlock, toBlock)
+    : await readLogs(ctx, fromBlock, toBlock)
   const fetchedAt = performance.now()
-  const decoded = await decodeLogs(ctx, logs)
-  const needed = new Set<bigint>([fromBlock, toBlock])
-  for (const e of decoded.transfers) if (!decoded.timestamps.has(e.blockNumber)) needed.add(e.blockNumber)
-  const headers = await getHeaders(ctx.rpc, [...needed])
-  for (const e of decoded.transfers) {
-    const header = headers.get(e.blockNumber)
-    if (header && e.blockHash && header.hash.toLowerCase() !== e.blockHash) {
-      throw new ChainChangedError(
-        `block ${e.blockNumber} has hash ${header.hash}, its logs say ${e.blockHash}`,
-      )
-    }
-  }
+  const range = await rangeFromLogs(ctx, fromBlock, toBlock, logs)
   ctx.logger.debug(
     {
       fromBlock: fromBlock.toString(),
@@ -79,6 +76,44 @@ export async function fetchHistoricalRange(
     },
     'fetched range',
   )
+  return range
+}
+
+/** One read of [fromBlock, toBlock]'s logs, split into as many requests as the provider needs. */
+export function readLogs(
+  ctx: FetchContext,
+  fromBlock: bigint,
+  toBlock: bigint,
+  request?: RequestOptions,
+): Promise<RawLog[]> {
+  return fetchLogs(ctx.rpc, fromBlock, toBlock, {
+    topics: INDEXED_TOPICS,
+    range: ctx.range,
+    logger: ctx.logger,
+    signal: ctx.signal,
+    request,
+  })
+}
+
+/** Decodes the (agreed) logs of [fromBlock, toBlock] and reads the headers it needs: a range ready to commit. */
+export async function rangeFromLogs(
+  ctx: FetchContext,
+  fromBlock: bigint,
+  toBlock: bigint,
+  logs: RawLog[],
+): Promise<FetchedRange> {
+  const decoded = await decodeLogs(ctx, logs)
+  const needed = new Set<bigint>([fromBlock, toBlock])
+  for (const e of decoded.transfers) if (!decoded.timestamps.has(e.blockNumber)) needed.add(e.blockNumber)
+  const headers = await getHeaders(ctx.rpc, [...needed])
+  for (const log of logs) {
+    const header = headers.get(BigInt(log.blockNumber))
+    if (header && header.hash.toLowerCase() !== log.blockHash.toLowerCase()) {
+      throw new ChainChangedError(
+        `block ${header.number} has hash ${header.hash}, its logs say ${log.blockHash}`,
+      )
+    }
+  }
   return {
     fromBlock,
     toBlock,
@@ -87,15 +122,21 @@ export async function fetchHistoricalRange(
     first: headers.get(fromBlock)!,
     headers: [headers.get(toBlock)!],
     logCount: logs.length,
+    verified: ctx.verify,
   }
 }
 
 /** Realtime mode (unconfirmed blocks): headers already linked; logs by block hash (EIP-234). */
 export async function fetchRealtimeBlocks(ctx: FetchContext, headers: RpcBlock[]): Promise<FetchedRange> {
   const perBlock = await Promise.all(
-    headers.map((h) => ctx.rpc.getLogs({ blockHash: h.hash }, INDEXED_TOPICS)),
+    headers.map((h) =>
+      ctx.rpc.getLogs({ blockHash: h.hash }, INDEXED_TOPICS, {
+        minBlock: h.number,
+        onServed: (endpoint) => ctx.readBy.set(h.number, endpoint),
+      }),
+    ),
   )
-  const logs = perBlock.flat()
+  const logs = normaliseLogs(perBlock.flat())
   const decoded = await decodeLogs(ctx, logs)
   const byNumber = new Map(headers.map((h) => [h.number, h]))
   return {
@@ -106,10 +147,12 @@ export async function fetchRealtimeBlocks(ctx: FetchContext, headers: RpcBlock[]
     first: headers[0]!,
     headers,
     logCount: logs.length,
+    // Verified once confirmed, by a second read (sync/verify.ts); without verification the node is trusted.
+    verified: !ctx.verify,
   }
 }
 
-async function decodeLogs(ctx: FetchContext, logs: RawLog[]) {
+export async function decodeLogs(ctx: FetchContext, logs: RawLog[]) {
   const transfers: PendingTransfer[] = []
   const legacy: PendingTransfer[] = []
   const metadataUpdates: MetadataUpdateEvent[] = []
@@ -139,14 +182,27 @@ function withTimestamps(
   return out.sort(compareChainOrder)
 }
 
-/** Block headers by number, requested together so the transport sends them as JSON-RPC batches. */
+/**
+ * Block headers by number, requested together so the transport sends them as
+ * JSON-RPC batches. A block a node does not have yet (a load-balanced
+ * backend behind the others) is asked again briefly: near the head that is
+ * lag, never a sign of a reorganisation.
+ */
 export async function getHeaders(rpc: Rpc, numbers: bigint[]): Promise<Map<bigint, RpcBlock>> {
-  const blocks = await Promise.all(numbers.map((n) => rpc.getBlock(n)))
   const out = new Map<bigint, RpcBlock>()
-  blocks.forEach((b, i) => {
-    if (!b) throw new ChainChangedError(`block ${numbers[i]} is not available`)
-    out.set(b.number, b)
-  })
+  let missing = numbers
+  for (let attempt = 0; missing.length > 0; attempt++) {
+    const blocks = await Promise.all(missing.map((n) => rpc.getBlock(n)))
+    const still: bigint[] = []
+    blocks.forEach((b, i) => {
+      if (b) out.set(b.number, b)
+      else still.push(missing[i]!)
+    })
+    missing = still
+    if (missing.length === 0) break
+    if (attempt >= 4) throw new ChainChangedError(`block ${missing[0]} is not available yet`)
+    await sleep(100 * (attempt + 1))
+  }
   return out
 }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { Rpc } from '../rpc/client'
 import { rollbackAfter } from '../store/rollback'
 import { storedBlocks } from '../store/state'
+import { ChainChangedError } from './fetch'
 
 export interface ReorgContext {
   rpc: Rpc
@@ -20,11 +21,18 @@ export interface ReorgContext {
  */
 export async function findCommonAncestor(ctx: ReorgContext): Promise<bigint> {
   const stored = await storedBlocks(ctx.pool)
+  // A block the node does not return is unknown, not different: below the
+  // reported head that is a lagging backend (asked again later); above it,
+  // the chain is shorter and the block is gone.
+  const reportedHead = ctx.rpc.pool.latest?.reportedHead ?? -1n
   for (let i = 0; i < stored.length; i += 50) {
     const slice = stored.slice(i, i + 50)
-    const onChain = await Promise.all(slice.map((b) => ctx.rpc.getBlock(b.number)))
+    const onChain = await Promise.all(slice.map((b) => ctx.rpc.getBlock(b.number, { minBlock: b.number })))
     for (let j = 0; j < slice.length; j++) {
-      if (onChain[j]?.hash.toLowerCase() === slice[j]!.hash) return slice[j]!.number
+      const block = onChain[j]
+      if (!block && slice[j]!.number <= reportedHead)
+        throw new ChainChangedError(`block ${slice[j]!.number} is not available yet`)
+      if (block?.hash.toLowerCase() === slice[j]!.hash) return slice[j]!.number
     }
   }
   const { rows } = await ctx.pool.query('SELECT min(from_block)::text AS low FROM indexed_ranges')

@@ -1,68 +1,103 @@
-import { describeError, isAbortError } from '../errors'
+import type { Hex } from 'viem'
+import { describeError, IndexerError, isAbortError } from '../errors'
+import { maxBig, minBig } from '../rpc/get-logs'
 import { backoffDelay, sleep } from '../rpc/retry'
 import { StaleStateError } from '../store/commit'
-import { updateHead } from '../store/state'
+import { storedBlocks, updateHead } from '../store/state'
 import { ChainChangedError } from './fetch'
 import { syncHistorical } from './historical'
 import { syncRealtime } from './realtime'
 import { handleReorg } from './reorg'
 import { cursorOf, ReorgDetectedError, type Syncer } from './syncer'
+import { verifyConfirmedBlocks } from './verify'
+
+/** Endpoint health is written to indexer_state at most this often (and whenever the head moves). */
+const HEALTH_WRITE_MS = 2_000
 
 /**
  * The sync loop: backfill confirmed blocks by range, follow unconfirmed
- * blocks header by header, roll back on a reorganisation, and keep going
- * through provider faults (one log line each, exponential backoff).
+ * blocks header by header, verify blocks as they reach the confirmation
+ * depth, roll back on a reorganisation, and keep going through provider
+ * faults (one log line each, exponential backoff).
+ *
+ * The head never runs backwards: a lower eth_blockNumber from a lagging node
+ * is lag. Only a reorganisation proven by block hashes may lower it.
  */
 export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void> {
   let failures = 0
   let supportsFinalized = true
+  let healthWritten = 0
+  let headObservedAt: Date | null = null
+  const writeHealth = async (force: boolean) => {
+    if (!force && Date.now() - healthWritten < HEALTH_WRITE_MS) return
+    healthWritten = Date.now()
+    await updateHead(s.ctx.pool, s.options.network, s.head.lastSeenBlock, {
+      headObservedAt,
+      endpoints: s.ctx.rpc.pool.summary(),
+    })
+  }
   while (!signal.aborted) {
     try {
-      // One JSON-RPC batch: the head and the node's finalized block.
-      const [head, finalizedBlock] = await Promise.all([
-        s.ctx.rpc.blockNumber(),
+      const [reported, finalizedBlock] = await Promise.all([
+        readHeads(s),
         supportsFinalized ? s.ctx.rpc.getBlock('finalized') : null,
       ])
+      headObservedAt = new Date()
       let finalized = -1n
       if (finalizedBlock) finalized = finalizedBlock.number
       else supportsFinalized = false
+      const head = maxBig(reported, s.head.lastSeenBlock)
       const deep = head - s.options.confirmations
       // Confirmed = CONFIRMATIONS deep, or finalized by the node if that comes sooner.
-      const confirmed = finalized > deep ? (finalized > head ? head : finalized) : deep
+      const confirmedNow = finalized > deep ? (finalized > head ? head : finalized) : deep
+      const confirmed = maxBig(confirmedNow, s.head.chainConfirmedBlock)
       const headMoved = head !== s.head.lastSeenBlock
       s.head = { lastSeenBlock: head, chainConfirmedBlock: confirmed }
+      await writeHealth(headMoved)
 
-      if (s.tip && s.tip.number > head) throw new ReorgDetectedError(head + 1n)
       const cursor = cursorOf(s)
       s.backfilling = cursor <= confirmed
-      if (cursor <= confirmed) {
+      if (s.tip && s.tip.number > head) {
+        // Every endpoint is behind the stored tip (a restart onto a lagging node, or a shorter chain).
+        await proveShorterChain(s)
+        await sleep(s.options.pollIntervalMs, signal)
+      } else if (cursor <= confirmed) {
         await syncHistorical(s, confirmed)
       } else if (cursor <= head) {
         await syncRealtime(s, head)
       } else {
         await verifyTip(s)
-        if (headMoved) await updateHead(s.ctx.pool, s.options.network, head)
+        await verifyConfirmedBlocks(s)
         await sleep(s.options.pollIntervalMs, signal)
+        failures = 0
+        continue
       }
+      await verifyConfirmedBlocks(s)
       failures = 0
     } catch (caught) {
       let err = caught
       if (signal.aborted || isAbortError(err)) break
       if (err instanceof ReorgDetectedError) {
         try {
+          forgetHeadsAboveChain(s)
           await handleReorg(
             { ...s.ctx, network: s.options.network, startBlock: s.options.startBlock },
             err.atBlock,
             s.head,
           )
           s.tip = await loadTip(s)
+          s.verifiedThrough = await loadVerified(s)
           continue
         } catch (rollbackErr) {
           if (signal.aborted) break
           err = rollbackErr
         }
       }
-      if (err instanceof StaleStateError) s.tip = await loadTip(s).catch(() => s.tip)
+      if (err instanceof StaleStateError) {
+        s.tip = await loadTip(s).catch(() => s.tip)
+        s.verifiedThrough = await loadVerified(s).catch(() => s.verifiedThrough)
+      }
+      await writeHealth(true).catch(() => undefined)
       const delay = err instanceof ChainChangedError ? 200 : backoffDelay(failures++, 500, 30_000)
       s.ctx.logger.warn({ retryInMs: Math.round(delay) }, `sync step failed: ${describeError(err)}`)
       await sleep(delay, signal).catch(() => undefined)
@@ -70,11 +105,73 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
   }
 }
 
+/**
+ * Asks every endpoint for its head at once (each endpoint's health and lag
+ * come from this) and returns the best head reported so far. Throws when no
+ * endpoint answers.
+ */
+async function readHeads(s: Syncer): Promise<bigint> {
+  const { rpc } = s.ctx
+  const answers = await Promise.allSettled(
+    rpc.pool.endpoints.map(async (endpoint) => {
+      if (endpoint.coolUntil > Date.now()) throw new IndexerError(`${endpoint.label} is cooling down`)
+      const head = BigInt(await rpc.request<Hex>('eth_blockNumber', [], { only: endpoint, retry: false }))
+      endpoint.observeHead(head)
+      if (endpoint.syncing && head >= rpc.pool.head - 1n) {
+        // A node that finished syncing is trusted again once it answers eth_syncing with false.
+        const syncing = await rpc.request<unknown>('eth_syncing', [], { only: endpoint, retry: false })
+        endpoint.syncing = syncing !== false
+      }
+      return head
+    }),
+  )
+  if (!answers.some((a) => a.status === 'fulfilled')) {
+    const first = answers.find((a) => a.status === 'rejected')
+    throw new IndexerError('No RPC endpoint answered the head', { cause: first?.reason })
+  }
+  return rpc.pool.head
+}
+
+/**
+ * The stored tip is above every endpoint's head. That is lag unless block
+ * hashes prove the chain changed: the block at the reported head (or the
+ * highest stored block below it) must differ from the stored one.
+ */
+async function proveShorterChain(s: Syncer): Promise<void> {
+  const endpoint = s.ctx.rpc.pool.latest
+  if (!endpoint) return
+  const stored = (await storedBlocks(s.ctx.pool)).find((b) => b.number <= endpoint.reportedHead)
+  if (!stored) return
+  const block = await s.ctx.rpc.getBlock(stored.number, { only: endpoint })
+  if (block && block.hash.toLowerCase() !== stored.hash) throw new ReorgDetectedError(stored.number)
+}
+
+/** A proven reorganisation may have shortened the chain: heads above what the nodes now report are forgotten. */
+function forgetHeadsAboveChain(s: Syncer) {
+  const latest = s.ctx.rpc.pool.latest?.reportedHead
+  if (latest === undefined || latest >= s.head.lastSeenBlock) return
+  s.ctx.rpc.pool.resetHeads(latest)
+  const confirmed = latest - s.options.confirmations
+  s.head = {
+    lastSeenBlock: latest,
+    chainConfirmedBlock: minBig(confirmed, s.head.chainConfirmedBlock),
+  }
+  s.ctx.logger.warn(
+    { head: latest.toString() },
+    `the chain is shorter than before (head ${latest}): heads above it are forgotten`,
+  )
+}
+
 /** While idle, the stored tip must still be on the chain (a same-height reorg changes no block number). */
 async function verifyTip(s: Syncer): Promise<void> {
   if (!s.tip?.hash) return
-  const block = await s.ctx.rpc.getBlock(s.tip.number)
-  if (!block || block.hash.toLowerCase() !== s.tip.hash) throw new ReorgDetectedError(s.tip.number)
+  const block = await s.ctx.rpc.getBlock(s.tip.number, { minBlock: s.tip.number })
+  if (!block) {
+    // The node does not have the tip: lag, or a chain shorter than before (proven by hashes below).
+    await proveShorterChain(s)
+    return
+  }
+  if (block.hash.toLowerCase() !== s.tip.hash) throw new ReorgDetectedError(s.tip.number)
 }
 
 export async function loadTip(s: Syncer): Promise<Syncer['tip']> {
@@ -87,4 +184,12 @@ export async function loadTip(s: Syncer): Promise<Syncer['tip']> {
   const row = rows[0]
   if (!row?.number) return null
   return { number: BigInt(row.number), hash: row.hash ?? null }
+}
+
+export async function loadVerified(s: Syncer): Promise<bigint | null> {
+  const { rows } = await s.ctx.pool.query(
+    'SELECT last_verified_block::text AS verified FROM indexer_state WHERE network = $1',
+    [s.options.network],
+  )
+  return rows[0]?.verified == null ? null : BigInt(rows[0].verified)
 }

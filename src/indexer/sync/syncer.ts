@@ -20,6 +20,8 @@ export interface SyncOptions {
   /** First eth_getLogs span and the most it may grow to. */
   initialRange: bigint
   maxRange: bigint
+  /** Read every range twice before it counts as confirmed (docs/indexer.md, "Verification"). */
+  verify: boolean
 }
 
 /** Mutable state of the sync loop, shared by the historical and realtime steps. */
@@ -28,6 +30,8 @@ export interface Syncer {
   options: SyncOptions
   /** Last indexed block and its hash (null hash when not stored). */
   tip: { number: bigint; hash: string | null } | null
+  /** End of the verified prefix (last_verified_block). */
+  verifiedThrough: bigint | null
   head: { lastSeenBlock: bigint; chainConfirmedBlock: bigint }
   progress: BackfillProgress
   /** True while the loop is backfilling (other work in the process yields to it). */
@@ -83,6 +87,7 @@ export async function finishFetched(s: Syncer, ranges: FetchedRange[], open: Ope
         metadataUpdates: ranges.flatMap((r) => r.metadataUpdates),
         blocks: ranges.flatMap((r) => r.headers),
         ...s.head,
+        verified: ranges.every((r) => r.verified),
       },
     )
   } finally {
@@ -98,6 +103,7 @@ export async function finishFetched(s: Syncer, ranges: FetchedRange[], open: Ope
     'committed',
   )
   s.tip = prev
+  s.verifiedThrough = progress.lastVerifiedBlock
   // Filling a gap joins the range above it: continue from the end of the joined range.
   if (progress.joinedTipHash !== undefined && progress.lastIndexedBlock !== null) {
     s.tip = { number: progress.lastIndexedBlock, hash: progress.joinedTipHash }
