@@ -17,6 +17,14 @@ describe('configuration contract', () => {
     expect(config.TRUST_PROXY).toBe(0)
     expect(config.embeddedDatabase).toBe(true)
     expect(config.embeddedChain).toBe(true)
+    expect(config.INDEXER_VERIFY).toBe('on')
+    expect(config.RPC_TIMEOUT_MS).toBe(15_000)
+  })
+
+  it('takes several RPC endpoints separated by commas', () => {
+    const config = parseConfig({ RPC_URL: 'https://a.example/v2/key, http://127.0.0.1:8545' })
+    expect(config.RPC_URL).toBe('https://a.example/v2/key, http://127.0.0.1:8545')
+    expect(config.embeddedChain).toBe(false)
   })
 
   it('uses 12 confirmations on a real chain and takes explicit values', () => {
@@ -40,6 +48,9 @@ describe('configuration contract', () => {
     ['PORT', '70000'],
     ['DATABASE_URL', 'mysql://x'],
     ['RPC_URL', 'not a url'],
+    ['RPC_URL', 'https://a.example/rpc,not a url'],
+    ['INDEXER_VERIFY', 'maybe'],
+    ['RPC_TIMEOUT_MS', '10'],
     ['CHAIN_ID', '-1'],
     ['START_BLOCK', '1.5'],
     ['NETWORK', 'Main Net'],

@@ -22,6 +22,15 @@ const httpUrl = z
   .trim()
   .refine((v) => /^https?:\/\/[^\s]+$/.test(v) && URL.canParse(v), 'must be an http(s) URL')
 
+/** One http(s) URL, or several separated by commas (RPC_URL: the indexer fails over between them). */
+const httpUrlList = z
+  .string()
+  .trim()
+  .refine((v) => {
+    const urls = v.split(',').map((u) => u.trim())
+    return urls.length <= 16 && urls.every((u) => /^https?:\/\/[^\s,]+$/.test(u) && URL.canParse(u))
+  }, 'must be an http(s) URL, or up to 16 separated by commas')
+
 const postgresUrl = z
   .string()
   .trim()
@@ -65,7 +74,7 @@ export const envSchema = z.object({
   PUBLIC_URL: optional(httpUrl),
   DATABASE_URL: optional(postgresUrl),
   REDIS_URL: optional(redisUrl),
-  RPC_URL: optional(httpUrl),
+  RPC_URL: optional(httpUrlList),
   NETWORK: optional(
     z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a lowercase chain name like "mainnet"'),
   ).default('devnet'),
@@ -124,6 +133,12 @@ export const envSchema = z.object({
   INDEXER_RANGE_BLOCKS: optional(nonNegativeInt.min(1, 'must be a positive integer')),
   /** Events merged into one backfill commit; a tuning default when unset. */
   INDEXER_COMMIT_EVENTS: optional(nonNegativeInt.min(1, 'must be a positive integer')),
+  /** Second, independent read of every block's logs before it counts as confirmed (docs/indexer.md, "Verification"). */
+  INDEXER_VERIFY: optional(z.enum(['on', 'off'], { error: 'must be on or off' })).default('on'),
+  /** Upper bound of one JSON-RPC HTTP request; a hung request is cut and retried. */
+  RPC_TIMEOUT_MS: optional(
+    nonNegativeInt.min(500, 'must be at least 500').max(120_000, 'must be at most 120000'),
+  ).default(15_000),
 })
 
 export type Env = z.infer<typeof envSchema>

@@ -11,7 +11,7 @@ import { ChainIdMismatchError, describeError } from './errors'
 import { runIndexer } from './run'
 import type { SyncOptions } from './sync/syncer'
 
-/** Optional tuning from the configuration contract (INDEXER_RANGE_BLOCKS, INDEXER_COMMIT_EVENTS). */
+/** Optional tuning from the configuration contract (INDEXER_RANGE_BLOCKS, INDEXER_COMMIT_EVENTS, INDEXER_VERIFY). */
 function syncTuning(config: Config): Partial<SyncOptions> {
   const tuning: Partial<SyncOptions> = {}
   if (config.INDEXER_RANGE_BLOCKS !== undefined) {
@@ -19,6 +19,7 @@ function syncTuning(config: Config): Partial<SyncOptions> {
     tuning.maxRange = BigInt(config.INDEXER_RANGE_BLOCKS)
   }
   if (config.INDEXER_COMMIT_EVENTS !== undefined) tuning.maxEventsPerCommit = config.INDEXER_COMMIT_EVENTS
+  tuning.verify = config.INDEXER_VERIFY === 'on'
   return tuning
 }
 

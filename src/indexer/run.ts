@@ -34,7 +34,11 @@ export interface RunIndexerOptions {
 export async function runIndexer(options: RunIndexerOptions): Promise<void> {
   const { config, pool, logger } = options
   if (!config.RPC_URL) throw new IndexerError('RPC_URL is required by the indexer')
-  const endpoints = new EndpointPool({ urls: splitRpcUrls(config.RPC_URL), ...options.rpc })
+  const endpoints = new EndpointPool({
+    urls: splitRpcUrls(config.RPC_URL),
+    timeoutMs: config.RPC_TIMEOUT_MS,
+    ...options.rpc,
+  })
   const chainId = await checkEndpoints(endpoints, config.CHAIN_ID, logger, options.signal)
 
   const lock = await acquireLeaderLock(pool, { network: config.NETWORK, logger, signal: options.signal })

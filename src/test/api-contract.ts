@@ -91,7 +91,16 @@ export const STATUS_TABLE: Table = {
   coverage_verified_at: ['date-time', false],
   updated_at: ['date-time', true],
 }
-export const STATUS_EXTENSIONS = ['last_indexed_block', 'lag_blocks']
+export const STATUS_EXTENSIONS = [
+  'last_indexed_block',
+  'lag_blocks',
+  'last_verified_block',
+  'verification_mismatches',
+  'verification_repairs',
+  'head_age_seconds',
+  'rpc_status',
+  'rpc_endpoints',
+]
 
 function checkType(value: unknown, type: FieldType, where: string) {
   const nullable = type.endsWith('|null')

@@ -27,6 +27,19 @@ export interface IndexerSnapshot {
   lastIndexedBlock: bigint | null
   coverageVerifiedAt: Date | null
   updatedAt: Date | null
+  lastVerifiedBlock: bigint | null
+  verificationMismatches: bigint
+  verificationRepairs: bigint
+  /** When an RPC endpoint last answered the head (the indexer writes it). */
+  headObservedAt: Date | null
+  rpcEndpoints: RpcEndpointState[]
+}
+
+/** One endpoint as the indexer last saw it, by position in RPC_URL (never its URL: it may carry an API key). */
+export interface RpcEndpointState {
+  endpoint: number
+  state: string
+  head: string | null
 }
 
 const EMPTY: IndexerSnapshot = {
@@ -37,6 +50,11 @@ const EMPTY: IndexerSnapshot = {
   lastIndexedBlock: null,
   coverageVerifiedAt: null,
   updatedAt: null,
+  lastVerifiedBlock: null,
+  verificationMismatches: 0n,
+  verificationRepairs: 0n,
+  headObservedAt: null,
+  rpcEndpoints: [],
 }
 
 interface CacheEntry {
@@ -55,9 +73,15 @@ async function readSnapshot(pool: pg.Pool, network: string): Promise<IndexerSnap
     last_indexed_block: string | null
     coverage_verified_at: Date | null
     updated_at: Date
+    last_verified_block: string | null
+    verification_mismatches: string
+    verification_repairs: string
+    head_observed_at: Date | null
+    rpc_endpoints: RpcEndpointState[] | null
   }>(
     `SELECT coverage_status, coverage_start_block::text, last_seen_block::text, last_confirmed_block::text,
-            last_indexed_block::text, coverage_verified_at, updated_at
+            last_indexed_block::text, coverage_verified_at, updated_at, last_verified_block::text,
+            verification_mismatches::text, verification_repairs::text, head_observed_at, rpc_endpoints
        FROM indexer_state WHERE network = $1`,
     [network],
   )
@@ -72,6 +96,11 @@ async function readSnapshot(pool: pg.Pool, network: string): Promise<IndexerSnap
     lastIndexedBlock: row.last_indexed_block === null ? null : BigInt(row.last_indexed_block),
     coverageVerifiedAt: row.coverage_verified_at,
     updatedAt: row.updated_at,
+    lastVerifiedBlock: row.last_verified_block === null ? null : BigInt(row.last_verified_block),
+    verificationMismatches: BigInt(row.verification_mismatches),
+    verificationRepairs: BigInt(row.verification_repairs),
+    headObservedAt: row.head_observed_at,
+    rpcEndpoints: Array.isArray(row.rpc_endpoints) ? row.rpc_endpoints : [],
   }
 }
 

@@ -35,6 +35,10 @@ const statuses = new WeakMap<IndexerSnapshot, IndexerStatus>()
 
 function toStatus(network: string, state: IndexerSnapshot): IndexerStatus {
   const indexed = state.lastIndexedBlock
+  const headAge =
+    state.headObservedAt === null
+      ? null
+      : Math.max(0, Math.floor((Date.now() - state.headObservedAt.getTime()) / 1000))
   const lag = indexed === null ? state.lastSeenBlock : state.lastSeenBlock - indexed
   return {
     network,
@@ -47,5 +51,31 @@ function toStatus(network: string, state: IndexerSnapshot): IndexerStatus {
     updated_at: (state.updatedAt ?? new Date()).toISOString(),
     last_indexed_block: indexed?.toString() ?? null,
     lag_blocks: (lag > 0n ? lag : 0n).toString(),
+    last_verified_block: state.lastVerifiedBlock?.toString() ?? null,
+    verification_mismatches: state.verificationMismatches.toString(),
+    verification_repairs: state.verificationRepairs.toString(),
+    head_age_seconds: headAge,
+    rpc_status: rpcStatusOf(state, headAge),
+    rpc_endpoints: state.rpcEndpoints.map((e) => ({
+      endpoint: e.endpoint,
+      state: endpointStates.has(e.state) ? (e.state as EndpointState) : 'failing',
+      head: e.head,
+    })),
   }
+}
+
+/** No head from any endpoint for this long: the chain is unreachable (or the indexer is down). */
+export const UNREACHABLE_AFTER_SECONDS = 30
+
+type EndpointState = IndexerStatus['rpc_endpoints'][number]['state']
+const endpointStates = new Set<string>(['ok', 'lagging', 'rate_limited', 'failing', 'syncing'])
+
+/** The honest summary of the chain connection (docs/api.md, "Indexer status"). */
+function rpcStatusOf(state: IndexerSnapshot, headAge: number | null): IndexerStatus['rpc_status'] {
+  if (headAge === null) return 'unknown'
+  if (headAge > UNREACHABLE_AFTER_SECONDS) return 'unreachable'
+  const states = state.rpcEndpoints.map((e) => e.state)
+  if (states.length > 0 && states.every((s) => s === 'lagging' || s === 'syncing')) return 'behind'
+  if (states.some((s) => s !== 'ok')) return 'degraded'
+  return 'ok'
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod'
 import { coverageStatus, decimalString, isoDateTime } from '@/lib/schemas'
 
+export const rpcStatus = z.enum(['ok', 'degraded', 'behind', 'unreachable', 'unknown'])
+
 export const statusInput = z.strictObject({
   network: z.string().max(64).optional().describe('The indexed network; any other value answers 404.'),
 })
@@ -20,6 +22,36 @@ export const indexerStatus = z
     lag_blocks: decimalString.describe(
       'Extension: last_seen_block minus last_indexed_block (blocks not yet ingested).',
     ),
+    last_verified_block: decimalString
+      .nullable()
+      .describe(
+        'Extension: blocks from coverage_start_block to this one were read twice, independently, and agreed; no block above it counts as confirmed.',
+      ),
+    verification_mismatches: decimalString.describe(
+      'Extension: how often two reads of the same blocks disagreed (a provider left out or altered a log).',
+    ),
+    verification_repairs: decimalString.describe(
+      'Extension: how often stored rows were repaired after such a disagreement.',
+    ),
+    head_age_seconds: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        'Extension: seconds since an RPC endpoint last answered the head; null before the first answer.',
+      ),
+    rpc_status: rpcStatus.describe(
+      'Extension: `ok`; `degraded` (some endpoints failing, rate-limited or behind); `behind` (every endpoint lagging or syncing); `unreachable` (no endpoint has answered the head for 30 s, or the indexer is not running); `unknown` (no answer yet).',
+    ),
+    rpc_endpoints: z
+      .array(
+        z.object({
+          endpoint: z.number().int().describe('Position in the configured endpoint list, from 1.'),
+          state: z.enum(['ok', 'lagging', 'rate_limited', 'failing', 'syncing']),
+          head: decimalString.nullable().describe('Highest block this endpoint has reported.'),
+        }),
+      )
+      .describe('Extension: each configured RPC endpoint as the indexer last saw it.'),
   })
   .meta({ id: 'IndexerStatus' })
 
