@@ -15,21 +15,29 @@
  * through the reorg rollback path (rollback to the block before, commit of
  * the agreed logs). Every disagreement is counted in indexer_state and logged.
  */
+
+import type { Hex } from 'viem'
 import { IndexerError } from '../errors'
+import { INDEXED_TOPICS } from '../events/topics'
 import type { RawLog } from '../rpc/client'
 import type { Endpoint } from '../rpc/endpoint'
-import { logIdentity, minBig, sameLogs } from '../rpc/get-logs'
+import { logIdentity, minBig, normaliseLogs, sameLogs } from '../rpc/get-logs'
+import { RpcRequestError } from '../rpc/transport'
 import { commitWithin } from '../store/commit'
 import { withWriteTransaction } from '../store/db'
 import { rollbackWithin } from '../store/rollback'
 import { countVerificationMismatch, updateProgress } from '../store/state'
-import { decodeLogs, type FetchContext, getHeaders, rangeFromLogs, readLogs } from './fetch'
+import { provenLogs, ReceiptsProofError, type RpcReceipt } from '../verify/receipts-proof'
+import { decodeLogs, type FetchContext, getHeaders, rangeFromLogs, readLogs, toHex } from './fetch'
 import { ReorgDetectedError, type Syncer } from './syncer'
 
 /** Reads of one range before giving up for this step (the step is retried). */
 const MAX_READS = 6
-/** Blocks verified per step while following the head. */
+/** Below this many logs in a range, three reads must agree instead of two. */
+const FEW_LOGS = 16
+/** Blocks verified per step while following the head: by re-read, and by receipts proof (one request per block). */
 const VERIFY_SPAN = 2_000n
+const PROVEN_SPAN = 50n
 
 export interface LogMismatch {
   fromBlock: bigint
@@ -50,7 +58,10 @@ export class VerificationError extends IndexerError {
 
 /**
  * Reads [from, to] until two reads agree; each read prefers endpoints other
- * than the previous read's. Returns the agreed logs (normalised).
+ * than the previous read's. When two reads disagree and the node offers
+ * eth_getBlockReceipts, the blocks they disagree on are settled by proof
+ * instead: their receipts must rebuild the header's receiptsRoot, and the
+ * logs inside them are then the block's logs with certainty.
  */
 export async function readAgreedLogs(
   ctx: FetchContext,
@@ -63,12 +74,64 @@ export async function readAgreedLogs(
   for (let i = 0; i < MAX_READS; i++) {
     const servedBy = new Set<Endpoint>()
     const logs = await readLogs(ctx, fromBlock, toBlock, { avoid, onServed: (e) => servedBy.add(e) })
-    if (reads.some((earlier) => sameLogs(earlier, logs))) return logs
-    if (reads.length > 0) reportMismatch(ctx, fromBlock, toBlock, reads[reads.length - 1]!, logs, false)
+    // Two reads leaving out the same log agree wrongly with a chance of about p²/k (k logs, p
+    // the omission rate per answer): with few logs a third agreeing read is required (p³).
+    const agreeing = reads.filter((earlier) => sameLogs(earlier, logs)).length + 1
+    if (agreeing >= (logs.length < FEW_LOGS ? 3 : 2)) return logs
+    const previous = reads[reads.length - 1]
     reads.push(logs)
     avoid = servedBy
+    if (!previous || sameLogs(previous, logs)) continue
+    reportMismatch(ctx, fromBlock, toBlock, previous, logs, false)
+    const proven = await settleByReceipts(ctx, previous, logs)
+    if (proven) return proven
   }
   throw new VerificationError(fromBlock, toBlock)
+}
+
+/** Endpoint lists that do not answer eth_getBlockReceipts (asked once). */
+const withoutReceipts = new WeakSet<object>()
+
+/**
+ * The logs of two disagreeing reads with every disputed block replaced by
+ * its proven logs; null when a proof is not available (the caller reads again).
+ */
+async function settleByReceipts(ctx: FetchContext, a: RawLog[], b: RawLog[]): Promise<RawLog[] | null> {
+  if (withoutReceipts.has(ctx.rpc.pool)) return null
+  const disputed = disputedBlocks(a, b)
+  const proven = new Map<bigint, RawLog[]>()
+  for (const number of disputed) {
+    const logs = await provenBlock(ctx, number)
+    if (!logs) return null
+    proven.set(number, logs)
+  }
+  ctx.logger.info({ blocks: disputed.map(String) }, 'verification: disputed blocks settled by receipts proof')
+  const agreed = a.filter((l) => !proven.has(BigInt(l.blockNumber)))
+  for (const logs of proven.values()) agreed.push(...logs)
+  return normaliseLogs(agreed)
+}
+
+function disputedBlocks(a: RawLog[], b: RawLog[]): bigint[] {
+  const left = new Set(a.map(logIdentity))
+  const right = new Set(b.map(logIdentity))
+  const blocks = new Set<bigint>()
+  for (const l of a) if (!right.has(logIdentity(l))) blocks.add(BigInt(l.blockNumber))
+  for (const l of b) if (!left.has(logIdentity(l))) blocks.add(BigInt(l.blockNumber))
+  return [...blocks].sort((x, y) => (x < y ? -1 : 1))
+}
+
+const INDEXED_TOPIC0 = new Set(INDEXED_TOPICS[0]!.map((t) => t.toLowerCase()))
+
+function isMethodMissing(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (
+      e instanceof RpcRequestError &&
+      e.kind === 'rpc' &&
+      (e.code === -32601 || /not (found|supported|available)|unsupported/i.test(e.message))
+    )
+      return true
+  }
+  return false
 }
 
 function reportMismatch(
@@ -94,31 +157,27 @@ function reportMismatch(
 export async function verifyConfirmedBlocks(s: Syncer): Promise<void> {
   if (!s.ctx.verify || !s.tip) return
   const from = (s.verifiedThrough ?? s.options.startBlock - 1n) + 1n
-  const to = minBig(minBig(s.tip.number, s.head.chainConfirmedBlock), from + VERIFY_SPAN - 1n)
+  const withProof = !withoutReceipts.has(s.ctx.rpc.pool)
+  const span = withProof ? PROVEN_SPAN : VERIFY_SPAN
+  const to = minBig(minBig(s.tip.number, s.head.chainConfirmedBlock), from + span - 1n)
   if (to < from) return
-  const avoid = new Set<Endpoint>()
-  for (let n = from; n <= to; n++) {
-    const endpoint = s.ctx.readBy.get(n)
-    if (endpoint) avoid.add(endpoint)
-  }
   const headers = await getHeaders(s.ctx.rpc, [from, to])
   await expectStoredHashes(s, [...headers.values()])
+  // The second read: a proof by receipts where the node offers them, else a re-read by range.
+  const proven = withProof ? await provenRange(s.ctx, from, to) : null
   const servedBy = new Set<Endpoint>()
-  const reread = await readLogs(s.ctx, from, to, { avoid, onServed: (e) => servedBy.add(e) })
-  await expectStoredHashes(s, logBlocks(reread))
+  const second =
+    proven ??
+    (await readLogs(s.ctx, from, to, { avoid: firstReaders(s, from, to), onServed: (e) => servedBy.add(e) }))
+  await expectStoredHashes(s, logBlocks(second))
   const stored = await storedRows(s, headers.get(from)!.timestamp, headers.get(to)!.timestamp, from, to)
-  let agreed = reread
-  if (!sameRows(stored, await rowsOf(s, reread))) {
-    // The stored first read or this read is wrong: read until two reads agree.
-    agreed = await readAgreedLogs(s.ctx, from, to, servedBy)
+  const secondRows = await rowsOf(s, second)
+  if (!sameRows(stored, secondRows)) {
+    // A proof is certain; two reads that disagree need more reads until two agree.
+    const agreed = proven ?? (await readAgreedLogs(s.ctx, from, to, servedBy))
     await expectStoredHashes(s, logBlocks(agreed))
     const repaired = !sameRows(stored, await rowsOf(s, agreed))
-    s.ctx.onMismatch?.({
-      fromBlock: from,
-      toBlock: to,
-      ...rowDifference(stored, await rowsOf(s, reread)),
-      repaired,
-    })
+    s.ctx.onMismatch?.({ fromBlock: from, toBlock: to, ...rowDifference(stored, secondRows), repaired })
     if (repaired) {
       await repair(s, from, to, agreed)
       return
@@ -134,6 +193,62 @@ export async function verifyConfirmedBlocks(s: Syncer): Promise<void> {
   )
   s.verifiedThrough = progress.lastVerifiedBlock
   for (const n of [...s.ctx.readBy.keys()]) if (n <= to) s.ctx.readBy.delete(n)
+}
+
+/** The endpoints that read these blocks first: a verification read prefers another. */
+function firstReaders(s: Syncer, from: bigint, to: bigint): Set<Endpoint> {
+  const avoid = new Set<Endpoint>()
+  for (let n = from; n <= to; n++) {
+    const endpoint = s.ctx.readBy.get(n)
+    if (endpoint) avoid.add(endpoint)
+  }
+  return avoid
+}
+
+/**
+ * The indexed logs of blocks [from, to], each block proven by its receipts
+ * (receiptsRoot); null when the node cannot prove them (no
+ * eth_getBlockReceipts, or receipts that do not match their header).
+ */
+async function provenRange(ctx: FetchContext, from: bigint, to: bigint): Promise<RawLog[] | null> {
+  const out: RawLog[] = []
+  for (let n = from; n <= to; n++) {
+    const logs = await provenBlock(ctx, n)
+    if (!logs) return null
+    for (const l of logs) out.push(l)
+  }
+  return normaliseLogs(out)
+}
+
+async function provenBlock(ctx: FetchContext, number: bigint): Promise<RawLog[] | null> {
+  try {
+    const [header, receipts] = await Promise.all([
+      ctx.rpc.request<{ hash: Hex; receiptsRoot: Hex } | null>(
+        'eth_getBlockByNumber',
+        [toHex(number), false],
+        {
+          minBlock: number,
+        },
+      ),
+      ctx.rpc.request<RpcReceipt[] | null>('eth_getBlockReceipts', [toHex(number)], { minBlock: number }),
+    ])
+    if (!header || !receipts) return null
+    const logs = provenLogs({ hash: header.hash, number, receiptsRoot: header.receiptsRoot }, receipts)
+    return logs.filter((l) => INDEXED_TOPIC0.has(l.topics[0]?.toLowerCase() ?? '')) as RawLog[]
+  } catch (err) {
+    if (err instanceof ReceiptsProofError) {
+      ctx.logger.warn(
+        { block: number.toString() },
+        `receipts of block ${number} do not prove it: ${err.message}`,
+      )
+      return null
+    }
+    if (isMethodMissing(err)) {
+      withoutReceipts.add(ctx.rpc.pool)
+      return null
+    }
+    throw err
+  }
 }
 
 /**
