@@ -105,19 +105,20 @@ export class Endpoint {
     const now = Date.now()
     const overloaded =
       kind === 'rate_limited' || kind === 'timeout' || (kind === 'http' && isServerStatus(err))
-    if (overloaded && now - this.lastDecrease > 1_000) {
-      // Multiplicative decrease, once per second: a burst of failures from one overload halves once.
+    if (overloaded && now - this.lastDecrease > Math.max(100, 2 * this.latencyMs)) {
+      // Multiplicative decrease, once per round trip: the failures of one overload halve once.
       this.limit = Math.max(1, this.limit / 2)
       this.lastDecrease = now
     }
     const retryAfter = err instanceof RpcRequestError ? err.retryAfterMs : undefined
     if (retryAfter !== undefined)
       this.coolUntil = Math.max(this.coolUntil, now + Math.min(retryAfter, 60_000))
-    else if (this.consecutiveFailures >= 3) {
-      // Several failures in a row: rest the endpoint briefly so others take the traffic.
+    else if (kind !== 'rate_limited' && this.consecutiveFailures >= 3) {
+      // Failing again and again (down, dropping connections): rest it so others take the traffic.
+      // A rate limit without Retry-After is handled by the halved concurrency instead.
       this.coolUntil = Math.max(
         this.coolUntil,
-        now + Math.min(250 * 2 ** (this.consecutiveFailures - 3), 30_000),
+        now + Math.min(250 * 2 ** (this.consecutiveFailures - 3), 10_000),
       )
     }
   }
@@ -138,7 +139,7 @@ export class Endpoint {
   state(bestHead: bigint, now = Date.now()): EndpointState {
     if (this.syncing) return 'syncing'
     if (this.coolUntil > now) return this.lastFault === 'rate_limited' ? 'rate_limited' : 'failing'
-    if (this.consecutiveFailures >= 3) return 'failing'
+    if (this.consecutiveFailures > 0) return this.lastFault === 'rate_limited' ? 'rate_limited' : 'failing'
     if (bestHead >= 0n && bestHead - this.head > this.options.lagThreshold) return 'lagging'
     return 'ok'
   }

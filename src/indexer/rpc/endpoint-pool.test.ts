@@ -1,0 +1,165 @@
+/**
+ * Provider behaviour handled on purpose, against real local HTTP servers:
+ * Retry-After honoured, concurrency that backs off and grows again, failover
+ * to another endpoint, HTML and non-JSON answers treated as transient.
+ */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import pino from 'pino'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createRpc } from './client'
+import { Endpoint } from './endpoint'
+import { EndpointPool } from './endpoint-pool'
+import { parseRetryAfter, RpcRequestError } from './transport'
+
+const logger = pino({ level: 'silent' })
+const servers: http.Server[] = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))))
+})
+
+type Handler = (
+  body: { id: number; method: string } | Array<{ id: number; method: string }>,
+  res: http.ServerResponse,
+) => void
+
+async function server(handle: Handler) {
+  const s = http.createServer((req, res) => {
+    let body = ''
+    req.on('data', (c) => (body += c))
+    req.on('end', () => handle(JSON.parse(body), res))
+  })
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
+  servers.push(s)
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`
+}
+
+const answer = (res: http.ServerResponse, body: unknown) =>
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
+const ok = (req: { id: number }, result: unknown = '0x10') => ({ jsonrpc: '2.0', id: req.id, result })
+
+describe('endpoint pool', () => {
+  it('honours Retry-After: no request reaches a rate-limited endpoint before it has passed', async () => {
+    const arrivals: number[] = []
+    const url = await server((body, res) => {
+      arrivals.push(Date.now())
+      if (arrivals.length === 1) return res.writeHead(429, { 'retry-after': '2' }).end('slow down')
+      answer(res, ok(body as { id: number }))
+    })
+    const rpc = createRpc({ url, logger })
+    expect(await rpc.blockNumber()).toBe(16n)
+    expect(arrivals).toHaveLength(2)
+    expect(arrivals[1]! - arrivals[0]!).toBeGreaterThanOrEqual(1_950)
+  })
+
+  it('halves its concurrency on 429s and grows it again on clean answers', async () => {
+    let inFlight = 0
+    let refusals = 0
+    const url = await server((body, res) => {
+      inFlight++
+      setTimeout(() => {
+        inFlight--
+        // The provider allows 4 requests at once.
+        if (inFlight >= 4) {
+          refusals++
+          return res.writeHead(429).end()
+        }
+        answer(res, Array.isArray(body) ? body.map((b) => ok(b)) : ok(body))
+      }, 20)
+    })
+    const pool = new EndpointPool({ urls: [url], maxConcurrency: 32, batchSize: 1 })
+    const endpoint = pool.endpoints[0]!
+    // Grow past the provider's allowance first.
+    for (let i = 0; i < 200; i++) endpoint.succeeded(10)
+    expect(endpoint.limit).toBeGreaterThan(8)
+    const start = endpoint.limit
+    let low = start
+    const sample = setInterval(() => {
+      low = Math.min(low, endpoint.limit)
+    }, 1)
+    const rpc = createRpc({ pool, logger, retries: 20 })
+    await Promise.all(Array.from({ length: 60 }, () => rpc.request('eth_blockNumber', [])))
+    clearInterval(sample)
+    expect(refusals).toBeGreaterThan(0)
+    // Backed off to the provider's allowance (4 at once) or below...
+    expect(low).toBeLessThanOrEqual(5)
+    // ...and grows again while answers are clean.
+    const before = endpoint.limit
+    for (let wave = 0; wave < 10; wave++)
+      await Promise.all(Array.from({ length: 3 }, () => rpc.request('eth_blockNumber', [])))
+    expect(endpoint.limit).toBeGreaterThan(before)
+    expect(start).toBeGreaterThan(8)
+  })
+
+  it('fails over to another endpoint at once, without losing the request', async () => {
+    let downCalls = 0
+    const down = await server((_body, res) => {
+      downCalls++
+      res.writeHead(502, { 'content-type': 'text/html' }).end('<html><title>502 Bad Gateway</title></html>')
+    })
+    const up = await server((body, res) => answer(res, ok(body as { id: number }, '0x20')))
+    const rpc = createRpc({ url: `${down},${up}`, logger })
+    const started = Date.now()
+    for (let i = 0; i < 5; i++) expect(await rpc.blockNumber()).toBe(32n)
+    // No back-off was needed: another endpoint could answer.
+    expect(Date.now() - started).toBeLessThan(1_000)
+    // After its failures the bad endpoint is rested; traffic goes to the healthy one.
+    expect(downCalls).toBeLessThanOrEqual(3)
+    expect(rpc.pool.summary().map((e) => e.state)).toEqual(['failing', 'ok'])
+  })
+
+  it('treats HTML pages and bodies that are not JSON as transient faults', async () => {
+    let calls = 0
+    const url = await server((body, res) => {
+      calls++
+      if (calls === 1) return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>oops</html>')
+      if (calls === 2)
+        return res.writeHead(200).end('upstream connect error or disconnect/reset before headers')
+      answer(res, ok(body as { id: number }))
+    })
+    const rpc = createRpc({ url, logger })
+    expect(await rpc.blockNumber()).toBe(16n)
+    expect(calls).toBe(3)
+    expect(rpc.pool.endpoints[0]!.faults).toEqual({ bad_body: 2 })
+  })
+
+  it('answers each item of a batch on its own, so one item error is retried alone', async () => {
+    const batches: number[] = []
+    let failed = false
+    const url = await server((body, res) => {
+      const items = Array.isArray(body) ? body : [body]
+      batches.push(items.length)
+      answer(
+        res,
+        items.map((item, i) => {
+          if (i === 1 && !failed) {
+            failed = true
+            return { jsonrpc: '2.0', id: item.id, error: { code: -32603, message: 'internal error' } }
+          }
+          return ok(item, `0x${item.id.toString(16)}`)
+        }),
+      )
+    })
+    const rpc = createRpc({ url, logger })
+    const results = await Promise.all(Array.from({ length: 5 }, () => rpc.request<string>('eth_chainId', [])))
+    expect(results).toHaveLength(5)
+    // One batch of five, then the failed item alone.
+    expect(batches).toEqual([5, 1])
+  })
+
+  it('reads Retry-After as seconds or as an HTTP date', () => {
+    expect(parseRetryAfter('3')).toBe(3_000)
+    const date = new Date(Date.now() + 5_000).toUTCString()
+    expect(parseRetryAfter(date)).toBeGreaterThan(3_000)
+    expect(parseRetryAfter('soon')).toBeUndefined()
+    const e = new Endpoint('http://x', 0, {
+      batchSize: 1,
+      timeoutMs: 1_000,
+      maxConcurrency: 4,
+      lagThreshold: 5n,
+    })
+    e.failed(new RpcRequestError('rate_limited', 'HTTP 429', { status: 429, retryAfterMs: 4_000 }))
+    expect(e.coolUntil - Date.now()).toBeGreaterThan(3_500)
+    expect(e.state(-1n)).toBe('rate_limited')
+  })
+})

@@ -1,0 +1,189 @@
+/**
+ * The indexer read through hosted-provider faults (src/dev/provider-proxy.ts)
+ * and checked against the chain itself: a history of mints, moves, burns and
+ * ERC-2309 ranges, an indexer run that waits until everything up to the
+ * confirmed block is verified, and a watcher that fails the test if the head
+ * or the confirmed block ever ran backwards.
+ */
+import type pg from 'pg'
+import pino from 'pino'
+import type { Address } from 'viem'
+import { expect } from 'vitest'
+import { type ProviderFaults, type ProviderProxy, startProviderProxy } from '@/dev/provider-proxy'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import type { TestChain } from './chain'
+import { type RunningIndexer, startIndexer, testConfig } from './indexer'
+import { expectDatabaseMatchesChain, waitFor } from './oracle'
+
+export interface History {
+  nft: Address
+  consecutive: Address
+  nfts: { standard: Address[]; legacy: Address[] }
+  nextId: bigint
+}
+
+/** About 60 blocks and 600 transfers of every kind, spread so that ranges and batches split them. */
+export async function buildHistory(chain: TestChain): Promise<History> {
+  const [alice, bob, carol] = chain.accounts
+  const nft = (await chain.deploy('TestNFT', ['Provider Apes', 'PAPE', ''])).address
+  const consecutive = (
+    await chain.deploy('TestConsecutive', [
+      [alice, bob],
+      [40n, 25n],
+    ])
+  ).address
+  for (let i = 0; i < 40; i++) {
+    await chain.call(nft, 'TestNFT', 'mintBatch', [i % 2 ? alice : bob, BigInt(i * 100), 12n])
+    if (i % 4 === 1)
+      await chain.call(nft, 'TestNFT', 'move', [alice, carol, BigInt((i - 1) * 100 + 100)], alice)
+    if (i % 5 === 2) await chain.call(nft, 'TestNFT', 'burn', [BigInt(i * 100 + 3)], alice)
+    if (i % 10 === 3)
+      await chain.call(consecutive, 'TestConsecutive', 'move', [alice, carol, BigInt(i)], alice)
+  }
+  return { nft, consecutive, nfts: { standard: [nft, consecutive], legacy: [] }, nextId: 1_000_000n }
+}
+
+/** One block with a mint, a move and a burn of fresh tokens (three logs). */
+export async function liveBlock(chain: TestChain, history: History): Promise<void> {
+  const [alice, , carol] = chain.accounts
+  const id = history.nextId
+  history.nextId += 3n
+  await chain.call(history.nft, 'TestNFT', 'mintBatch', [alice, id, 3n])
+  await chain.call(history.nft, 'TestNFT', 'move', [alice, carol, id], alice)
+  await chain.call(history.nft, 'TestNFT', 'burn', [id + 1n], alice)
+}
+
+/** Samples indexer_state and records every step backwards of the head or the confirmed block. */
+export function watchMonotonic(pool: pg.Pool, options: { confirmed?: boolean } = {}) {
+  const backwards: string[] = []
+  let last = { seen: -1n, confirmed: -1n }
+  let stopped = false
+  const loop = (async () => {
+    while (!stopped) {
+      const { rows } = await pool
+        .query(
+          'SELECT last_seen_block::text AS seen, last_confirmed_block::text AS confirmed FROM indexer_state',
+        )
+        .catch(() => ({ rows: [] as Array<{ seen: string; confirmed: string }> }))
+      const row = rows[0]
+      if (row) {
+        const now = { seen: BigInt(row.seen), confirmed: BigInt(row.confirmed) }
+        if (now.seen < last.seen) backwards.push(`last_seen_block ${last.seen} -> ${now.seen}`)
+        if (options.confirmed !== false && now.confirmed < last.confirmed)
+          backwards.push(`last_confirmed_block ${last.confirmed} -> ${now.confirmed}`)
+        last = now
+      }
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  })()
+  return {
+    backwards,
+    async stop() {
+      stopped = true
+      await loop
+    },
+  }
+}
+
+/** Waits until every block up to the chain's confirmed block is indexed, verified and the coverage complete. */
+export async function waitForVerified(
+  pool: pg.Pool,
+  chain: TestChain,
+  confirmations = 2n,
+  timeoutMs = 90_000,
+) {
+  const head = await chain.head()
+  const hash = (await chain.clients.public.getBlock({ blockNumber: head })).hash
+  await waitFor(
+    async () => {
+      const { rows } = await pool.query(
+        `SELECT 1 FROM indexer_state s JOIN blocks b ON b.number = s.last_indexed_block
+          WHERE b.number = $1 AND b.hash = $2 AND s.coverage_status = 'complete'
+            AND s.last_verified_block >= $3 AND s.last_confirmed_block = $3`,
+        [head.toString(), hash, (head - confirmations).toString()],
+      )
+      return rows.length > 0
+    },
+    timeoutMs,
+    `block ${head} indexed and ${head - confirmations} verified`,
+  )
+}
+
+/** Counts the warn/info lines the indexer writes, by what they say. */
+export function lineRecorder() {
+  const lines: Array<{ msg: string; [k: string]: unknown }> = []
+  const logger = pino(
+    { level: 'info' },
+    {
+      write(line: string) {
+        lines.push(JSON.parse(line))
+      },
+    },
+  )
+  return { logger, lines, count: (pattern: RegExp) => lines.filter((l) => pattern.test(l.msg)).length }
+}
+
+export interface ProviderRun {
+  db: TestDatabase
+  proxies: ProviderProxy[]
+  indexer: RunningIndexer
+  log: ReturnType<typeof lineRecorder>
+  watcher: ReturnType<typeof watchMonotonic>
+  /** Stops everything and asserts the database equals the chain and nothing ran backwards. */
+  finish(): Promise<void>
+}
+
+/** Starts proxies in front of the chain, a fresh database and the indexer reading through the proxies. */
+export async function runThroughProviders(
+  chain: TestChain,
+  history: History,
+  proxies: Array<
+    { faults?: Partial<ProviderFaults> } & Omit<Parameters<typeof startProviderProxy>[0], 'upstream'>
+  >,
+  options: { timeoutMs?: number } = {},
+): Promise<ProviderRun> {
+  const [db, ...started] = await Promise.all([
+    createTestDatabase(),
+    ...proxies.map((p, i) => startProviderProxy({ seed: 1000 + i, ...p, upstream: chain.anvil.rpcUrl })),
+  ])
+  const proxyList = started as ProviderProxy[]
+  const log = lineRecorder()
+  const config = testConfig({
+    DATABASE_URL: (db as TestDatabase).url,
+    RPC_URL: proxyList.map((p) => p.url).join(','),
+  })
+  const watcher = watchMonotonic((db as TestDatabase).pool)
+  const indexer = startIndexer(config, (db as TestDatabase).pool, {
+    metadata: { enabled: false },
+    logger: log.logger,
+    rpc: { timeoutMs: options.timeoutMs ?? 2_000 },
+    sync: { initialRange: 8n },
+  })
+  const run: ProviderRun = {
+    db: db as TestDatabase,
+    proxies: proxyList,
+    indexer,
+    log,
+    watcher,
+    async finish() {
+      await indexer.stop()
+      await watcher.stop()
+      await Promise.all(proxyList.map((p) => p.stop()))
+      try {
+        await expectDatabaseMatchesChain(run.db.pool, chain.clients, history.nfts)
+        expect(watcher.backwards).toEqual([])
+      } finally {
+        await run.db.drop()
+      }
+    },
+  }
+  return run
+}
+
+/** The indexer_state counters of a run. */
+export async function verificationCounts(pool: pg.Pool) {
+  const { rows } = await pool.query(
+    'SELECT verification_mismatches::int AS mismatches, verification_repairs::int AS repairs FROM indexer_state',
+  )
+  return rows[0] as { mismatches: number; repairs: number }
+}

@@ -1,0 +1,139 @@
+/**
+ * The indexer through each fault hosted providers are documented to show
+ * (src/dev/provider-proxy.ts): after each run the database equals the chain
+ * (owners = ownerOf(), transfers = the chain's logs) and neither the head nor
+ * the confirmed block ever ran backwards.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PROVIDER_STYLES, type ProviderStyle } from '@/dev/provider-proxy'
+import { startTestChain, type TestChain } from './chain'
+import { waitForIndexed } from './oracle'
+import {
+  buildHistory,
+  type History,
+  liveBlock,
+  runThroughProviders,
+  verificationCounts,
+  waitForVerified,
+} from './provider-run'
+
+let chain: TestChain
+let history: History
+
+beforeAll(async () => {
+  chain = await startTestChain()
+  history = await buildHistory(chain)
+}, 120_000)
+
+afterAll(async () => {
+  await chain?.stop()
+})
+
+/** Backfill through the faults, then follow a few live blocks through them too. */
+async function indexThrough(run: Awaited<ReturnType<typeof runThroughProviders>>, liveBlocks = 3) {
+  await waitForVerified(run.db.pool, chain)
+  for (let i = 0; i < liveBlocks; i++) await liveBlock(chain, history)
+  await waitForVerified(run.db.pool, chain)
+}
+
+describe('provider faults, one at a time', () => {
+  it('a load-balanced node a few blocks behind: the head never runs backwards, null blocks are waited for', async () => {
+    const run = await runThroughProviders(chain, history, [{ faults: { lagging: 0.4, lagBlocks: 3 } }])
+    await indexThrough(run, 5)
+    expect(run.proxies[0]!.stats().lagging).toBeGreaterThan(0)
+    // Lag is never taken for a reorganisation.
+    expect(run.log.count(/reorg detected/)).toBe(0)
+    await run.finish()
+  }, 120_000)
+
+  it('429 with Retry-After, 502 HTML pages and non-JSON bodies are transient', async () => {
+    const run = await runThroughProviders(chain, history, [
+      { faults: { rateLimited: 0.1, badGateway: 0.1, nonJson: 0.05 }, retryAfterSeconds: 1 },
+    ])
+    await indexThrough(run)
+    const stats = run.proxies[0]!.stats()
+    expect(stats.rateLimited).toBeGreaterThan(0)
+    expect(stats.badGateway).toBeGreaterThan(0)
+    expect(stats.nonJson).toBeGreaterThan(0)
+    await run.finish()
+  }, 120_000)
+
+  it('per-item errors inside a batch are retried item by item', async () => {
+    const run = await runThroughProviders(chain, history, [{ faults: { itemError: 0.15 } }])
+    await indexThrough(run)
+    expect(run.proxies[0]!.stats().itemError).toBeGreaterThan(0)
+    await run.finish()
+  }, 120_000)
+
+  it('dropped connections and hung requests (cut by the time-out)', async () => {
+    const run = await runThroughProviders(
+      chain,
+      history,
+      [{ faults: { dropConnection: 0.05, hang: 0.03 } }],
+      {
+        timeoutMs: 800,
+      },
+    )
+    await indexThrough(run)
+    const stats = run.proxies[0]!.stats()
+    expect(stats.dropConnection).toBeGreaterThan(0)
+    expect(stats.hang).toBeGreaterThan(0)
+    await run.finish()
+  }, 120_000)
+
+  it('duplicated and out-of-order logs are normalised', async () => {
+    const run = await runThroughProviders(chain, history, [{ faults: { duplicateAndReorder: 0.6 } }])
+    await indexThrough(run)
+    expect(run.proxies[0]!.stats().duplicateAndReorder).toBeGreaterThan(0)
+    await run.finish()
+  }, 120_000)
+
+  it.each(Object.keys(PROVIDER_STYLES) as ProviderStyle[])(
+    'eth_getLogs range and result caps in the words of %s',
+    async (style) => {
+      const run = await runThroughProviders(chain, history, [
+        { getLogsCap: { maxBlocks: 6, maxResults: 40, style } },
+      ])
+      await indexThrough(run, 1)
+      const stats = run.proxies[0]!.stats()
+      expect((stats.capRange ?? 0) + (stats.capResults ?? 0)).toBeGreaterThan(0)
+      await run.finish()
+    },
+    120_000,
+  )
+})
+
+describe('logs left out with HTTP 200', () => {
+  it('are caught by the second read during backfill and never counted as confirmed', async () => {
+    // No receipts: disagreements are settled by reads that agree.
+    const run = await runThroughProviders(chain, history, [
+      { faults: { omitLog: 0.3 }, noBlockReceipts: true },
+    ])
+    await indexThrough(run)
+    expect(run.proxies[0]!.omitted().length).toBeGreaterThan(0)
+    expect((await verificationCounts(run.db.pool)).mismatches).toBeGreaterThan(0)
+    await run.finish()
+  }, 120_000)
+
+  it('in followed blocks are proven missing by the receipts and repaired through the rollback path', async () => {
+    const run = await runThroughProviders(chain, history, [{}])
+    await waitForVerified(run.db.pool, chain)
+    // Every eth_getLogs answer now leaves one log out: each followed block is stored wrong first.
+    run.proxies[0]!.setFaults({ omitLog: 1 })
+    for (let i = 0; i < 3; i++) {
+      const id = history.nextId
+      history.nextId += 3n
+      await chain.call(history.nft, 'TestNFT', 'mintBatch', [chain.accounts[0], id, 3n])
+      // Followed at the head (read by block hash), not backfilled.
+      await waitForIndexed(run.db.pool, chain.clients)
+    }
+    // The fault clears; the blocks still above the confirmed block get verified once deep enough.
+    run.proxies[0]!.setFaults({ omitLog: 0 })
+    for (let i = 0; i < 3; i++) await liveBlock(chain, history)
+    await waitForVerified(run.db.pool, chain)
+    const counts = await verificationCounts(run.db.pool)
+    expect(counts.repairs).toBeGreaterThan(0)
+    expect(run.log.count(/verification: repaired blocks/)).toBe(counts.repairs)
+    await run.finish()
+  }, 120_000)
+})
