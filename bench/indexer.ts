@@ -7,9 +7,22 @@
  * PostgreSQL schema, then measures head-follow latency: time from a new block
  * being mined to its transfer being in the database.
  *
+ * Provider mode (`npm run bench:indexer:provider`, or `-- --provider`, or
+ * BENCH_PROVIDER=1): the same chain read through src/dev/provider-proxy.ts
+ * as a hosted provider serves it (50–100 ms per HTTP request, Alchemy-style
+ * eth_getLogs caps of 2,000 blocks / 10,000 logs, rate limits, 502 pages,
+ * dropped and hung connections, non-JSON bodies, failed batch items, lagging
+ * nodes, duplicated/reordered and silently missing logs). Ours and Ponder
+ * each read through their own proxy instance (ours through
+ * BENCH_PROVIDER_ENDPOINTS of them, comma-separated in RPC_URL), and the bench
+ * prints, for both, events/s, HTTP requests and JSON-RPC items per 1,000
+ * events, and how many rows of transfers and current owners differ from the
+ * chain (read from anvil directly: eth_getLogs and ownerOf at the backfill head).
+ *
  * Env: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_COLLECTIONS (50), BENCH_TRANSFERS_PER_COLLECTION (4,000), BENCH_FOLLOW_SAMPLES (40),
- * BENCH_LOG (a file that receives the indexer's log lines).
+ * BENCH_LOG (a file that receives the indexer's log lines), BENCH_INDEXER_TIMEOUT_S (1,200:
+ * our backfill's limit), BENCH_PROVIDER_ENDPOINTS (1), BENCH_PONDER=0 (skip Ponder).
  */
 import { spawn } from 'node:child_process'
 import { appendFileSync } from 'node:fs'
@@ -18,6 +31,7 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import type { Address, Hex } from 'viem'
+import { type ProviderProxy, type ProviderProxyOptions, startProviderProxy } from '@/dev/provider-proxy'
 import { buildIndexer } from '@/indexer/launch'
 import { startTestChain } from '@/indexer/test/chain'
 import { urlWithSchema } from '@/server/db/connection-url'
@@ -30,6 +44,13 @@ const COLLECTIONS = Number(process.env.BENCH_COLLECTIONS ?? 50)
 const PER_COLLECTION = Number(process.env.BENCH_TRANSFERS_PER_COLLECTION ?? 4_000)
 const SAMPLES = Number(process.env.BENCH_FOLLOW_SAMPLES ?? 40)
 const MINT_BATCH = 500
+const PROVIDER = process.argv.includes('--provider') || process.env.BENCH_PROVIDER === '1'
+const PROVIDER_ENDPOINTS = Number(process.env.BENCH_PROVIDER_ENDPOINTS ?? 1)
+const INDEXER_TIMEOUT_S = Number(process.env.BENCH_INDEXER_TIMEOUT_S ?? 1_200)
+// A follow sample whose transfer never arrives (a log the provider left out) must not stall the bench.
+const SAMPLE_TIMEOUT_MS = 30_000
+const ZERO = '0x0000000000000000000000000000000000000000'
+const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
 
 const log = (msg: string) => process.stdout.write(`[bench] ${msg}\n`)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -79,8 +100,267 @@ async function buildChain() {
 
 const s = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)}s`
 
+/** A hosted provider as provider mode models it; each proxy instance draws its faults from its own seed. */
+const providerOptions = (upstream: string, seed: number): ProviderProxyOptions => ({
+  upstream,
+  seed,
+  latencyMs: [50, 100],
+  getLogsCap: { maxBlocks: 2_000, maxResults: 10_000, style: 'alchemy' },
+  faults: {
+    rateLimited: 0.02,
+    badGateway: 0.01,
+    dropConnection: 0.005,
+    hang: 0.002,
+    nonJson: 0.005,
+    itemError: 0.01,
+    lagging: 0.1,
+    lagBlocks: 3,
+    duplicateAndReorder: 0.05,
+    omitLog: 0.05,
+  },
+})
+
+const FAULT_NAMES = [
+  'rateLimited',
+  'badGateway',
+  'dropConnection',
+  'hang',
+  'nonJson',
+  'itemError',
+  'lagging',
+  'duplicateAndReorder',
+  'omitLog',
+  'capRange',
+  'capResults',
+]
+
+/** Requests, items and faults of one reader's proxies, summed. */
+function proxyTotals(proxies: ProviderProxy[]): Record<string, number> {
+  const total: Record<string, number> = {}
+  for (const p of proxies) for (const [k, v] of Object.entries(p.stats())) total[k] = (total[k] ?? 0) + v
+  return total
+}
+
+function describeTraffic(stats: Record<string, number>, events: number): string {
+  const per1k = (n: number) => ((n * 1000) / events).toFixed(1)
+  const faults = FAULT_NAMES.filter((k) => stats[k]).map((k) => `${k} ${stats[k]}`)
+  return `${stats.requests} HTTP requests, ${stats.items} JSON-RPC items = ${per1k(stats.requests ?? 0)} requests and ${per1k(stats.items ?? 0)} items per 1,000 events; injected: ${faults.join(', ') || 'none'}`
+}
+
+interface ChainTransfer {
+  collection: string
+  tokenId: string
+  from: string
+  to: string
+  block: string
+}
+
+/** The chain at the backfill head, read from anvil directly (not through a proxy). */
+interface Truth {
+  /** By `${transactionHash}:${logIndex}:0` (TestNFT emits one Transfer per token). */
+  transfers: Map<string, ChainTransfer>
+  /** ownerOf at the head, by `${collection}:${tokenId}`; the zero address when it reverts. */
+  owners: Map<string, string>
+}
+
+async function anvilBatch(rpcUrl: string, calls: { method: string; params: unknown[] }[]) {
+  const response = await fetch(rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(calls.map((c, id) => ({ jsonrpc: '2.0', id, ...c }))),
+  })
+  const answers = (await response.json()) as { id: number; result?: unknown; error?: { message: string } }[]
+  const byId = new Map(answers.map((a) => [a.id, a]))
+  return calls.map((_, id) => byId.get(id)!)
+}
+
+async function inParallel<T>(tasks: (() => Promise<T>)[], concurrency: number): Promise<T[]> {
+  const out: T[] = new Array(tasks.length)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < tasks.length) {
+        const i = next++
+        out[i] = await tasks[i]!()
+      }
+    }),
+  )
+  return out
+}
+
+/** Every Transfer of the collections up to `head` (plain eth_getLogs) and ownerOf of every token at `head`. */
+async function readTruth(
+  rpcUrl: string,
+  collections: Address[],
+  firstBlock: bigint,
+  head: bigint,
+): Promise<Truth> {
+  const hex = (n: bigint) => `0x${n.toString(16)}`
+  const ranges: [bigint, bigint][] = []
+  for (let from = firstBlock; from <= head; from += 50n)
+    ranges.push([from, from + 49n < head ? from + 49n : head])
+  const chunks = await inParallel(
+    ranges.map(([from, to]) => async () => {
+      const [answer] = await anvilBatch(rpcUrl, [
+        {
+          method: 'eth_getLogs',
+          params: [
+            { address: collections, topics: [TRANSFER_TOPIC], fromBlock: hex(from), toBlock: hex(to) },
+          ],
+        },
+      ])
+      if (answer!.error) throw new Error(`eth_getLogs from anvil: ${answer!.error.message}`)
+      return answer!.result as {
+        address: Hex
+        topics: Hex[]
+        blockNumber: Hex
+        transactionHash: Hex
+        logIndex: Hex
+      }[]
+    }),
+    4,
+  )
+  const transfers = new Map<string, ChainTransfer>()
+  for (const log of chunks.flat()) {
+    transfers.set(`${log.transactionHash.toLowerCase()}:${Number(BigInt(log.logIndex))}:0`, {
+      collection: log.address.toLowerCase(),
+      tokenId: BigInt(log.topics[3]!).toString(),
+      from: `0x${log.topics[1]!.slice(26)}`.toLowerCase(),
+      to: `0x${log.topics[2]!.slice(26)}`.toLowerCase(),
+      block: BigInt(log.blockNumber).toString(),
+    })
+  }
+  const tokens = [...new Set([...transfers.values()].map((t) => `${t.collection}:${t.tokenId}`))]
+  const owners = new Map<string, string>()
+  const batches: string[][] = []
+  for (let i = 0; i < tokens.length; i += 1_000) batches.push(tokens.slice(i, i + 1_000))
+  await inParallel(
+    batches.map((batch) => async () => {
+      const answers = await anvilBatch(
+        rpcUrl,
+        batch.map((key) => {
+          const [collection, tokenId] = key.split(':') as [string, string]
+          const data = `0x6352211e${BigInt(tokenId).toString(16).padStart(64, '0')}`
+          return { method: 'eth_call', params: [{ to: collection, data }, hex(head)] }
+        }),
+      )
+      batch.forEach((key, i) => {
+        const result = answers[i]!.result as string | undefined
+        owners.set(key, result && result.length >= 66 ? `0x${result.slice(26)}`.toLowerCase() : ZERO)
+      })
+    }),
+    4,
+  )
+  return { transfers, owners }
+}
+
+interface RowDiff {
+  missing: number
+  extra: number
+  wrong: number
+}
+
+/** Rows as the reader stored them, compared with the chain: missing, extra (duplicates included) and wrong. */
+function diffTransfers(truth: Truth, rows: (ChainTransfer & { key: string })[]): RowDiff {
+  const seen = new Set<string>()
+  const diff: RowDiff = { missing: 0, extra: 0, wrong: 0 }
+  for (const row of rows) {
+    const expected = truth.transfers.get(row.key)
+    if (!expected || seen.has(row.key)) diff.extra++
+    else if (
+      expected.collection !== row.collection.toLowerCase() ||
+      expected.tokenId !== row.tokenId ||
+      expected.from !== row.from.toLowerCase() ||
+      expected.to !== row.to.toLowerCase() ||
+      expected.block !== row.block
+    )
+      diff.wrong++
+    seen.add(row.key)
+  }
+  for (const key of truth.transfers.keys()) if (!seen.has(key)) diff.missing++
+  return diff
+}
+
+function diffOwners(truth: Truth, rows: { collection: string; tokenId: string; owner: string }[]): RowDiff {
+  const seen = new Set<string>()
+  const diff: RowDiff = { missing: 0, extra: 0, wrong: 0 }
+  for (const row of rows) {
+    const key = `${row.collection.toLowerCase()}:${row.tokenId}`
+    const owner = truth.owners.get(key)
+    if (owner === undefined || seen.has(key)) diff.extra++
+    else if (owner !== (row.owner ?? ZERO).toLowerCase()) diff.wrong++
+    seen.add(key)
+  }
+  for (const key of truth.owners.keys()) if (!seen.has(key)) diff.missing++
+  return diff
+}
+
+function describeDiff(transfers: RowDiff, owners: RowDiff): string {
+  const total = (d: RowDiff) => d.missing + d.extra + d.wrong
+  const part = (d: RowDiff) => `${d.missing} missing, ${d.extra} extra, ${d.wrong} wrong`
+  return `${total(transfers) + total(owners)} rows differ from the chain (transfers: ${part(transfers)}; current owners: ${part(owners)})`
+}
+
+/** Our transfers (source 'rpc') and tokens.current_owner against the chain. */
+async function diffOurs(pool: pg.Pool, truth: Truth, head: bigint) {
+  const transfers = await pool.query(
+    `SELECT transaction_hash || ':' || log_index || ':' || batch_index AS key, collection_address AS collection,
+            token_id::text AS "tokenId", from_address AS "from", to_address AS "to", block_number::text AS block
+       FROM transfers WHERE source = 'rpc' AND block_number <= $1`,
+    [head.toString()],
+  )
+  const tokens = await pool.query(
+    'SELECT collection_address AS collection, token_id::text AS "tokenId", current_owner AS owner FROM tokens',
+  )
+  return describeDiff(diffTransfers(truth, transfers.rows), diffOwners(truth, tokens.rows))
+}
+
+/** Ponder's transfers and tokens tables against the chain (column names looked up, whatever their casing). */
+async function diffPonder(db: pg.Pool, schema: string, truth: Truth): Promise<string> {
+  const columns = async (table: string) => {
+    const { rows } = await db.query(
+      'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
+      [schema, table],
+    )
+    const byName = new Map(
+      rows.map((r) => [String(r.column_name).replace(/_/g, '').toLowerCase(), r.column_name]),
+    )
+    return (name: string) => {
+      const column = byName.get(name.toLowerCase())
+      if (!column) throw new Error(`ponder's ${table} table has no ${name} column`)
+      return `"${column}"`
+    }
+  }
+  const t = await columns('transfers')
+  const transfers = await db.query(
+    `SELECT ${t('transactionHash')} || ':' || ${t('logIndex')} || ':0' AS key, ${t('collection')} AS collection,
+            ${t('tokenId')}::text AS "tokenId", ${t('from')} AS "from", ${t('to')} AS "to",
+            ${t('blockNumber')}::text AS block
+       FROM "${schema}"."transfers"`,
+  )
+  const o = await columns('tokens')
+  const tokens = await db.query(
+    `SELECT ${o('collection')} AS collection, ${o('tokenId')}::text AS "tokenId", ${o('owner')} AS owner
+       FROM "${schema}"."tokens"`,
+  )
+  return describeDiff(diffTransfers(truth, transfers.rows), diffOwners(truth, tokens.rows))
+}
+
 async function main() {
   const { chain, collections, firstBlock, transfers, head, deployer } = await buildChain()
+  const model = providerOptions('', 0)
+  if (PROVIDER) {
+    log(
+      `provider mode: ${model.latencyMs!.join('-')} ms per HTTP request, eth_getLogs caps ${model.getLogsCap!.maxBlocks} blocks / ${model.getLogsCap!.maxResults} logs (${model.getLogsCap!.style}), faults ${JSON.stringify(model.faults)}; ours through ${PROVIDER_ENDPOINTS} endpoint(s), Ponder through 1`,
+    )
+  }
+  const ourProxies = PROVIDER
+    ? await Promise.all(
+        Array.from({ length: PROVIDER_ENDPOINTS }, (_, i) =>
+          startProviderProxy(providerOptions(chain.anvil.rpcUrl, i + 1)),
+        ),
+      )
+    : []
   const schema = `bench_indexer_${Date.now()}`
   const url = urlWithSchema(serverUrl, schema)
   await migrate(url)
@@ -98,7 +378,7 @@ async function main() {
     env: {
       ...process.env,
       DATABASE_URL: url,
-      RPC_URL: chain.anvil.rpcUrl,
+      RPC_URL: PROVIDER ? ourProxies.map((p) => p.url).join(',') : chain.anvil.rpcUrl,
       CONFIRMATIONS: '2',
       MEDIA_DIR: mediaDir,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
@@ -112,59 +392,117 @@ async function main() {
       if (line.includes('backfill at block')) progress.push(line)
   })
   const rss = trackPeakRss(child.pid!)
+  let ponderProxy: ProviderProxy | undefined
 
   try {
     const started = performance.now()
     const count = async () =>
       (await pool.query('SELECT count(*)::int AS n FROM transfers')).rows[0].n as number
+    let finished = true
     for (;;) {
       const { rows } = await pool.query('SELECT last_indexed_block::text AS b FROM indexer_state')
       if (rows[0]?.b && BigInt(rows[0].b) >= head) break
-      if (child.exitCode !== null) throw new Error(`indexer exited with ${child.exitCode}`)
+      if (child.exitCode !== null) {
+        // Through the provider a crash is a finding to report, and Ponder still runs.
+        if (!PROVIDER) throw new Error(`indexer exited with ${child.exitCode}`)
+        log(
+          `backfill: our indexer EXITED with ${child.exitCode} before block ${head} (at ${rows[0]?.b ?? 'none'})`,
+        )
+        finished = false
+        break
+      }
+      const elapsed = (performance.now() - started) / 1000
+      if (elapsed > INDEXER_TIMEOUT_S) {
+        const n = await count()
+        log(
+          `backfill: TIMEOUT, our indexer had not reached block ${head} after ${INDEXER_TIMEOUT_S}s (BENCH_INDEXER_TIMEOUT_S): at block ${rows[0]?.b ?? 'none'}, ${n} of ${transfers} transfers, i.e. < ${Math.round(n / elapsed)} events/s`,
+        )
+        for (const line of progress.slice(-2)) log(`indexer said: ${JSON.parse(line).msg}`)
+        finished = false
+        break
+      }
       await sleep(100)
     }
     const seconds = (performance.now() - started) / 1000
+    const ourTraffic = proxyTotals(ourProxies)
     const indexed = await count()
-    if (indexed !== transfers) throw new Error(`indexed ${indexed} transfers, the chain has ${transfers}`)
-    log(`backfill: ${indexed} transfers, ${head} blocks in ${seconds.toFixed(1)}s (process start included)`)
-    const ourRate = indexed / seconds
-    log(`backfill: ${Math.round(ourRate)} events/s, ${Math.round(Number(head) / seconds)} blocks/s`)
-    for (const line of progress.slice(-2)) log(`indexer said: ${JSON.parse(line).msg}`)
+    if (!PROVIDER && indexed !== transfers)
+      throw new Error(`indexed ${indexed} transfers, the chain has ${transfers}`)
+    const ourRate = finished ? indexed / seconds : undefined
+    if (finished) {
+      log(`backfill: ${indexed} transfers, ${head} blocks in ${seconds.toFixed(1)}s (process start included)`)
+      log(`backfill: ${Math.round(ourRate!)} events/s, ${Math.round(Number(head) / seconds)} blocks/s`)
+      for (const line of progress.slice(-2)) log(`indexer said: ${JSON.parse(line).msg}`)
+    }
+    let truth: Truth | undefined
+    if (PROVIDER) {
+      log(`ours through the provider: ${describeTraffic(ourTraffic, transfers)}`)
+      const t0 = performance.now()
+      truth = await readTruth(chain.anvil.rpcUrl, collections, firstBlock, head)
+      log(
+        `chain truth read from anvil in ${s(t0)}: ${truth.transfers.size} transfers, ${truth.owners.size} owners`,
+      )
+      const omitted = ourProxies.reduce((n, p) => n + p.omitted().length, 0)
+      log(`ours vs the chain: ${await diffOurs(pool, truth, head)} (the proxies left out ${omitted} logs)`)
+    }
 
-    // Head-follow latency: block mined -> its transfer committed. "Mined" is when the node
-    // first reports the block (eth_blockNumber, polled every 2 ms): anvil answers
-    // eth_sendTransaction before its miner has made the block visible, which took 150-400 ms
-    // with the metadata queue's eth_calls in flight. From the submission is printed too.
-    const fromMined: number[] = []
-    const fromSubmitted: number[] = []
-    for (let i = 0; i < SAMPLES; i++) {
-      const before = await chain.head()
-      const hash = await chain.send(collections[i % collections.length]!, 'TestNFT', 'mint', [
-        deployer,
-        BigInt(1_000_000 + i),
-      ])
-      const submittedAt = performance.now()
-      while ((await chain.head()) === before) await sleep(2)
-      const minedAt = performance.now()
-      for (;;) {
-        const { rows } = await pool.query('SELECT 1 FROM transfers WHERE transaction_hash = $1', [hash])
-        if (rows.length > 0) break
-        await sleep(5)
+    if (finished) {
+      // Head-follow latency: block mined -> its transfer committed. "Mined" is when the node
+      // first reports the block (eth_blockNumber, polled every 2 ms): anvil answers
+      // eth_sendTransaction before its miner has made the block visible, which took 150-400 ms
+      // with the metadata queue's eth_calls in flight. From the submission is printed too.
+      const fromMined: number[] = []
+      const fromSubmitted: number[] = []
+      let lost = 0
+      const beforeFollow = proxyTotals(ourProxies)
+      for (let i = 0; i < SAMPLES; i++) {
+        const before = await chain.head()
+        const hash = await chain.send(collections[i % collections.length]!, 'TestNFT', 'mint', [
+          deployer,
+          BigInt(1_000_000 + i),
+        ])
+        const submittedAt = performance.now()
+        while ((await chain.head()) === before) await sleep(2)
+        const minedAt = performance.now()
+        let seen = false
+        while (performance.now() - minedAt < SAMPLE_TIMEOUT_MS) {
+          const { rows } = await pool.query('SELECT 1 FROM transfers WHERE transaction_hash = $1', [hash])
+          if (rows.length > 0) {
+            seen = true
+            break
+          }
+          await sleep(5)
+        }
+        if (!seen) {
+          lost++
+          continue
+        }
+        fromMined.push(performance.now() - minedAt)
+        fromSubmitted.push(performance.now() - submittedAt)
+        await sleep(150 + Math.random() * 300)
       }
-      fromMined.push(performance.now() - minedAt)
-      fromSubmitted.push(performance.now() - submittedAt)
-      await sleep(150 + Math.random() * 300)
+      const percentiles = (samples: number[]) => {
+        if (samples.length === 0) return 'no samples'
+        const sorted = [...samples].sort((a, b) => a - b)
+        const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+        return `p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms`
+      }
+      log(
+        `head-follow latency over ${SAMPLES} blocks (poll interval 0.5 s), block mined -> row visible: ${percentiles(fromMined)}`,
+      )
+      log(`  from the transaction's submission: ${percentiles(fromSubmitted)}`)
+      if (lost > 0)
+        log(`  ${lost} of ${SAMPLES} transfers never appeared within ${SAMPLE_TIMEOUT_MS / 1000}s`)
+      if (PROVIDER) {
+        const during = proxyTotals(ourProxies)
+        const injected = FAULT_NAMES.map((k) => [k, (during[k] ?? 0) - (beforeFollow[k] ?? 0)] as const)
+          .filter(([, n]) => n > 0)
+          .map(([k, n]) => `${k} ${n}`)
+        const requests = (during.requests ?? 0) - (beforeFollow.requests ?? 0)
+        log(`  during head-follow: ${requests} HTTP requests, injected: ${injected.join(', ') || 'none'}`)
+      }
+      log(`peak RSS of the indexer process: ${(rss.peakKb() / 1024).toFixed(0)} MiB`)
     }
-    const percentiles = (samples: number[]) => {
-      const sorted = [...samples].sort((a, b) => a - b)
-      const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-      return `p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms`
-    }
-    log(
-      `head-follow latency over ${SAMPLES} blocks (poll interval 0.5 s), block mined -> row visible: ${percentiles(fromMined)}`,
-    )
-    log(`  from the transaction's submission: ${percentiles(fromSubmitted)}`)
-    log(`peak RSS of the indexer process: ${(rss.peakKb() / 1024).toFixed(0)} MiB`)
 
     // The same backfill with Ponder: same chain (up to the backfill head), same PostgreSQL server.
     rss.stop()
@@ -175,31 +513,48 @@ async function main() {
       return
     }
     // Ponder treats the last 30 blocks of chain 31337 as unfinalized and follows them live; mine empty
-    // blocks past the backfill head so that all of Ponder's run is a historical backfill like ours.
+    // blocks past the backfill head so that all of Ponder's run is a historical backfill like ours
+    // (through the provider, past what a lagging node reports too).
     // One block per request: on the 200,000-token state a single 64-block anvil_mine outlasts viem's timeout.
-    for (let b = await chain.head(); b <= head + 31n; b++) await chain.clients.test.mine({ blocks: 1 })
-    log('ponder: backfilling the same chain with bench/ponder')
+    const margin = 31n + (PROVIDER ? BigInt(model.faults!.lagBlocks ?? 0) : 0n)
+    for (let b = await chain.head(); b <= head + margin; b++) await chain.clients.test.mine({ blocks: 1 })
+    if (PROVIDER) ponderProxy = await startProviderProxy(providerOptions(chain.anvil.rpcUrl, 101))
+    log(`ponder: backfilling the same chain with bench/ponder${PROVIDER ? ' through its own proxy' : ''}`)
     const ponder = await runPonder(
       {
         serverUrl,
-        rpcUrl: chain.anvil.rpcUrl,
+        rpcUrl: ponderProxy?.url ?? chain.anvil.rpcUrl,
         chainId: 31337,
         addresses: collections,
         startBlock: firstBlock,
         endBlock: head,
         expectedTransfers: transfers,
+        allowShort: PROVIDER,
+        inspect: truth ? (db, ponderSchema) => diffPonder(db, ponderSchema, truth) : undefined,
       },
       log,
     )
+    const ponderTraffic = ponderProxy ? proxyTotals([ponderProxy]) : undefined
     if (!ponder.ok) {
       log(`ponder: no figure, ${ponder.reason}`)
+      if (ponderTraffic) log(`ponder through the provider: ${describeTraffic(ponderTraffic, transfers)}`)
       log('ours / ponder: not measured')
     } else {
       const ponderRate = ponder.events / ponder.seconds
       log(
         `ponder ${ponder.version}: ${ponder.events} transfers in ${ponder.seconds.toFixed(1)}s (process start included), ${Math.round(ponderRate)} events/s, peak RSS ${(ponder.peakRssKb / 1024).toFixed(0)} MiB`,
       )
-      log(`ours / ponder: ${(ourRate / ponderRate).toFixed(2)}x (target >= 2x)`)
+      if (ponderTraffic) {
+        log(`ponder through the provider: ${describeTraffic(ponderTraffic, transfers)}`)
+        log(
+          `ponder vs the chain: ${ponder.inspected} (its proxy left out ${ponderProxy!.omitted().length} logs)`,
+        )
+      }
+      log(
+        ourRate === undefined
+          ? 'ours / ponder: not measured (our backfill did not finish)'
+          : `ours / ponder: ${(ourRate / ponderRate).toFixed(2)}x (target >= 2x)`,
+      )
     }
   } finally {
     rss.stop()
@@ -207,6 +562,7 @@ async function main() {
       child.kill('SIGTERM')
       await new Promise((r) => child.once('exit', r))
     }
+    await Promise.all([...ourProxies, ...(ponderProxy ? [ponderProxy] : [])].map((p) => p.stop()))
     await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
     await pool.end()
     await chain.stop()
