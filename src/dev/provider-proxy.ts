@@ -304,23 +304,25 @@ type Plan =
       dup?: number
     }
 
+/** Every fault off: a perfect provider. */
+export const NO_FAULTS: ProviderFaults = {
+  rateLimited: 0,
+  badGateway: 0,
+  dropConnection: 0,
+  hang: 0,
+  nonJson: 0,
+  itemError: 0,
+  lagging: 0,
+  lagBlocks: 3,
+  duplicateAndReorder: 0,
+  omitLog: 0,
+}
+
 export async function startProviderProxy(options: ProviderProxyOptions): Promise<ProviderProxy> {
   const upstreamUrl = new URL(options.upstream)
   const client = upstreamUrl.protocol === 'https:' ? https : http
   const agent = new client.Agent({ keepAlive: true, maxSockets: 64 })
-  let faults: ProviderFaults = {
-    rateLimited: 0,
-    badGateway: 0,
-    dropConnection: 0,
-    hang: 0,
-    nonJson: 0,
-    itemError: 0,
-    lagging: 0,
-    lagBlocks: 3,
-    duplicateAndReorder: 0,
-    omitLog: 0,
-    ...options.faults,
-  }
+  let faults: ProviderFaults = { ...NO_FAULTS, ...options.faults }
   const retryAfter = String(Math.max(0, Math.round(options.retryAfterSeconds ?? 1)))
   const cap = options.getLogsCap
   const style = cap ? PROVIDER_STYLES[cap.style] : undefined

@@ -157,6 +157,7 @@ describe('endpoint pool', () => {
       timeoutMs: 1_000,
       maxConcurrency: 4,
       lagThreshold: 5n,
+      restOnFailure: true,
     })
     e.failed(new RpcRequestError('rate_limited', 'HTTP 429', { status: 429, retryAfterMs: 4_000 }))
     expect(e.coolUntil - Date.now()).toBeGreaterThan(3_500)

@@ -36,6 +36,7 @@ export class EndpointPool {
       timeoutMs: options.timeoutMs ?? 15_000,
       maxConcurrency: options.maxConcurrency ?? 32,
       lagThreshold: options.lagThreshold ?? 5n,
+      restOnFailure: options.restOnFailure ?? options.urls.length > 1,
     }
     this.endpoints = options.urls.map((url, i) => new Endpoint(url, i, settings))
   }

@@ -17,6 +17,8 @@ export interface EndpointOptions {
   maxConcurrency: number
   /** Blocks behind the best head from which an endpoint counts as lagging. */
   lagThreshold: bigint
+  /** Rest an endpoint that keeps failing (only useful when another can take its traffic). */
+  restOnFailure: boolean
 }
 
 const SLOW_START_LIMIT = 4
@@ -113,7 +115,7 @@ export class Endpoint {
     const retryAfter = err instanceof RpcRequestError ? err.retryAfterMs : undefined
     if (retryAfter !== undefined)
       this.coolUntil = Math.max(this.coolUntil, now + Math.min(retryAfter, 60_000))
-    else if (kind !== 'rate_limited' && this.consecutiveFailures >= 3) {
+    else if (this.options.restOnFailure && kind !== 'rate_limited' && this.consecutiveFailures >= 3) {
       // Failing again and again (down, dropping connections): rest it so others take the traffic.
       // A rate limit without Retry-After is handled by the halved concurrency instead.
       this.coolUntil = Math.max(

@@ -110,8 +110,16 @@ export class HttpJsonRpc {
         : JSON.stringify(
             batch.map((b, i) => ({ jsonrpc: '2.0', id: ids[i], method: b.method, params: b.params })),
           )
-    const timeout = AbortSignal.timeout(this.options.timeoutMs)
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout
+    // One controller per exchange, its listener on the process-wide signal removed afterwards
+    // (AbortSignal.any would leave one listener per request on that signal until collected).
+    const controller = new AbortController()
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      controller.abort()
+    }, this.options.timeoutMs)
+    const onAbort = () => controller.abort()
+    signal?.addEventListener('abort', onAbort, { once: true })
     let text: string
     let response: Response
     try {
@@ -119,14 +127,17 @@ export class HttpJsonRpc {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body,
-        signal: combined,
+        signal: controller.signal,
       })
       text = await readBody(response, this.options.maxBodyBytes ?? 256 * 1024 * 1024)
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err
-      if (timeout.aborted)
+      if (timedOut)
         throw new RpcRequestError('timeout', `no answer within ${this.options.timeoutMs} ms`, { cause: err })
       throw new RpcRequestError('network', 'connection failed', { cause: err })
+    } finally {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
     }
     if (response.status !== 200) {
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'))

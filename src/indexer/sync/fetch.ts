@@ -15,7 +15,7 @@ import { type AdaptiveRange, fetchLogs, normaliseLogs } from '../rpc/get-logs'
 import { sleep } from '../rpc/retry'
 import { compareChainOrder } from '../store/transfers'
 import type { ContractClassifier } from './classify'
-import { type LogMismatch, readAgreedLogs } from './verify'
+import { type LogMismatch, readVerifiedLogs } from './verify'
 
 export interface FetchContext {
   rpc: Rpc
@@ -62,7 +62,7 @@ export async function fetchHistoricalRange(
 ): Promise<FetchedRange> {
   const started = performance.now()
   const logs = ctx.verify
-    ? await readAgreedLogs(ctx, fromBlock, toBlock)
+    ? await readVerifiedLogs(ctx, fromBlock, toBlock)
     : await readLogs(ctx, fromBlock, toBlock)
   const fetchedAt = performance.now()
   const range = await rangeFromLogs(ctx, fromBlock, toBlock, logs)

@@ -112,6 +112,11 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
  */
 async function readHeads(s: Syncer): Promise<bigint> {
   const { rpc } = s.ctx
+  // Endpoints resting after a rate limit are skipped, unless all are: then the soonest is waited for.
+  const now = Date.now()
+  const resting = (e: (typeof rpc.pool.endpoints)[number]) => e.coolUntil > now
+  if (rpc.pool.endpoints.every(resting))
+    await sleep(Math.min(...rpc.pool.endpoints.map((e) => e.coolUntil - now)), s.ctx.signal)
   const answers = await Promise.allSettled(
     rpc.pool.endpoints.map(async (endpoint) => {
       if (endpoint.coolUntil > Date.now()) throw new IndexerError(`${endpoint.label} is cooling down`)

@@ -57,6 +57,29 @@ export class VerificationError extends IndexerError {
 }
 
 /**
+ * The verified logs of a backfill range. A range with few logs and few
+ * blocks is proven by receipts where the node offers them (the cheap and
+ * certain way when there is little to prove); any other range is read until
+ * two reads agree.
+ */
+export async function readVerifiedLogs(
+  ctx: FetchContext,
+  fromBlock: bigint,
+  toBlock: bigint,
+): Promise<RawLog[]> {
+  const servedBy = new Set<Endpoint>()
+  const first = await readLogs(ctx, fromBlock, toBlock, { onServed: (e) => servedBy.add(e) })
+  if (first.length < FEW_LOGS && toBlock - fromBlock < PROVEN_SPAN && !withoutReceipts.has(ctx.rpc.pool)) {
+    const proven = await provenRange(ctx, fromBlock, toBlock)
+    if (proven) {
+      if (!sameLogs(first, proven)) reportMismatch(ctx, fromBlock, toBlock, first, proven, false)
+      return proven
+    }
+  }
+  return readAgreedLogs(ctx, fromBlock, toBlock, [first], servedBy)
+}
+
+/**
  * Reads [from, to] until two reads agree; each read prefers endpoints other
  * than the previous read's. When two reads disagree and the node offers
  * eth_getBlockReceipts, the blocks they disagree on are settled by proof
@@ -67,16 +90,17 @@ export async function readAgreedLogs(
   ctx: FetchContext,
   fromBlock: bigint,
   toBlock: bigint,
+  earlier: RawLog[][] = [],
   firstAvoid: ReadonlySet<Endpoint> = new Set(),
 ): Promise<RawLog[]> {
-  const reads: RawLog[][] = []
+  const reads = [...earlier]
   let avoid = firstAvoid
-  for (let i = 0; i < MAX_READS; i++) {
+  while (reads.length < MAX_READS) {
     const servedBy = new Set<Endpoint>()
     const logs = await readLogs(ctx, fromBlock, toBlock, { avoid, onServed: (e) => servedBy.add(e) })
     // Two reads leaving out the same log agree wrongly with a chance of about p²/k (k logs, p
     // the omission rate per answer): with few logs a third agreeing read is required (p³).
-    const agreeing = reads.filter((earlier) => sameLogs(earlier, logs)).length + 1
+    const agreeing = reads.filter((read) => sameLogs(read, logs)).length + 1
     if (agreeing >= (logs.length < FEW_LOGS ? 3 : 2)) return logs
     const previous = reads[reads.length - 1]
     reads.push(logs)
@@ -166,15 +190,26 @@ export async function verifyConfirmedBlocks(s: Syncer): Promise<void> {
   // The second read: a proof by receipts where the node offers them, else a re-read by range.
   const proven = withProof ? await provenRange(s.ctx, from, to) : null
   const servedBy = new Set<Endpoint>()
-  const second =
-    proven ??
-    (await readLogs(s.ctx, from, to, { avoid: firstReaders(s, from, to), onServed: (e) => servedBy.add(e) }))
+  const reread = () =>
+    readLogs(s.ctx, from, to, {
+      avoid: servedBy.size > 0 ? new Set(servedBy) : firstReaders(s, from, to),
+      onServed: (e) => servedBy.add(e),
+    })
+  const second = proven ?? (await reread())
   await expectStoredHashes(s, logBlocks(second))
   const stored = await storedRows(s, headers.get(from)!.timestamp, headers.get(to)!.timestamp, from, to)
   const secondRows = await rowsOf(s, second)
-  if (!sameRows(stored, secondRows)) {
-    // A proof is certain; two reads that disagree need more reads until two agree.
-    const agreed = proven ?? (await readAgreedLogs(s.ctx, from, to, servedBy))
+  // The stored rows are the first read. A proof settles it; reads must agree with them as in
+  // readAgreedLogs: once, or twice when there are few logs.
+  const reads = [second]
+  let agrees = sameRows(stored, secondRows)
+  if (!proven && agrees && second.length < FEW_LOGS) {
+    const third = await reread()
+    reads.push(third)
+    agrees = sameRows(stored, await rowsOf(s, third))
+  }
+  if (!agrees) {
+    const agreed = proven ?? (await readAgreedLogs(s.ctx, from, to, reads, servedBy))
     await expectStoredHashes(s, logBlocks(agreed))
     const repaired = !sameRows(stored, await rowsOf(s, agreed))
     s.ctx.onMismatch?.({ fromBlock: from, toBlock: to, ...rowDifference(stored, secondRows), repaired })
