@@ -21,6 +21,7 @@
  *
  * Env: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_COLLECTIONS (50), BENCH_TRANSFERS_PER_COLLECTION (4,000), BENCH_FOLLOW_SAMPLES (40),
+ * BENCH_VERIFY_COST=0 (skip the unverified run that prices verification),
  * BENCH_LOG (a file that receives the indexer's log lines), BENCH_INDEXER_TIMEOUT_S (1,200:
  * our backfill's limit), BENCH_PROVIDER_ENDPOINTS (1), BENCH_PONDER=0 (skip Ponder).
  */
@@ -504,10 +505,21 @@ async function main() {
       log(`peak RSS of the indexer process: ${(rss.peakKb() / 1024).toFixed(0)} MiB`)
     }
 
-    // The same backfill with Ponder: same chain (up to the backfill head), same PostgreSQL server.
     rss.stop()
     child.kill('SIGTERM')
     await new Promise((r) => child.once('exit', r))
+    // What verification costs: the same backfill again, trusting one read of each range
+    // (INDEXER_VERIFY=off). It runs second, on warm caches, so the cost is if anything overstated.
+    if (ourRate !== undefined && process.env.BENCH_VERIFY_COST !== '0') {
+      const unverified = await timeUnverifiedBackfill(indexer, root, ourProxies, chain.anvil.rpcUrl, head)
+      if (unverified === undefined) log('unverified backfill: did not finish (no cost figure)')
+      else
+        log(
+          `verification cost: ${Math.round(ourRate)} events/s verified vs ${Math.round(unverified)} unverified (INDEXER_VERIFY=off): ${(100 * (1 - ourRate / unverified)).toFixed(1)} % of backfill throughput (target <= 25 %)`,
+        )
+    }
+
+    // The same backfill with Ponder: same chain (up to the backfill head), same PostgreSQL server.
     if (process.env.BENCH_PONDER === '0') {
       log('ponder: skipped (BENCH_PONDER=0)')
       return
@@ -566,6 +578,57 @@ async function main() {
     await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
     await pool.end()
     await chain.stop()
+  }
+}
+
+/** Events/s of a backfill that trusts one read per range (INDEXER_VERIFY=off), into its own schema. */
+async function timeUnverifiedBackfill(
+  indexer: string[],
+  root: string,
+  proxies: ProviderProxy[],
+  rpcUrl: string,
+  head: bigint,
+): Promise<number | undefined> {
+  const schema = `bench_unverified_${Date.now()}`
+  const url = urlWithSchema(serverUrl, schema)
+  await migrate(url)
+  const pool = new pg.Pool({
+    connectionString: serverUrl,
+    options: `-c search_path=${schema},public`,
+    max: 2,
+  })
+  const started = performance.now()
+  const child = spawn(process.execPath, indexer, {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      RPC_URL: proxies.length > 0 ? proxies.map((p) => p.url).join(',') : rpcUrl,
+      CONFIRMATIONS: '2',
+      INDEXER_VERIFY: 'off',
+      MEDIA_DIR: await mkdtemp(path.join(os.tmpdir(), 'bench-media-')),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  try {
+    for (;;) {
+      const { rows } = await pool.query('SELECT last_indexed_block::text AS b FROM indexer_state')
+      if (rows[0]?.b && BigInt(rows[0].b) >= head) break
+      if (child.exitCode !== null || (performance.now() - started) / 1000 > INDEXER_TIMEOUT_S)
+        return undefined
+      await sleep(100)
+    }
+    const seconds = (performance.now() - started) / 1000
+    const { rows } = await pool.query('SELECT count(*)::int AS n FROM transfers')
+    return rows[0].n / seconds
+  } finally {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM')
+      await new Promise((r) => child.once('exit', r))
+    }
+    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    await pool.end()
   }
 }
 
