@@ -12,7 +12,7 @@ import { ContractClassifier } from './sync/classify'
 import { BackfillProgress } from './sync/progress'
 import { loadTip, loadVerified, runSyncLoop } from './sync/sync'
 import type { Syncer, SyncOptions } from './sync/syncer'
-import { mismatchRecorder } from './sync/verify'
+import { mismatchRecorder } from './sync/verify-confirmed'
 
 export interface RunIndexerOptions {
   config: Config

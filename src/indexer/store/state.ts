@@ -255,6 +255,16 @@ export async function pruneBlocks(
   ])
 }
 
+/** Stored hashes of the given block numbers (blocks not stored are absent). */
+export async function storedHashes(db: Queryable, numbers: bigint[]): Promise<Map<bigint, string>> {
+  if (numbers.length === 0) return new Map()
+  const { rows } = await db.query<{ number: string; hash: string }>(
+    'SELECT number::text, hash FROM blocks WHERE number = ANY($1::bigint[])',
+    [numbers.map(String)],
+  )
+  return new Map(rows.map((r) => [BigInt(r.number), r.hash]))
+}
+
 export interface StoredBlock {
   number: bigint
   hash: string

@@ -1,11 +1,12 @@
 import type pg from 'pg'
+import { transferEventType } from '@/lib/schemas'
 import {
   type CollectionStandard,
   eventType,
   type MetadataUpdateEvent,
   type TransferEvent,
 } from '../events/types'
-import { insertIfAllNew } from './db'
+import { insertIfAllNew, type Queryable } from './db'
 import { int4Array, int8Array, numericArray, timestamptzArray, varcharArray } from './pg-array'
 
 export const eventIdentity = (e: { transactionHash: string; logIndex: number; batchIndex: number }) =>
@@ -158,4 +159,46 @@ export async function markMetadataStale(
       numericArray(updates.map((u) => u.toTokenId)),
     ],
   )
+}
+
+/** A transfer's identity and content in one string: stored rows and decoded logs compare by it. */
+export const transferKey = (r: {
+  transactionHash: string
+  logIndex: number
+  batchIndex: number
+  collection: string
+  tokenId: bigint | string
+  from: string
+  to: string
+  blockNumber: bigint | string
+}) =>
+  `${r.transactionHash}:${r.logIndex}:${r.batchIndex}:${r.collection}:${r.tokenId}:${r.from}:${r.to}:${r.blockNumber}`
+
+/**
+ * Keys (transferKey) of the stored chain transfers of blocks [fromBlock,
+ * toBlock], sorted. Found by time through the per-event-type feed indexes, as
+ * a rollback finds them (no index leads with the block number): every block
+ * of the range has a timestamp between its first and last block's.
+ */
+export async function storedTransferKeys(
+  db: Queryable,
+  range: { fromBlock: bigint; toBlock: bigint; since: bigint; until: bigint },
+): Promise<string[]> {
+  const { rows } = await db.query(
+    `SELECT transaction_hash AS "transactionHash", log_index AS "logIndex", batch_index AS "batchIndex",
+            collection_address AS collection, token_id::text AS "tokenId", from_address AS "from",
+            to_address AS "to", block_number::text AS "blockNumber"
+       FROM transfers
+      WHERE event_type = ANY ($1::varchar[]) AND source = 'rpc'
+        AND block_timestamp BETWEEN to_timestamp($2) AND to_timestamp($3)
+        AND block_number BETWEEN $4 AND $5`,
+    [
+      transferEventType.options,
+      range.since.toString(),
+      range.until.toString(),
+      range.fromBlock.toString(),
+      range.toBlock.toString(),
+    ],
+  )
+  return rows.map(transferKey).sort()
 }

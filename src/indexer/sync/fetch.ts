@@ -1,4 +1,3 @@
-import type { Logger } from 'pino'
 import type { Hex } from 'viem'
 import { IndexerError } from '../errors'
 import { decodeLog } from '../events/decode'
@@ -9,26 +8,20 @@ import {
   type TransferEvent,
   withBlockTimestamp,
 } from '../events/types'
-import type { RawLog, RequestOptions, Rpc, RpcBlock } from '../rpc/client'
+import type { RawLog, Rpc, RpcBlock } from '../rpc/client'
 import type { Endpoint } from '../rpc/endpoint'
-import { type AdaptiveRange, fetchLogs, normaliseLogs } from '../rpc/get-logs'
+import { normaliseLogs } from '../rpc/get-logs'
 import { sleep } from '../rpc/retry'
 import { compareChainOrder } from '../store/transfers'
+import { type LogReader, readLogs, readVerifiedLogs } from '../verify/agreed-logs'
 import type { ContractClassifier } from './classify'
-import { type LogMismatch, readVerifiedLogs } from './verify'
 
-export interface FetchContext {
-  rpc: Rpc
+export interface FetchContext extends LogReader {
   classifier: ContractClassifier
-  range: AdaptiveRange
-  logger: Logger
-  signal?: AbortSignal
-  /** Read every confirmed range twice before it counts (docs/indexer.md, "Verification"). */
+  /** Verify every range before it counts as confirmed (docs/indexer.md, "Verification"). */
   verify: boolean
   /** Which endpoint read each unconfirmed block's logs: its verification prefers another. */
   readBy: Map<bigint, Endpoint>
-  /** Told of every disagreement between two reads of one range. */
-  onMismatch?: (mismatch: LogMismatch) => void
 }
 
 /** The decoded content of blocks [fromBlock, toBlock], ready to commit. */
@@ -77,22 +70,6 @@ export async function fetchHistoricalRange(
     'fetched range',
   )
   return range
-}
-
-/** One read of [fromBlock, toBlock]'s logs, split into as many requests as the provider needs. */
-export function readLogs(
-  ctx: FetchContext,
-  fromBlock: bigint,
-  toBlock: bigint,
-  request?: RequestOptions,
-): Promise<RawLog[]> {
-  return fetchLogs(ctx.rpc, fromBlock, toBlock, {
-    topics: INDEXED_TOPICS,
-    range: ctx.range,
-    logger: ctx.logger,
-    signal: ctx.signal,
-    request,
-  })
 }
 
 /** Decodes the (agreed) logs of [fromBlock, toBlock] and reads the headers it needs: a range ready to commit. */

@@ -9,7 +9,7 @@ import { syncHistorical } from './historical'
 import { syncRealtime } from './realtime'
 import { handleReorg } from './reorg'
 import { cursorOf, ReorgDetectedError, type Syncer } from './syncer'
-import { verifyConfirmedBlocks } from './verify'
+import { verifyConfirmedBlocks } from './verify-confirmed'
 
 /** Endpoint health is written to indexer_state at most this often (and whenever the head moves). */
 const HEALTH_WRITE_MS = 2_000

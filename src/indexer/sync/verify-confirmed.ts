@@ -1,0 +1,184 @@
+/**
+ * Confirmed means verified (docs/indexer.md, "Verification"). Backfill
+ * ranges are verified before they are committed (verify/agreed-logs.ts);
+ * blocks followed at the head are committed on one read, and this step of
+ * the sync loop verifies them once they reach the confirmation depth: by
+ * receipts proof where the node offers it, else by re-reads compared with
+ * the stored rows. Stored rows that differ from the verified answer are
+ * repaired in one transaction through the reorg rollback path.
+ */
+import type { RawLog } from '../rpc/client'
+import type { Endpoint } from '../rpc/endpoint'
+import { minBig } from '../rpc/get-logs'
+import { commitWithin } from '../store/commit'
+import { withWriteTransaction } from '../store/db'
+import { rollbackWithin } from '../store/rollback'
+import { countVerificationMismatch, storedHashes, updateProgress } from '../store/state'
+import { storedTransferKeys, transferKey } from '../store/transfers'
+import {
+  difference,
+  FEW_LOGS,
+  type LogMismatch,
+  PROVEN_SPAN,
+  readAgreedLogs,
+  readLogs,
+} from '../verify/agreed-logs'
+import { canProve, provenRange } from '../verify/proven-logs'
+import { decodeLogs, getHeaders, rangeFromLogs } from './fetch'
+import { ReorgDetectedError, type Syncer } from './syncer'
+
+/** Blocks verified per step by re-reads (a proof takes one request per block: PROVEN_SPAN). */
+const REREAD_SPAN = 2_000n
+
+/** The next blocks that reached the confirmation depth unverified are verified (or repaired). */
+export async function verifyConfirmedBlocks(s: Syncer): Promise<void> {
+  if (!s.ctx.verify || !s.tip) return
+  const from = (s.verifiedThrough ?? s.options.startBlock - 1n) + 1n
+  const withProof = canProve(s.ctx.rpc)
+  const to = minBig(
+    minBig(s.tip.number, s.head.chainConfirmedBlock),
+    from + (withProof ? PROVEN_SPAN : REREAD_SPAN) - 1n,
+  )
+  if (to < from) return
+  const headers = await getHeaders(s.ctx.rpc, [from, to])
+  await expectStoredHashes(s, [...headers.values()])
+  const stored = await storedTransferKeys(s.ctx.pool, {
+    fromBlock: from,
+    toBlock: to,
+    since: headers.get(from)!.timestamp,
+    until: headers.get(to)!.timestamp,
+  })
+  // The stored rows are the first read. The second: a proof by receipts, else re-reads by range
+  // that must agree with the stored rows as in readAgreedLogs (once, or twice when few).
+  const proven = withProof ? await provenRange(s.ctx, from, to) : null
+  const servedBy = new Set<Endpoint>()
+  const reread = () =>
+    readLogs(s.ctx, from, to, {
+      avoid: servedBy.size > 0 ? new Set(servedBy) : firstReaders(s, from, to),
+      onServed: (e) => servedBy.add(e),
+    })
+  const reads = [proven ?? (await reread())]
+  const secondKeys = await keysOf(s, reads[0]!)
+  let agrees = sameKeys(stored, secondKeys)
+  if (!proven && agrees && reads[0]!.length < FEW_LOGS) {
+    reads.push(await reread())
+    agrees = sameKeys(stored, await keysOf(s, reads[1]!))
+  }
+  if (!agrees) {
+    const agreed = proven ?? (await readAgreedLogs(s.ctx, from, to, reads, servedBy))
+    await expectStoredHashes(s, logBlocks(agreed))
+    const repaired = !sameKeys(stored, await keysOf(s, agreed))
+    s.ctx.onMismatch?.({ fromBlock: from, toBlock: to, ...difference(stored, secondKeys), repaired })
+    if (repaired) return repair(s, from, to, agreed)
+  }
+  const progress = await withWriteTransaction(s.ctx.pool, (client) =>
+    updateProgress(client, {
+      network: s.options.network,
+      startBlock: s.options.startBlock,
+      ...s.head,
+      verified: { from, to },
+    }),
+  )
+  s.verifiedThrough = progress.lastVerifiedBlock
+  for (const n of [...s.ctx.readBy.keys()]) if (n <= to) s.ctx.readBy.delete(n)
+}
+
+/** The endpoints that read these blocks first: a verification read prefers another. */
+function firstReaders(s: Syncer, from: bigint, to: bigint): Set<Endpoint> {
+  const avoid = new Set<Endpoint>()
+  for (let n = from; n <= to; n++) {
+    const endpoint = s.ctx.readBy.get(n)
+    if (endpoint) avoid.add(endpoint)
+  }
+  return avoid
+}
+
+/**
+ * Replaces the stored rows of [from, to] with the verified logs in ONE
+ * transaction: the reorg rollback to the block before, then a commit of the
+ * range, verified. Blocks above `to` were rolled back too; the loop reads
+ * them again.
+ */
+async function repair(s: Syncer, from: bigint, to: bigint, logs: RawLog[]) {
+  const range = await rangeFromLogs(s.ctx, from, to, logs)
+  const result = await withWriteTransaction(s.ctx.pool, async (client) => {
+    const rolledBack = await rollbackWithin(
+      client,
+      { network: s.options.network, startBlock: s.options.startBlock, ...s.head },
+      from - 1n,
+    )
+    const committed = await commitWithin(
+      client,
+      {
+        network: s.options.network,
+        startBlock: s.options.startBlock,
+        expectedLastIndexed: rolledBack.lastIndexedBlock,
+        keepBlocks: s.options.keepBlocks,
+      },
+      {
+        fromBlock: from,
+        toBlock: to,
+        transfers: range.transfers,
+        metadataUpdates: range.metadataUpdates,
+        blocks: range.headers,
+        ...s.head,
+        verified: true,
+      },
+    )
+    return { rolledBack, committed }
+  })
+  s.ctx.logger.warn(
+    {
+      fromBlock: from.toString(),
+      toBlock: to.toString(),
+      removedTransfers: result.rolledBack.deletedTransfers,
+      storedTransfers: range.transfers.length,
+    },
+    `verification: repaired blocks ${from}..${to} from the verified reads`,
+  )
+  s.tip = { number: to, hash: range.headers[range.headers.length - 1]!.hash.toLowerCase() }
+  s.verifiedThrough = result.committed.lastVerifiedBlock
+}
+
+/** A block whose hash differs from the stored one was replaced: that is a reorganisation, not a mismatch. */
+async function expectStoredHashes(s: Syncer, blocks: Array<{ number: bigint; hash: string }>) {
+  const stored = await storedHashes(
+    s.ctx.pool,
+    blocks.map((b) => b.number),
+  )
+  for (const b of blocks) {
+    const hash = stored.get(b.number)
+    if (hash !== undefined && hash !== b.hash.toLowerCase()) throw new ReorgDetectedError(b.number)
+  }
+}
+
+function logBlocks(logs: RawLog[]) {
+  const out = new Map<bigint, { number: bigint; hash: string }>()
+  for (const l of logs) out.set(BigInt(l.blockNumber), { number: BigInt(l.blockNumber), hash: l.blockHash })
+  return [...out.values()]
+}
+
+async function keysOf(s: Syncer, logs: RawLog[]): Promise<string[]> {
+  const decoded = await decodeLogs(s.ctx, logs)
+  return decoded.transfers.map(transferKey).sort()
+}
+
+const sameKeys = (a: string[], b: string[]) => a.length === b.length && a.every((v, i) => v === b[i])
+
+/** Stores and logs a disagreement (the counters the status endpoint shows). */
+export function mismatchRecorder(s: Pick<Syncer, 'ctx' | 'options'>) {
+  return (m: LogMismatch) => {
+    s.ctx.logger.warn(
+      {
+        fromBlock: m.fromBlock.toString(),
+        toBlock: m.toBlock.toString(),
+        missing: m.missing,
+        extra: m.extra,
+      },
+      `verification: two reads of blocks ${m.fromBlock}..${m.toBlock} disagree (${m.missing} logs missing, ${m.extra} extra)${m.repaired ? '; repairing stored rows' : ''}`,
+    )
+    countVerificationMismatch(s.ctx.pool, s.options.network, m.repaired).catch((err) =>
+      s.ctx.logger.warn({ err }, 'could not count a verification mismatch'),
+    )
+  }
+}

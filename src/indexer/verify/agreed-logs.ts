@@ -1,0 +1,167 @@
+/**
+ * Reads of a block range that count as verified (docs/indexer.md,
+ * "Verification"): two independent reads that agree on the full identity of
+ * every log (three when there are few logs), each read preferring another
+ * endpoint than the one before; disagreements settled by receipts proof
+ * where the node offers it.
+ */
+import type { Logger } from 'pino'
+import { IndexerError } from '../errors'
+import { INDEXED_TOPICS } from '../events/topics'
+import type { RawLog, RequestOptions, Rpc } from '../rpc/client'
+import type { Endpoint } from '../rpc/endpoint'
+import { type AdaptiveRange, fetchLogs, logIdentity, normaliseLogs, sameLogs } from '../rpc/get-logs'
+import { canProve, provenBlock, provenRange } from './proven-logs'
+
+/** Reads of one range before giving up for this step (the step is retried). */
+const MAX_READS = 6
+/**
+ * Below this many logs, three reads must agree instead of two: two reads
+ * leaving out the same log agree wrongly with a chance of about p²/k (k logs,
+ * p the omission rate per answer); three, about p³/k².
+ */
+export const FEW_LOGS = 16
+/** A range of fewer blocks than this with few logs is proven by receipts rather than read again. */
+export const PROVEN_SPAN = 50n
+
+export interface LogMismatch {
+  fromBlock: bigint
+  toBlock: bigint
+  /** Logs (or rows) the earlier answer had and the later did not, and the other way round. */
+  missing: number
+  extra: number
+  /** Whether stored rows had to be repaired. */
+  repaired: boolean
+}
+
+export interface LogReader {
+  rpc: Rpc
+  range: AdaptiveRange
+  logger: Logger
+  signal?: AbortSignal
+  /** Told of every disagreement between two reads of one range. */
+  onMismatch?: (mismatch: LogMismatch) => void
+}
+
+export class VerificationError extends IndexerError {
+  constructor(fromBlock: bigint, toBlock: bigint) {
+    super(`No two of ${MAX_READS} reads of blocks ${fromBlock}..${toBlock} agreed`)
+    this.name = 'VerificationError'
+  }
+}
+
+/** One read of [fromBlock, toBlock]'s indexed logs, split into as many requests as the provider needs. */
+export function readLogs(
+  ctx: LogReader,
+  fromBlock: bigint,
+  toBlock: bigint,
+  request?: RequestOptions,
+): Promise<RawLog[]> {
+  return fetchLogs(ctx.rpc, fromBlock, toBlock, {
+    topics: INDEXED_TOPICS,
+    range: ctx.range,
+    logger: ctx.logger,
+    signal: ctx.signal,
+    request,
+  })
+}
+
+/**
+ * The verified logs of a backfill range. A range with few logs and few
+ * blocks is proven by receipts where the node offers them (cheap and certain
+ * when there is little to prove); any other range is read until reads agree.
+ */
+export async function readVerifiedLogs(
+  ctx: LogReader,
+  fromBlock: bigint,
+  toBlock: bigint,
+): Promise<RawLog[]> {
+  const servedBy = new Set<Endpoint>()
+  const first = await readLogs(ctx, fromBlock, toBlock, { onServed: (e) => servedBy.add(e) })
+  if (first.length < FEW_LOGS && toBlock - fromBlock < PROVEN_SPAN && canProve(ctx.rpc)) {
+    const proven = await provenRange(ctx, fromBlock, toBlock)
+    if (proven) {
+      if (!sameLogs(first, proven)) reportMismatch(ctx, fromBlock, toBlock, first, proven)
+      return proven
+    }
+  }
+  return readAgreedLogs(ctx, fromBlock, toBlock, [first], servedBy)
+}
+
+/**
+ * Reads [from, to] until enough reads agree (`earlier` reads count); each
+ * read prefers endpoints other than the previous read's. When two reads
+ * disagree, the blocks they disagree on are settled by receipts proof if the
+ * node offers it.
+ */
+export async function readAgreedLogs(
+  ctx: LogReader,
+  fromBlock: bigint,
+  toBlock: bigint,
+  earlier: RawLog[][] = [],
+  firstAvoid: ReadonlySet<Endpoint> = new Set(),
+): Promise<RawLog[]> {
+  const reads = [...earlier]
+  let avoid = firstAvoid
+  while (reads.length < MAX_READS) {
+    const servedBy = new Set<Endpoint>()
+    const logs = await readLogs(ctx, fromBlock, toBlock, { avoid, onServed: (e) => servedBy.add(e) })
+    const agreeing = reads.filter((read) => sameLogs(read, logs)).length + 1
+    if (agreeing >= (logs.length < FEW_LOGS ? 3 : 2)) return logs
+    const previous = reads[reads.length - 1]
+    reads.push(logs)
+    avoid = servedBy
+    if (!previous || sameLogs(previous, logs)) continue
+    reportMismatch(ctx, fromBlock, toBlock, previous, logs)
+    const proven = await settleByReceipts(ctx, previous, logs)
+    if (proven) return proven
+  }
+  throw new VerificationError(fromBlock, toBlock)
+}
+
+/**
+ * The logs of two disagreeing reads with every disputed block replaced by
+ * its proven logs; null when a proof is not available (the caller reads again).
+ */
+async function settleByReceipts(ctx: LogReader, a: RawLog[], b: RawLog[]): Promise<RawLog[] | null> {
+  if (!canProve(ctx.rpc)) return null
+  const disputed = disputedBlocks(a, b)
+  const proven = new Map<bigint, RawLog[]>()
+  for (const number of disputed) {
+    const logs = await provenBlock(ctx, number)
+    if (!logs) return null
+    proven.set(number, logs)
+  }
+  ctx.logger.info({ blocks: disputed.map(String) }, 'verification: disputed blocks settled by receipts proof')
+  const agreed = a.filter((l) => !proven.has(BigInt(l.blockNumber)))
+  for (const logs of proven.values()) agreed.push(...logs)
+  return normaliseLogs(agreed)
+}
+
+function disputedBlocks(a: RawLog[], b: RawLog[]): bigint[] {
+  const left = new Set(a.map(logIdentity))
+  const right = new Set(b.map(logIdentity))
+  const blocks = new Set<bigint>()
+  for (const l of a) if (!right.has(logIdentity(l))) blocks.add(BigInt(l.blockNumber))
+  for (const l of b) if (!left.has(logIdentity(l))) blocks.add(BigInt(l.blockNumber))
+  return [...blocks].sort((x, y) => (x < y ? -1 : 1))
+}
+
+function reportMismatch(ctx: LogReader, fromBlock: bigint, toBlock: bigint, a: RawLog[], b: RawLog[]) {
+  ctx.onMismatch?.({
+    fromBlock,
+    toBlock,
+    ...difference(a.map(logIdentity), b.map(logIdentity)),
+    repaired: false,
+  })
+}
+
+/** How many identities one answer had that the other did not, both ways. */
+export function difference(earlier: string[], later: string[]) {
+  const left = new Set(earlier)
+  const right = new Set(later)
+  return {
+    missing: earlier.filter((id) => !right.has(id)).length,
+    extra: later.filter((id) => !left.has(id)).length,
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Logs proven by a block's receipts (docs/indexer.md, "Verification"): the
+ * receipts from eth_getBlockReceipts must rebuild the header's receiptsRoot
+ * (receipts-proof.ts); the indexed logs inside them are then the block's
+ * logs with certainty.
+ */
+import type { Logger } from 'pino'
+import type { Hex } from 'viem'
+import { INDEXED_TOPICS } from '../events/topics'
+import type { RawLog, Rpc } from '../rpc/client'
+import { normaliseLogs } from '../rpc/get-logs'
+import { RpcRequestError } from '../rpc/transport'
+import { provenLogs, ReceiptsProofError, type RpcReceipt } from './receipts-proof'
+
+export interface ProofContext {
+  rpc: Rpc
+  logger: Logger
+}
+
+/** Endpoint lists whose nodes do not answer eth_getBlockReceipts (found out once). */
+const withoutReceipts = new WeakSet<object>()
+
+/** Whether proofs are worth asking for: false once the endpoints said they lack eth_getBlockReceipts. */
+export const canProve = (rpc: Rpc) => !withoutReceipts.has(rpc.pool)
+
+const INDEXED_TOPIC0 = new Set(INDEXED_TOPICS[0]!.map((t) => t.toLowerCase()))
+const toHex = (n: bigint): Hex => `0x${n.toString(16)}`
+
+/** The indexed logs of blocks [from, to], each block proven; null when a block cannot be proven. */
+export async function provenRange(ctx: ProofContext, from: bigint, to: bigint): Promise<RawLog[] | null> {
+  const out: RawLog[] = []
+  for (let n = from; n <= to; n++) {
+    const logs = await provenBlock(ctx, n)
+    if (!logs) return null
+    for (const l of logs) out.push(l)
+  }
+  return normaliseLogs(out)
+}
+
+/**
+ * One block's indexed logs, proven; null when the node cannot prove them
+ * (no eth_getBlockReceipts, a block it does not have yet, or receipts that
+ * do not match their header).
+ */
+export async function provenBlock(ctx: ProofContext, number: bigint): Promise<RawLog[] | null> {
+  if (!canProve(ctx.rpc)) return null
+  try {
+    const [header, receipts] = await Promise.all([
+      ctx.rpc.request<{ hash: Hex; receiptsRoot: Hex } | null>(
+        'eth_getBlockByNumber',
+        [toHex(number), false],
+        {
+          minBlock: number,
+        },
+      ),
+      ctx.rpc.request<RpcReceipt[] | null>('eth_getBlockReceipts', [toHex(number)], { minBlock: number }),
+    ])
+    if (!header || !receipts) return null
+    const logs = provenLogs({ hash: header.hash, number, receiptsRoot: header.receiptsRoot }, receipts)
+    return logs.filter((l) => INDEXED_TOPIC0.has(l.topics[0]?.toLowerCase() ?? '')) as RawLog[]
+  } catch (err) {
+    if (err instanceof ReceiptsProofError) {
+      ctx.logger.warn(
+        { block: number.toString() },
+        `receipts of block ${number} do not prove it: ${err.message}`,
+      )
+      return null
+    }
+    if (isMethodMissing(err)) {
+      withoutReceipts.add(ctx.rpc.pool)
+      return null
+    }
+    throw err
+  }
+}
+
+function isMethodMissing(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (
+      e instanceof RpcRequestError &&
+      e.kind === 'rpc' &&
+      (e.code === -32601 || /not (found|supported|available)|unsupported/i.test(e.message))
+    )
+      return true
+  }
+  return false
+}
