@@ -183,30 +183,22 @@ export function createRpc(options: RpcOptions): Rpc {
   }
 }
 
-/** Errors that say nothing about the request itself: worth retrying unchanged. */
+/**
+ * Errors that say nothing about the request itself: worth retrying unchanged.
+ * Every fault of the provider's transport is (rpc/transport.ts); of JSON-RPC
+ * errors, limits (-32005, 429), internal errors (-32603) and blocks a node
+ * behind the others does not have yet ("header not found", "unknown block").
+ */
 export function isTransientRpcError(err: unknown): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
     if (e instanceof RpcRequestError) {
       if (e.kind !== 'rpc') return true
       if (e.code === -32005 || e.code === -32603 || e.code === 429) return true
+      return TRANSIENT_MESSAGE.test(e.message)
     }
-    const status = (e as { status?: unknown }).status
-    if (typeof status === 'number') return status === 408 || status === 429 || status >= 500
-    const code = (e as { code?: unknown }).code
-    if (code === -32005 || code === -32603 || code === 429) return true
-    if (e.name === 'TimeoutError' || e.name === 'HttpRequestError') return true
-    if (
-      /ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|fetch failed|other side closed/i.test(
-        e.message,
-      )
-    )
-      return true
-    if (
-      /rate limit|too many requests|header not found|unknown block|try again|temporarily unavailable|internal error/i.test(
-        e.message,
-      )
-    )
-      return true
   }
   return false
 }
+
+const TRANSIENT_MESSAGE =
+  /rate limit|too many requests|header not found|unknown block|try again|temporarily unavailable|internal error/i
