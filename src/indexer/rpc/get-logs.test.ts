@@ -1,9 +1,10 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import pino from 'pino'
+import type { Hex } from 'viem'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createRpc } from './client'
-import { AdaptiveRange, fetchLogs } from './get-logs'
+import { createRpc, type RawLog } from './client'
+import { AdaptiveRange, fetchLogs, InconsistentLogsError, normaliseLogs, sameLogs } from './get-logs'
 
 /** A JSON-RPC server with synthetic logs (3 per block) and a provider-style result cap. */
 async function fakeProvider(refuse: (from: number, to: number, calls: number) => object | null) {
@@ -141,5 +142,43 @@ describe('fetchLogs', () => {
         logger,
       }),
     ).rejects.toThrow(/eth_getLogs failed/)
+  })
+})
+
+describe('normaliseLogs', () => {
+  const log = (block: number, index: number, data = '0x01'): RawLog => ({
+    address: '0x00000000000000000000000000000000000000aa',
+    topics: ['0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'],
+    data: data as Hex,
+    blockNumber: `0x${block.toString(16)}`,
+    blockHash: `0x${block.toString(16).padStart(64, '0')}`,
+    transactionHash: `0x${(block * 10 + index).toString(16).padStart(64, '0')}`,
+    logIndex: `0x${index.toString(16)}`,
+  })
+  const positions = (logs: RawLog[]) => logs.map((l) => `${Number(l.blockNumber)}:${Number(l.logIndex)}`)
+
+  it('keeps an answer in order as it is, and sorts and deduplicates any other', () => {
+    const inOrder = [log(1, 0), log(1, 1), log(2, 0)]
+    expect(normaliseLogs(inOrder)).toBe(inOrder)
+    const shuffled = [log(2, 0), log(1, 1), log(1, 0), log(2, 0), { ...log(1, 1), data: '0x01' as Hex }]
+    expect(positions(normaliseLogs(shuffled))).toEqual(['1:0', '1:1', '2:0'])
+    // The same log in other hex casing is the same log.
+    const upper = {
+      ...log(1, 0),
+      blockHash: log(1, 0).blockHash.toUpperCase().replace('0X', '0x') as Hex,
+    }
+    expect(positions(normaliseLogs([log(1, 0), upper]))).toEqual(['1:0'])
+    expect(normaliseLogs([log(1, 0), { ...log(1, 1), removed: true }])).toHaveLength(1)
+  })
+
+  it('refuses two different logs at one position', () => {
+    expect(() => normaliseLogs([log(1, 0), log(1, 0, '0x02')])).toThrow(InconsistentLogsError)
+  })
+
+  it('compares reads on every field of every log', () => {
+    expect(sameLogs([log(1, 0)], [log(1, 0)])).toBe(true)
+    expect(sameLogs([log(1, 0)], [log(1, 0, '0x02')])).toBe(false)
+    expect(sameLogs([log(1, 0)], [{ ...log(1, 0), topics: [] }])).toBe(false)
+    expect(sameLogs([log(1, 0)], [])).toBe(false)
   })
 })

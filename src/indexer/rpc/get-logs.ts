@@ -159,33 +159,55 @@ export function logIdentity(log: RawLog): string {
  * Providers may repeat logs and send them out of order (load-balanced
  * backends merged, retried pages): one copy each, in chain order. Two
  * different logs at one position mean the answer mixes two chains: refused.
+ * The common answer, already in order without repeats, is returned as is
+ * after one pass that allocates nothing (a backfill reads every log twice).
  */
 export function normaliseLogs(logs: RawLog[]): RawLog[] {
-  const byPosition = new Map<string, { log: RawLog; identity: string }>()
-  for (const log of logs) {
-    if (log.removed) continue
-    const position = `${log.blockHash.toLowerCase()}:${BigInt(log.logIndex)}`
-    const identity = logIdentity(log)
-    const seen = byPosition.get(position)
-    if (!seen) byPosition.set(position, { log, identity })
-    else if (seen.identity !== identity)
+  let ordered = true
+  for (let i = 0; i < logs.length && ordered; i++) {
+    if (logs[i]!.removed || (i > 0 && comparePosition(logs[i - 1]!, logs[i]!) >= 0)) ordered = false
+  }
+  if (ordered) return logs
+  const sorted = logs.filter((l) => !l.removed).sort(comparePosition)
+  const out: RawLog[] = []
+  for (const log of sorted) {
+    const previous = out[out.length - 1]
+    if (!previous || comparePosition(previous, log) !== 0) out.push(log)
+    else if (!sameLog(previous, log))
       throw new InconsistentLogsError(
-        `two different logs at index ${BigInt(log.logIndex)} of block ${log.blockHash}`,
+        `two different logs at index ${Number(log.logIndex)} of block ${Number(log.blockNumber)}`,
       )
   }
-  return [...byPosition.values()]
-    .map((v) => v.log)
-    .sort((a, b) => {
-      const block = BigInt(a.blockNumber) - BigInt(b.blockNumber)
-      if (block !== 0n) return block < 0n ? -1 : 1
-      return Number(BigInt(a.logIndex) - BigInt(b.logIndex))
-    })
+  return out
+}
+
+/** Chain order: block number, then log index (both fit a double exactly). */
+function comparePosition(a: RawLog, b: RawLog): number {
+  return Number(a.blockNumber) - Number(b.blockNumber) || Number(a.logIndex) - Number(b.logIndex)
+}
+
+const sameHex = (a: string, b: string) => a === b || a.toLowerCase() === b.toLowerCase()
+
+/** The full identity of logIdentity, compared field by field without building strings. */
+function sameLog(a: RawLog, b: RawLog): boolean {
+  if (
+    !sameHex(a.blockHash, b.blockHash) ||
+    !sameHex(a.transactionHash, b.transactionHash) ||
+    !sameHex(a.address, b.address) ||
+    !sameHex(a.data, b.data) ||
+    Number(a.blockNumber) !== Number(b.blockNumber) ||
+    Number(a.logIndex) !== Number(b.logIndex) ||
+    a.topics.length !== b.topics.length
+  )
+    return false
+  for (let i = 0; i < a.topics.length; i++) if (!sameHex(a.topics[i]!, b.topics[i]!)) return false
+  return true
 }
 
 /** Whether two normalised reads hold exactly the same logs. */
 export function sameLogs(a: RawLog[], b: RawLog[]): boolean {
   if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (logIdentity(a[i]!) !== logIdentity(b[i]!)) return false
+  for (let i = 0; i < a.length; i++) if (!sameLog(a[i]!, b[i]!)) return false
   return true
 }
 
