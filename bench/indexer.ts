@@ -32,7 +32,12 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import type { Address, Hex } from 'viem'
-import { type ProviderProxy, type ProviderProxyOptions, startProviderProxy } from '@/dev/provider-proxy'
+import {
+  FAULT_KINDS,
+  type ProviderProxy,
+  type ProviderProxyOptions,
+  startProviderProxy,
+} from '@/dev/provider-proxy'
 import { buildIndexer } from '@/indexer/launch'
 import { startTestChain } from '@/indexer/test/chain'
 import { urlWithSchema } from '@/server/db/connection-url'
@@ -121,19 +126,7 @@ const providerOptions = (upstream: string, seed: number): ProviderProxyOptions =
   },
 })
 
-const FAULT_NAMES = [
-  'rateLimited',
-  'badGateway',
-  'dropConnection',
-  'hang',
-  'nonJson',
-  'itemError',
-  'lagging',
-  'duplicateAndReorder',
-  'omitLog',
-  'capRange',
-  'capResults',
-]
+const FAULT_NAMES = [...FAULT_KINDS, 'capRange', 'capResults']
 
 /** Requests, items and faults of one reader's proxies, summed. */
 function proxyTotals(proxies: ProviderProxy[]): Record<string, number> {

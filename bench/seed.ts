@@ -18,6 +18,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import pg from 'pg'
 import { from as copyFrom } from 'pg-copy-streams'
+import { mulberry32 } from '@/lib/random'
 import { migrate } from '@/server/db/migrate'
 
 export interface SeedOptions {
@@ -57,18 +58,6 @@ export const WHALE = ownerAddress(0)
 export const BIG = collectionAddress(0)
 const ZERO = '0x0000000000000000000000000000000000000000'
 const OWNERS = 200_000
-
-/** Small fast PRNG (mulberry32): the same dataset on every run. */
-function rng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString()
 
@@ -113,7 +102,7 @@ export async function seed(options: SeedOptions): Promise<SeedShape> {
     step(`dropped ${indexes.length} indexes`)
 
     // ── the history, in chain order ──
-    const random = rng(42)
+    const random = mulberry32(42)
     const tokenCollection = new Int32Array(shape.tokens)
     const tokenNumber = new Int32Array(shape.tokens)
     const perCollection = new Int32Array(shape.collections)

@@ -2,6 +2,7 @@ import type { Address, Hex } from 'viem'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startTestChain, type TestChain } from '@/indexer/test/chain'
 import {
+  NO_FAULTS,
   PROVIDER_STYLES,
   type ProviderFaults,
   type ProviderProxy,
@@ -11,18 +12,6 @@ import {
 
 const LOGS_PER_BLOCK = 10
 const MINT_BLOCKS = 6
-const NO_FAULTS: ProviderFaults = {
-  rateLimited: 0,
-  badGateway: 0,
-  dropConnection: 0,
-  hang: 0,
-  nonJson: 0,
-  itemError: 0,
-  lagging: 0,
-  lagBlocks: 3,
-  duplicateAndReorder: 0,
-  omitLog: 0,
-}
 
 let chain: TestChain
 let nft: Address

@@ -19,6 +19,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import type { AddressInfo } from 'node:net'
+import { mulberry32 } from '@/lib/random'
 
 export interface ProviderFaults {
   /**
@@ -238,18 +239,6 @@ export const PROVIDER_STYLES: Record<ProviderStyle, ProviderStyleSpec> = {
   },
 }
 
-/** Small, fast, seedable PRNG (mulberry32): uniform in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const ITEM_ERRORS: JsonRpcError[] = [
   { code: -32603, message: 'internal error' },
   { code: -32005, message: 'request rate exceeded' },
@@ -271,7 +260,8 @@ const STATE_BLOCK_PARAM: Record<string, number> = {
   eth_getTransactionCount: 1,
   eth_getStorageAt: 2,
 }
-const FAULT_KINDS = [
+/** Every fault kind the proxy injects (the counters of stats() carry these names). */
+export const FAULT_KINDS = [
   'rateLimited',
   'badGateway',
   'dropConnection',
