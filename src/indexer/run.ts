@@ -95,7 +95,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
     )
     const tasks = [runSyncLoop(syncer, signal)]
     if (options.metadata?.enabled !== false) {
-      const metadataRpc = createRpc({ pool: endpoints, logger, signal })
+      const metadataRpc = createRpc({ pool: endpoints, logger, signal, background: true })
       tasks.push(
         runMetadataQueue(
           { config, pool, rpc: metadataRpc, logger, signal, yieldToSync: () => syncer.backfilling },

@@ -37,6 +37,8 @@ export interface RpcOptions extends Partial<Omit<EndpointPoolOptions, 'urls'>> {
   logger: Logger
   signal?: AbortSignal
   retries?: number
+  /** Background work (the metadata queue): yields every endpoint's slots to the sync loop. */
+  background?: boolean
 }
 
 export interface RequestOptions {
@@ -95,7 +97,8 @@ export function createRpc(options: RpcOptions): Rpc {
       const endpoint = choice
       const started = performance.now()
       try {
-        const result = (await endpoint.wire.call(method, params, signal)) as T
+        const wire = options.background ? endpoint.backgroundWire : endpoint.wire
+        const result = (await wire.call(method, params, signal)) as T
         endpoint.succeeded(performance.now() - started)
         opts.onServed?.(endpoint)
         return result

@@ -147,6 +147,33 @@ describe('endpoint pool', () => {
     expect(batches).toEqual([5, 1])
   })
 
+  it('serves the sync loop before background work, which gets at most half of the slots', async () => {
+    const order: string[] = []
+    let inFlight = 0
+    let peak = 0
+    const url = await server((body, res) => {
+      const item = Array.isArray(body) ? body[0]! : body
+      inFlight++
+      peak = Math.max(peak, inFlight)
+      setTimeout(() => {
+        inFlight--
+        order.push(item.method)
+        answer(res, Array.isArray(body) ? body.map((b) => ok(b)) : ok(body))
+      }, 30)
+    })
+    const pool = new EndpointPool({ urls: [url], maxConcurrency: 2, batchSize: 1 })
+    pool.endpoints[0]!.limit = 2
+    const background = createRpc({ pool, logger, background: true })
+    const sync = createRpc({ pool, logger })
+    const queued = Array.from({ length: 4 }, () => background.request('eth_call', []))
+    await new Promise((r) => setImmediate(r))
+    const head = sync.request('eth_blockNumber', [])
+    await Promise.all([...queued, head])
+    // One background request was already running; the sync request took the free slot at once.
+    expect(order.indexOf('eth_blockNumber')).toBeLessThanOrEqual(1)
+    expect(peak).toBe(2)
+  })
+
   it('reads Retry-After as seconds or as an HTTP date', () => {
     expect(parseRetryAfter('3')).toBe(3_000)
     const date = new Date(Date.now() + 5_000).toUTCString()

@@ -23,8 +23,17 @@ export interface EndpointOptions {
 
 const SLOW_START_LIMIT = 4
 
+/**
+ * Two lanes share an endpoint's slots: the sync loop's requests go first, and
+ * background work (the metadata queue's eth_calls) takes at most half of the
+ * slots and only those the sync loop does not wait for, so head-following
+ * never queues behind a batch of tokenURI reads.
+ */
+export type Lane = 'sync' | 'background'
+
 export class Endpoint {
   readonly wire: HttpJsonRpc
+  readonly backgroundWire: HttpJsonRpc
   /** Highest block this endpoint has reported (never lowered, except by a proven reorg). */
   head = -1n
   /** The node said it is still syncing (eth_syncing): never trusted as the head. */
@@ -40,7 +49,8 @@ export class Endpoint {
   /** Current concurrency limit (AIMD between 1 and maxConcurrency). */
   limit: number
   private active = 0
-  private readonly waiting: Array<() => void> = []
+  private activeBackground = 0
+  private readonly waiting: Record<Lane, Array<() => void>> = { sync: [], background: [] }
   private lastDecrease = 0
   readonly faults: Partial<Record<RpcFaultKind, number>> = {}
   requests = 0
@@ -52,10 +62,9 @@ export class Endpoint {
     private readonly options: EndpointOptions,
   ) {
     this.limit = Math.min(SLOW_START_LIMIT, options.maxConcurrency)
-    this.wire = new HttpJsonRpc(
-      { url, batchSize: options.batchSize, timeoutMs: options.timeoutMs },
-      (exchange) => this.withSlot(exchange),
-    )
+    const wire = { url, batchSize: options.batchSize, timeoutMs: options.timeoutMs }
+    this.wire = new HttpJsonRpc(wire, (exchange) => this.withSlot(exchange, 'sync'))
+    this.backgroundWire = new HttpJsonRpc(wire, (exchange) => this.withSlot(exchange, 'background'))
   }
 
   /** `rpc#1 (host)`: enough to tell endpoints apart in a log without printing a key. */
@@ -67,20 +76,38 @@ export class Endpoint {
     return `rpc#${this.index + 1} (${host})`
   }
 
-  private async withSlot(exchange: () => Promise<void>): Promise<void> {
-    while (this.active >= Math.floor(this.limit)) await new Promise<void>((r) => this.waiting.push(r))
+  private canStart(lane: Lane): boolean {
+    const slots = Math.floor(this.limit)
+    if (this.active >= slots) return false
+    if (lane === 'sync') return true
+    return this.waiting.sync.length === 0 && this.activeBackground < Math.max(1, Math.floor(slots / 2))
+  }
+
+  private async withSlot(exchange: () => Promise<void>, lane: Lane): Promise<void> {
+    while (!this.canStart(lane)) await new Promise<void>((r) => this.waiting[lane].push(r))
     this.active++
+    if (lane === 'background') this.activeBackground++
     try {
       await exchange()
     } finally {
       this.active--
-      this.waiting.shift()?.()
+      if (lane === 'background') this.activeBackground--
+      this.wake()
+    }
+  }
+
+  /** A freed or added slot goes to the sync lane first. */
+  private wake() {
+    if (this.waiting.sync.length > 0) {
+      if (this.canStart('sync')) this.waiting.sync.shift()!()
+    } else if (this.waiting.background.length > 0 && this.canStart('background')) {
+      this.waiting.background.shift()!()
     }
   }
 
   /** Requests waiting for a slot, for choosing the least loaded endpoint. */
   get load(): number {
-    return this.active + this.waiting.length
+    return this.active + this.waiting.sync.length + this.waiting.background.length
   }
 
   succeeded(elapsedMs: number): void {
@@ -123,11 +150,6 @@ export class Endpoint {
         now + Math.min(250 * 2 ** (this.consecutiveFailures - 3), 10_000),
       )
     }
-  }
-
-  /** A grown limit lets a waiting request start at once. */
-  private wake() {
-    if (this.active < Math.floor(this.limit)) this.waiting.shift()?.()
   }
 
   /** The head of this endpoint's latest answer (a lagging backend may have given it). */

@@ -9,7 +9,7 @@ import type { Logger } from 'pino'
 import { IndexerError } from '../errors'
 import { INDEXED_TOPICS } from '../events/topics'
 import type { RawLog, RequestOptions, Rpc } from '../rpc/client'
-import type { Endpoint } from '../rpc/endpoint'
+import { Endpoint } from '../rpc/endpoint'
 import { type AdaptiveRange, fetchLogs, logIdentity, normaliseLogs, sameLogs } from '../rpc/get-logs'
 import { canProve, provenBlock, provenRange } from './proven-logs'
 
@@ -67,32 +67,43 @@ export function readLogs(
 }
 
 /**
- * The verified logs of a backfill range. A range with few logs and few
- * blocks is proven by receipts where the node offers them (cheap and certain
- * when there is little to prove); any other range is read until reads agree.
+ * The verified logs of a backfill range: two reads at once (with a provider,
+ * latency is what a second read costs), the second preferring another
+ * endpoint than the one the first is likely to get. A range with few logs
+ * and few blocks is proven by receipts where the node offers them (cheap and
+ * certain when there is little to prove); any other range is read until
+ * reads agree.
  */
 export async function readVerifiedLogs(
   ctx: LogReader,
   fromBlock: bigint,
   toBlock: bigint,
 ): Promise<RawLog[]> {
-  const servedBy = new Set<Endpoint>()
-  const first = await readLogs(ctx, fromBlock, toBlock, { onServed: (e) => servedBy.add(e) })
+  const likely = ctx.rpc.pool.pick()
+  const secondBy = new Set<Endpoint>()
+  const [first, second] = await Promise.all([
+    readLogs(ctx, fromBlock, toBlock),
+    readLogs(ctx, fromBlock, toBlock, {
+      avoid: likely instanceof Endpoint ? new Set([likely]) : undefined,
+      onServed: (e) => secondBy.add(e),
+    }),
+  ])
   if (first.length < FEW_LOGS && toBlock - fromBlock < PROVEN_SPAN && canProve(ctx.rpc)) {
     const proven = await provenRange(ctx, fromBlock, toBlock)
     if (proven) {
-      if (!sameLogs(first, proven)) reportMismatch(ctx, fromBlock, toBlock, first, proven)
+      for (const read of [first, second])
+        if (!sameLogs(read, proven)) reportMismatch(ctx, fromBlock, toBlock, read, proven)
       return proven
     }
   }
-  return readAgreedLogs(ctx, fromBlock, toBlock, [first], servedBy)
+  return readAgreedLogs(ctx, fromBlock, toBlock, [first, second], secondBy)
 }
 
 /**
- * Reads [from, to] until enough reads agree (`earlier` reads count); each
- * read prefers endpoints other than the previous read's. When two reads
- * disagree, the blocks they disagree on are settled by receipts proof if the
- * node offers it.
+ * Reads [from, to] until enough reads agree (two, or three with few logs;
+ * `earlier` reads count); each read prefers endpoints other than the previous
+ * read's. When two reads disagree, the blocks they disagree on are settled by
+ * receipts proof if the node offers it.
  */
 export async function readAgreedLogs(
   ctx: LogReader,
@@ -101,20 +112,29 @@ export async function readAgreedLogs(
   earlier: RawLog[][] = [],
   firstAvoid: ReadonlySet<Endpoint> = new Set(),
 ): Promise<RawLog[]> {
-  const reads = [...earlier]
+  const reads: RawLog[][] = []
+  /** Counts one more read; returns the answer once it is settled. */
+  const consider = async (logs: RawLog[]): Promise<RawLog[] | null> => {
+    const agreeing = reads.filter((read) => sameLogs(read, logs)).length + 1
+    const previous = reads[reads.length - 1]
+    reads.push(logs)
+    if (agreeing >= (logs.length < FEW_LOGS ? 3 : 2)) return logs
+    if (!previous || sameLogs(previous, logs)) return null
+    reportMismatch(ctx, fromBlock, toBlock, previous, logs)
+    return settleByReceipts(ctx, previous, logs)
+  }
+  for (const logs of earlier) {
+    const settled = await consider(logs)
+    if (settled) return settled
+  }
   let avoid = firstAvoid
   while (reads.length < MAX_READS) {
     const servedBy = new Set<Endpoint>()
-    const logs = await readLogs(ctx, fromBlock, toBlock, { avoid, onServed: (e) => servedBy.add(e) })
-    const agreeing = reads.filter((read) => sameLogs(read, logs)).length + 1
-    if (agreeing >= (logs.length < FEW_LOGS ? 3 : 2)) return logs
-    const previous = reads[reads.length - 1]
-    reads.push(logs)
+    const settled = await consider(
+      await readLogs(ctx, fromBlock, toBlock, { avoid, onServed: (e) => servedBy.add(e) }),
+    )
+    if (settled) return settled
     avoid = servedBy
-    if (!previous || sameLogs(previous, logs)) continue
-    reportMismatch(ctx, fromBlock, toBlock, previous, logs)
-    const proven = await settleByReceipts(ctx, previous, logs)
-    if (proven) return proven
   }
   throw new VerificationError(fromBlock, toBlock)
 }
