@@ -50,6 +50,8 @@ export interface ProviderFaults {
   duplicateAndReorder: number
   /** Per eth_getLogs answer with >= 1 log (by range or by blockHash): exactly one log silently left out. */
   omitLog: number
+  /** The same, for answers to eth_getLogs by blockHash only (how a node following the head reads). */
+  omitLogByHash: number
 }
 
 export type ProviderStyle =
@@ -306,6 +308,7 @@ export const NO_FAULTS: ProviderFaults = {
   lagBlocks: 3,
   duplicateAndReorder: 0,
   omitLog: 0,
+  omitLogByHash: 0,
 }
 
 export async function startProviderProxy(options: ProviderProxyOptions): Promise<ProviderProxy> {
@@ -539,7 +542,8 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
       if (typeof filter.blockHash === 'string') {
         const number = numberOfHash.get(filter.blockHash)
         if (lag && number !== undefined && number !== null && number > nodeHead) return failed(UNKNOWN_BLOCK)
-        return { kind: 'logs', id: item.id, filter, omit, dup }
+        const omitByHash = omitDraw < Math.max(f.omitLog, f.omitLogByHash) ? omitAt : undefined
+        return { kind: 'logs', id: item.id, filter, omit: omitByHash, dup }
       }
       if (!lag && !cap) return { kind: 'logs', id: item.id, filter, omit, dup }
       // Tags are resolved against the serving node's head, and sent as numbers so the range stays fixed.

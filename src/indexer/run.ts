@@ -71,7 +71,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
         classifier: new ContractClassifier(syncRpc, pool, syncLogger),
         range: new AdaptiveRange(syncOptions.initialRange, 1n, syncOptions.maxRange),
         verify: syncOptions.verify,
-        readBy: new Map(),
+        followed: new Map(),
       },
       options: syncOptions,
       tip: null,

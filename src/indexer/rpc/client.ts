@@ -43,6 +43,8 @@ export interface RpcOptions extends Partial<Omit<EndpointPoolOptions, 'urls'>> {
 
 export interface RequestOptions {
   retry?: boolean
+  /** Attempts after the first (default: the Rpc's `retries`). */
+  retries?: number
   label?: string
   /** The block the request reads: endpoints known to be behind it are asked last. */
   minBlock?: bigint
@@ -106,7 +108,8 @@ export function createRpc(options: RpcOptions): Rpc {
         if (signal?.aborted) throw signal.reason ?? err
         endpoint.failed(err)
         const wrapped = new IndexerError(`RPC ${method} failed on ${endpoint.label}`, { cause: err })
-        if (opts.retry === false || attempt >= retries || !isTransientRpcError(err)) throw wrapped
+        if (opts.retry === false || attempt >= (opts.retries ?? retries) || !isTransientRpcError(err))
+          throw wrapped
         attempt++
         failed.add(endpoint)
         const another = !opts.only && pool.endpoints.some((e) => !failed.has(e) && e.coolUntil <= Date.now())

@@ -180,7 +180,8 @@ function rpcError(error: { code?: unknown; message?: unknown; data?: unknown }):
   const code = typeof error.code === 'number' ? error.code : undefined
   const message = typeof error.message === 'string' ? error.message : JSON.stringify(error)
   const rateLimited =
-    code === 429 || /rate limit|too many requests|exceeded .*(capacity|quota)|throughput/i.test(message)
+    code === 429 ||
+    /rate.?limit|rate exceeded|too many requests|exceeded .*(capacity|quota)|throughput/i.test(message)
   return new RpcRequestError(rateLimited ? 'rate_limited' : 'rpc', `RPC error ${code ?? '?'}: ${message}`, {
     code,
     data: error.data,

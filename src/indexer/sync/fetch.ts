@@ -10,18 +10,23 @@ import {
 } from '../events/types'
 import type { RawLog, Rpc, RpcBlock } from '../rpc/client'
 import type { Endpoint } from '../rpc/endpoint'
-import { normaliseLogs } from '../rpc/get-logs'
+import { normaliseLogs, sameLogs } from '../rpc/get-logs'
 import { sleep } from '../rpc/retry'
 import { compareChainOrder } from '../store/transfers'
-import { type LogReader, readLogs, readVerifiedLogs } from '../verify/agreed-logs'
+import { type LogReader, readLogs, readVerifiedLogs, reportMismatch } from '../verify/agreed-logs'
+import { canProve, provenBlock } from '../verify/proven-logs'
 import type { ContractClassifier } from './classify'
 
 export interface FetchContext extends LogReader {
   classifier: ContractClassifier
   /** Verify every range before it counts as confirmed (docs/indexer.md, "Verification"). */
   verify: boolean
-  /** Which endpoint read each unconfirmed block's logs: its verification prefers another. */
-  readBy: Map<bigint, Endpoint>
+  /**
+   * Blocks followed at the head and not verified yet: the logs of their one
+   * read (the first read their verification counts) and the endpoint that
+   * answered (verification reads prefer another).
+   */
+  followed: Map<bigint, { logs: RawLog[]; endpoint?: Endpoint }>
 }
 
 /** The decoded content of blocks [fromBlock, toBlock], ready to commit. */
@@ -105,27 +110,45 @@ export async function rangeFromLogs(
 
 /** Realtime mode (unconfirmed blocks): headers already linked; logs by block hash (EIP-234). */
 export async function fetchRealtimeBlocks(ctx: FetchContext, headers: RpcBlock[]): Promise<FetchedRange> {
-  const perBlock = await Promise.all(
-    headers.map((h) =>
-      ctx.rpc.getLogs({ blockHash: h.hash }, INDEXED_TOPICS, {
-        minBlock: h.number,
-        onServed: (endpoint) => ctx.readBy.set(h.number, endpoint),
+  // Each block's logs by hash and, where the node offers receipts, its proof at the same time:
+  // a proven block is verified at once, so the head shows no omitted log even before it is
+  // confirmed. Unproven blocks are verified once confirmed (sync/verify-confirmed.ts).
+  const [perBlock, proofs] = await Promise.all([
+    Promise.all(
+      headers.map(async (h) => {
+        let endpoint: Endpoint | undefined
+        const logs = await ctx.rpc.getLogs({ blockHash: h.hash }, INDEXED_TOPICS, {
+          minBlock: h.number,
+          onServed: (e) => {
+            endpoint = e
+          },
+        })
+        ctx.followed.set(h.number, { logs: normaliseLogs(logs), endpoint })
+        return logs
       }),
     ),
-  )
-  const logs = normaliseLogs(perBlock.flat())
+    ctx.verify && canProve(ctx.rpc)
+      ? Promise.all(headers.map((h) => provenBlock(ctx, h.number, h.hash).catch(() => null)))
+      : null,
+  ])
+  const read = normaliseLogs(perBlock.flat())
+  const proven = proofs?.every((p) => p !== null) ? normaliseLogs(proofs.flat() as RawLog[]) : null
+  const from = headers[0]!.number
+  const to = headers[headers.length - 1]!.number
+  if (proven && !sameLogs(read, proven)) reportMismatch(ctx, from, to, read, proven)
+  const logs = proven ?? read
   const decoded = await decodeLogs(ctx, logs)
   const byNumber = new Map(headers.map((h) => [h.number, h]))
   return {
-    fromBlock: headers[0]!.number,
-    toBlock: headers[headers.length - 1]!.number,
+    fromBlock: from,
+    toBlock: to,
     transfers: withTimestamps(decoded.transfers, decoded.timestamps, byNumber),
     metadataUpdates: decoded.metadataUpdates,
     first: headers[0]!,
     headers,
     logCount: logs.length,
-    // Verified once confirmed, by a second read (sync/verify.ts); without verification the node is trusted.
-    verified: !ctx.verify,
+    // Without verification the node is trusted.
+    verified: !ctx.verify || proven !== null,
   }
 }
 

@@ -4,6 +4,7 @@ import { maxBig, minBig } from '../rpc/get-logs'
 import { backoffDelay, sleep } from '../rpc/retry'
 import { StaleStateError } from '../store/commit'
 import { storedBlocks, updateHead } from '../store/state'
+import { VerificationError } from '../verify/agreed-logs'
 import { ChainChangedError } from './fetch'
 import { syncHistorical } from './historical'
 import { syncRealtime } from './realtime'
@@ -36,6 +37,22 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
       endpoints: s.ctx.rpc.pool.summary(),
     })
   }
+  // Reads that cannot be verified (every answer leaves a log out) hold back the confirmed
+  // block, never the following of the head: verification waits and tries again by itself.
+  let verifyFailures = 0
+  let verifyAfter = 0
+  const verify = async () => {
+    if (Date.now() < verifyAfter) return
+    try {
+      await verifyConfirmedBlocks(s)
+      verifyFailures = 0
+    } catch (err) {
+      if (!(err instanceof VerificationError)) throw err
+      const delay = backoffDelay(verifyFailures++, 500, 30_000)
+      verifyAfter = Date.now() + delay
+      s.ctx.logger.warn({ retryInMs: Math.round(delay) }, `verification waits: ${describeError(err)}`)
+    }
+  }
   while (!signal.aborted) {
     try {
       const [reported, finalizedBlock] = await Promise.all([
@@ -67,12 +84,12 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
         await syncRealtime(s, head)
       } else {
         await verifyTip(s)
-        await verifyConfirmedBlocks(s)
+        await verify()
         await sleep(s.options.pollIntervalMs, signal)
         failures = 0
         continue
       }
-      await verifyConfirmedBlocks(s)
+      await verify()
       failures = 0
     } catch (caught) {
       let err = caught
@@ -87,6 +104,8 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
           )
           s.tip = await loadTip(s)
           s.verifiedThrough = await loadVerified(s)
+          // Reads of orphaned blocks must not count towards their replacements' verification.
+          s.ctx.followed.clear()
           continue
         } catch (rollbackErr) {
           if (signal.aborted) break
@@ -120,7 +139,8 @@ async function readHeads(s: Syncer): Promise<bigint> {
   const answers = await Promise.allSettled(
     rpc.pool.endpoints.map(async (endpoint) => {
       if (endpoint.coolUntil > Date.now()) throw new IndexerError(`${endpoint.label} is cooling down`)
-      const head = BigInt(await rpc.request<Hex>('eth_blockNumber', [], { only: endpoint, retry: false }))
+      // Retried briefly: one fault of a head read would otherwise fail the whole step.
+      const head = BigInt(await rpc.request<Hex>('eth_blockNumber', [], { only: endpoint, retries: 2 }))
       endpoint.observeHead(head)
       if (endpoint.syncing && head >= rpc.pool.head - 1n) {
         // A node that finished syncing is trusted again once it answers eth_syncing with false.

@@ -15,14 +15,7 @@ import { withWriteTransaction } from '../store/db'
 import { rollbackWithin } from '../store/rollback'
 import { countVerificationMismatch, storedHashes, updateProgress } from '../store/state'
 import { storedTransferKeys, transferKey } from '../store/transfers'
-import {
-  difference,
-  FEW_LOGS,
-  type LogMismatch,
-  PROVEN_SPAN,
-  readAgreedLogs,
-  readLogs,
-} from '../verify/agreed-logs'
+import { difference, type LogMismatch, PROVEN_SPAN, readAgreedLogs } from '../verify/agreed-logs'
 import { canProve, provenRange } from '../verify/proven-logs'
 import { decodeLogs, getHeaders, rangeFromLogs } from './fetch'
 import { ReorgDetectedError, type Syncer } from './syncer'
@@ -48,28 +41,16 @@ export async function verifyConfirmedBlocks(s: Syncer): Promise<void> {
     since: headers.get(from)!.timestamp,
     until: headers.get(to)!.timestamp,
   })
-  // The stored rows are the first read. The second: a proof by receipts, else re-reads by range
-  // that must agree with the stored rows as in readAgreedLogs (once, or twice when few).
-  const proven = withProof ? await provenRange(s.ctx, from, to) : null
-  const servedBy = new Set<Endpoint>()
-  const reread = () =>
-    readLogs(s.ctx, from, to, {
-      avoid: servedBy.size > 0 ? new Set(servedBy) : firstReaders(s, from, to),
-      onServed: (e) => servedBy.add(e),
-    })
-  const reads = [proven ?? (await reread())]
-  const secondKeys = await keysOf(s, reads[0]!)
-  let agrees = sameKeys(stored, secondKeys)
-  if (!proven && agrees && reads[0]!.length < FEW_LOGS) {
-    reads.push(await reread())
-    agrees = sameKeys(stored, await keysOf(s, reads[1]!))
-  }
-  if (!agrees) {
-    const agreed = proven ?? (await readAgreedLogs(s.ctx, from, to, reads, servedBy))
-    await expectStoredHashes(s, logBlocks(agreed))
-    const repaired = !sameKeys(stored, await keysOf(s, agreed))
-    s.ctx.onMismatch?.({ fromBlock: from, toBlock: to, ...difference(stored, secondKeys), repaired })
-    if (repaired) return repair(s, from, to, agreed)
+  // A proof by receipts where the node offers them; else reads until settled, the stored
+  // rows' own read counting as the first when this process made it.
+  const verified =
+    (withProof ? await provenRange(s.ctx, from, to) : null) ??
+    (await readAgreedLogs(s.ctx, from, to, firstRead(s, from, to), firstReaders(s, from, to)))
+  await expectStoredHashes(s, logBlocks(verified))
+  const verifiedKeys = await keysOf(s, verified)
+  if (!sameKeys(stored, verifiedKeys)) {
+    s.ctx.onMismatch?.({ fromBlock: from, toBlock: to, ...difference(stored, verifiedKeys), repaired: true })
+    return repair(s, from, to, verified)
   }
   const progress = await withWriteTransaction(s.ctx.pool, (client) =>
     updateProgress(client, {
@@ -80,17 +61,28 @@ export async function verifyConfirmedBlocks(s: Syncer): Promise<void> {
     }),
   )
   s.verifiedThrough = progress.lastVerifiedBlock
-  for (const n of [...s.ctx.readBy.keys()]) if (n <= to) s.ctx.readBy.delete(n)
+  for (const n of [...s.ctx.followed.keys()]) if (n <= to) s.ctx.followed.delete(n)
 }
 
 /** The endpoints that read these blocks first: a verification read prefers another. */
 function firstReaders(s: Syncer, from: bigint, to: bigint): Set<Endpoint> {
   const avoid = new Set<Endpoint>()
   for (let n = from; n <= to; n++) {
-    const endpoint = s.ctx.readBy.get(n)
+    const endpoint = s.ctx.followed.get(n)?.endpoint
     if (endpoint) avoid.add(endpoint)
   }
   return avoid
+}
+
+/** The stored rows' read of these blocks, when this process followed all of them (not after a restart). */
+function firstRead(s: Syncer, from: bigint, to: bigint): RawLog[][] {
+  const logs: RawLog[] = []
+  for (let n = from; n <= to; n++) {
+    const block = s.ctx.followed.get(n)
+    if (!block) return []
+    for (const log of block.logs) logs.push(log)
+  }
+  return [logs]
 }
 
 /**
@@ -138,6 +130,7 @@ async function repair(s: Syncer, from: bigint, to: bigint, logs: RawLog[]) {
   )
   s.tip = { number: to, hash: range.headers[range.headers.length - 1]!.hash.toLowerCase() }
   s.verifiedThrough = result.committed.lastVerifiedBlock
+  s.ctx.followed.clear()
 }
 
 /** A block whose hash differs from the stored one was replaced: that is a reorganisation, not a mismatch. */

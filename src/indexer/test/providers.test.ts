@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { NO_FAULTS, PROVIDER_STYLES, type ProviderStyle } from '@/dev/provider-proxy'
 import { startTestChain, type TestChain } from './chain'
-import { waitForIndexed } from './oracle'
+import { expectDatabaseMatchesChain, waitForIndexed } from './oracle'
 import {
   buildHistory,
   type History,
@@ -82,6 +82,14 @@ describe('provider faults, one at a time', () => {
         timeoutMs: 800,
       },
     )
+    await waitForVerified(run.db.pool, chain)
+    // Moments when every request is dropped, then when every request hangs, while blocks arrive.
+    for (const fault of [{ dropConnection: 1 }, { hang: 1 }]) {
+      run.proxies[0]!.setFaults(fault)
+      await liveBlock(chain, history)
+      await new Promise((r) => setTimeout(r, 1_000))
+      run.proxies[0]!.setFaults({ dropConnection: 0.05, hang: 0.03 })
+    }
     await indexThrough(run)
     const stats = run.proxies[0]!.stats()
     expect(stats.dropConnection).toBeGreaterThan(0)
@@ -123,20 +131,39 @@ describe('logs left out with HTTP 200', () => {
     await run.finish()
   }, 120_000)
 
-  it('in followed blocks are proven missing by the receipts and repaired through the rollback path', async () => {
-    const run = await runThroughProviders(chain, history, [{}])
-    await waitForVerified(run.db.pool, chain)
-    // Every eth_getLogs answer now leaves one log out: each followed block is stored wrong first.
-    run.proxies[0]!.setFaults({ omitLog: 1 })
-    for (let i = 0; i < 3; i++) {
+  /** Mints one block at a time, each followed at the head (read by block hash), not backfilled. */
+  async function followedBlocks(run: Awaited<ReturnType<typeof runThroughProviders>>, count: number) {
+    for (let i = 0; i < count; i++) {
       const id = history.nextId
       history.nextId += 3n
       await chain.call(history.nft, 'TestNFT', 'mintBatch', [chain.accounts[0], id, 3n])
-      // Followed at the head (read by block hash), not backfilled.
       await waitForIndexed(run.db.pool, chain.clients)
     }
-    // The fault clears; the blocks still above the confirmed block get verified once deep enough.
+  }
+
+  it('in followed blocks never reach the head where receipts prove each new block', async () => {
+    const run = await runThroughProviders(chain, history, [{}])
+    await waitForVerified(run.db.pool, chain)
+    // Every eth_getLogs answer now leaves one log out; each new block's receipts prove what it holds.
+    run.proxies[0]!.setFaults({ omitLog: 1 })
+    await followedBlocks(run, 3)
+    // Checked at the head, before any block is confirmed: nothing is missing.
+    await expectDatabaseMatchesChain(run.db.pool, chain.clients, history.nfts)
+    const counts = await verificationCounts(run.db.pool)
+    expect(counts).toEqual({ mismatches: expect.any(Number), repairs: 0 })
+    expect(counts.mismatches).toBeGreaterThanOrEqual(3)
     run.proxies[0]!.setFaults({ omitLog: 0 })
+    await run.finish()
+  }, 120_000)
+
+  it('in followed blocks, without receipts, are found once confirmed and repaired through the rollback path', async () => {
+    const run = await runThroughProviders(chain, history, [{ noBlockReceipts: true }])
+    await waitForVerified(run.db.pool, chain)
+    // Every read by block hash (how blocks at the head are read) now leaves one log out: each
+    // followed block is stored wrong first, and found out by reads by range once confirmed.
+    run.proxies[0]!.setFaults({ omitLogByHash: 1 })
+    await followedBlocks(run, 3)
+    run.proxies[0]!.setFaults({ omitLogByHash: 0 })
     for (let i = 0; i < 3; i++) await liveBlock(chain, history)
     await waitForVerified(run.db.pool, chain)
     const counts = await verificationCounts(run.db.pool)

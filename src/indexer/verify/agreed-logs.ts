@@ -100,10 +100,18 @@ export async function readVerifiedLogs(
 }
 
 /**
- * Reads [from, to] until enough reads agree (two, or three with few logs;
- * `earlier` reads count); each read prefers endpoints other than the previous
- * read's. When two reads disagree, the blocks they disagree on are settled by
- * receipts proof if the node offers it.
+ * Reads [from, to] until the answer is settled (`earlier` reads count); each
+ * read prefers endpoints other than the previous read's.
+ *
+ * Providers leave logs out; they do not invent them. So the answer is the
+ * union of every read (one chain: two different logs at one position are
+ * refused), and it is settled once two reads each held all of it — three when
+ * there are few logs (a read is complete with probability about 1 − p, two
+ * complete reads that both miss the same log need every read to miss it).
+ * Agreeing on a subset is never enough: when every read leaves some log out,
+ * no answer is settled and the step is retried later. When two reads
+ * disagree, the blocks they disagree on are settled by receipts proof if the
+ * node offers it.
  */
 export async function readAgreedLogs(
   ctx: LogReader,
@@ -113,12 +121,15 @@ export async function readAgreedLogs(
   firstAvoid: ReadonlySet<Endpoint> = new Set(),
 ): Promise<RawLog[]> {
   const reads: RawLog[][] = []
+  const union = new Map<string, RawLog>()
   /** Counts one more read; returns the answer once it is settled. */
   const consider = async (logs: RawLog[]): Promise<RawLog[] | null> => {
-    const agreeing = reads.filter((read) => sameLogs(read, logs)).length + 1
     const previous = reads[reads.length - 1]
     reads.push(logs)
-    if (agreeing >= (logs.length < FEW_LOGS ? 3 : 2)) return logs
+    for (const log of logs) union.set(logIdentity(log), log)
+    const all = normaliseLogs([...union.values()])
+    const complete = reads.filter((read) => read.length === all.length && sameLogs(read, all)).length
+    if (complete >= (all.length < FEW_LOGS ? 3 : 2)) return all
     if (!previous || sameLogs(previous, logs)) return null
     reportMismatch(ctx, fromBlock, toBlock, previous, logs)
     return settleByReceipts(ctx, previous, logs)
@@ -167,7 +178,8 @@ function disputedBlocks(a: RawLog[], b: RawLog[]): bigint[] {
   return [...blocks].sort((x, y) => (x < y ? -1 : 1))
 }
 
-function reportMismatch(ctx: LogReader, fromBlock: bigint, toBlock: bigint, a: RawLog[], b: RawLog[]) {
+/** Tells the reader's onMismatch how two answers for one range differ. */
+export function reportMismatch(ctx: LogReader, fromBlock: bigint, toBlock: bigint, a: RawLog[], b: RawLog[]) {
   ctx.onMismatch?.({
     fromBlock,
     toBlock,

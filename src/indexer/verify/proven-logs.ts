@@ -39,10 +39,14 @@ export async function provenRange(ctx: ProofContext, from: bigint, to: bigint): 
 
 /**
  * One block's indexed logs, proven; null when the node cannot prove them
- * (no eth_getBlockReceipts, a block it does not have yet, or receipts that
- * do not match their header).
+ * (no eth_getBlockReceipts, a block it does not have yet, another block than
+ * `expectedHash` at this height, or receipts that do not match their header).
  */
-export async function provenBlock(ctx: ProofContext, number: bigint): Promise<RawLog[] | null> {
+export async function provenBlock(
+  ctx: ProofContext,
+  number: bigint,
+  expectedHash?: Hex,
+): Promise<RawLog[] | null> {
   if (!canProve(ctx.rpc)) return null
   try {
     const [header, receipts] = await Promise.all([
@@ -56,6 +60,8 @@ export async function provenBlock(ctx: ProofContext, number: bigint): Promise<Ra
       ctx.rpc.request<RpcReceipt[] | null>('eth_getBlockReceipts', [toHex(number)], { minBlock: number }),
     ])
     if (!header || !receipts) return null
+    // The block at this height is not the one the caller read (a reorganisation in between).
+    if (expectedHash && header.hash.toLowerCase() !== expectedHash.toLowerCase()) return null
     const logs = provenLogs({ hash: header.hash, number, receiptsRoot: header.receiptsRoot }, receipts)
     return logs.filter((l) => INDEXED_TOPIC0.has(l.topics[0]?.toLowerCase() ?? '')) as RawLog[]
   } catch (err) {
