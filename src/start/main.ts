@@ -55,6 +55,8 @@ async function startEmbeddedServices() {
     })
     stops.unshift(devnet.stop)
     childEnv.RPC_URL = devnet.rpcUrl
+    // With RPC_URL set the children would take the chain for a real one (12 confirmations).
+    childEnv.CONFIRMATIONS = String(config.CONFIRMATIONS)
     chainRecreated = devnet.fresh
     // The devnet's metadata helper lives on loopback; allow exactly that host.
     const allow = [...config.FETCH_ALLOW_HOSTS, new URL(devnet.metadataOrigin).host]

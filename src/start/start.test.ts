@@ -6,11 +6,11 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
@@ -45,9 +45,72 @@ interface Running {
   exited: Promise<number | null>
 }
 
-function start(env: Record<string, string | undefined>): Running {
+interface ProcessEntry {
+  ppid: number
+  state: string
+  cmd: string
+}
+
+/** Every process of this machine (Linux /proc): parent, state and command line. */
+function processTable(): Map<number, ProcessEntry> {
+  const table = new Map<number, ProcessEntry>()
+  for (const name of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(name)) continue
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      // The command name may hold spaces and parentheses: fields start after the last ')'.
+      const [state = '?', ppid = '0'] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').trim()
+      table.set(Number(name), { ppid: Number(ppid), state, cmd })
+    } catch {
+      // Gone while reading.
+    }
+  }
+  return table
+}
+
+/** The process and all its descendants, with their command lines. */
+function processTree(root: number): Map<number, string> {
+  const table = processTable()
+  const tree = new Map<number, string>()
+  const queue = [root]
+  while (queue.length > 0) {
+    const pid = queue.shift()!
+    const entry = table.get(pid)
+    if (!entry || tree.has(pid)) continue
+    tree.set(pid, entry.cmd)
+    for (const [child, e] of table) if (e.ppid === pid) queue.push(child)
+  }
+  return tree
+}
+
+/** Those of `pids` still running (a zombie has exited; only its parent has not looked yet). */
+function running(pids: Iterable<number>): number[] {
+  const table = processTable()
+  return [...pids].filter((pid) => {
+    const entry = table.get(pid)
+    return entry !== undefined && entry.state !== 'Z'
+  })
+}
+
+/** SIGKILL to each process of `tree` still running. */
+function killAll(tree: Map<number, string>) {
+  for (const pid of running(tree.keys())) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+}
+
+function start(env: Record<string, string | undefined>, command: 'node' | 'npm' = 'node'): Running {
   let output = ''
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/start/main.ts')], {
+  const [file, args]: [string, string[]] =
+    command === 'npm'
+      ? ['npm', ['start']]
+      : [process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/start/main.ts')]]
+  const child = spawn(file, args, {
     cwd: ROOT,
     env: env as NodeJS.ProcessEnv,
     detached: true, // its own process group, like a terminal's foreground job
@@ -142,4 +205,109 @@ describe('npm start', () => {
       )
     }
   }, 600_000)
+})
+
+/**
+ * A user's shell (no RPC_URL, no NODE_ENV) on a data directory of its own and, when
+ * DATABASE_URL points at a server (CI), a database of its own.
+ */
+async function isolatedEnv(): Promise<{
+  env: Record<string, string | undefined>
+  dispose(): Promise<void>
+}> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'nft-start-'))
+  const adminUrl = process.env.DATABASE_URL
+  const dbName = `nft_start_${randomBytes(4).toString('hex')}`
+  const { RPC_URL: _rpc, NODE_ENV: _mode, ...inherited } = process.env
+  const env: Record<string, string | undefined> = {
+    ...inherited,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    PORT: String(freePort()),
+  }
+  if (adminUrl) {
+    const client = new pg.Client({ connectionString: adminUrl })
+    await client.connect()
+    await client.query(`CREATE DATABASE ${dbName}`)
+    await client.end()
+    const url = new URL(adminUrl)
+    url.pathname = `/${dbName}`
+    env.DATABASE_URL = url.toString()
+    env.AUTH_SECRET = randomBytes(32).toString('hex')
+  } else {
+    delete env.DATABASE_URL
+  }
+  return {
+    env,
+    async dispose() {
+      rmSync(dataDir, { recursive: true, force: true })
+      if (adminUrl) {
+        const client = new pg.Client({ connectionString: adminUrl })
+        await client.connect()
+        await client.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+        await client.end()
+      }
+    },
+  }
+}
+
+/** Waits until the service answers and the indexer has written a confirmed block. */
+async function serving(run: Running, base: string): Promise<void> {
+  try {
+    await waitFor(
+      'the web server',
+      async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined),
+      240_000,
+    )
+    await waitFor(
+      'the indexer to confirm a block',
+      async () => {
+        const html = await (await fetch(`${base}/`)).text()
+        const confirmed = /data-testid="last-confirmed-block">(\d+)</.exec(html)
+        return confirmed && BigInt(confirmed[1]!) > 0n ? true : undefined
+      },
+      120_000,
+    )
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n--- output ---\n${run.output().slice(-4000)}`)
+  }
+}
+
+describe('`npm start` run by npm', () => {
+  let isolated: Awaited<ReturnType<typeof isolatedEnv>>
+  let run: Running
+  let base: string
+  let port: number
+  let tree = new Map<number, string>()
+
+  beforeAll(async () => {
+    isolated = await isolatedEnv()
+    port = Number(isolated.env.PORT)
+    base = `http://127.0.0.1:${port}`
+    // npm itself, as an operator runs it: `kill -TERM <pid of npm start>` must reach the service.
+    run = start(isolated.env, 'npm')
+    await serving(run, base)
+    tree = processTree(run.child.pid!)
+  }, 420_000)
+
+  afterAll(async () => {
+    // Whatever a failed test left behind, orphans included.
+    if (run) killAll(new Map([...tree, ...processTree(run.child.pid!)]))
+    await isolated?.dispose()
+  })
+
+  it('confirms at the embedded devnet depth (2 blocks), in the indexer and on the pages', async () => {
+    const html = await (await fetch(`${base}/`)).text()
+    expect(html).toContain('A block counts as confirmed 2 blocks below the head')
+    // The indexer writes head and confirmed block together: their distance is its CONFIRMATIONS.
+    const lags: bigint[] = []
+    for (let i = 0; i < 5; i++) {
+      const page = await (await fetch(`${base}/`)).text()
+      const seen = /data-testid="last-seen-block">(\d+)</.exec(page)
+      const confirmed = /data-testid="last-confirmed-block">(\d+)</.exec(page)
+      lags.push(BigInt(seen![1]!) - BigInt(confirmed![1]!))
+      await new Promise((r) => setTimeout(r, 700))
+    }
+    expect(lags).toEqual([2n, 2n, 2n, 2n, 2n])
+  })
 })
