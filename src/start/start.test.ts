@@ -2,7 +2,9 @@
  * `npm start` as a user runs it: embedded devnet (and embedded PGlite when no
  * DATABASE_URL is set), migrations, indexer and web process. Ctrl-C — SIGINT
  * to the whole foreground process group — must stop every child, and a second
- * start on the same data directory must work.
+ * start on the same data directory must work. SIGTERM to npm or to any process
+ * of the tree stops the whole tree, and the children stop by themselves when
+ * the orchestrator is killed outright (docs/operations.md).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -93,6 +95,32 @@ function running(pids: Iterable<number>): number[] {
   })
 }
 
+/** The pid of the one process of `tree` whose command line matches. */
+function pidOf(tree: Map<number, string>, pattern: RegExp): number {
+  const found = [...tree].filter(([, cmd]) => pattern.test(cmd))
+  if (found.length !== 1) throw new Error(`expected one process like ${pattern}, found ${found.length}`)
+  return found[0]![0]
+}
+
+const ORCHESTRATOR = /src\/start\/main\.ts/
+const INDEXER = /\.build\/indexer\.mjs/
+const WEB = /src\/server\/main\.ts/
+const ANVIL = /^\S*\/anvil\s/
+
+/** Every process of `tree` has exited within `ms`; the test fails naming those left. */
+async function expectAllGone(tree: Map<number, string>, ms: number, context: () => string) {
+  const deadline = Date.now() + ms
+  let left = running(tree.keys())
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100))
+    left = running(tree.keys())
+  }
+  expect(
+    left.map((pid) => `${pid} ${tree.get(pid)}`),
+    `still running ${ms / 1000} s later\n${context()}`,
+  ).toEqual([])
+}
+
 /** SIGKILL to each process of `tree` still running. */
 function killAll(tree: Map<number, string>) {
   for (const pid of running(tree.keys())) {
@@ -102,6 +130,11 @@ function killAll(tree: Map<number, string>) {
       // Exited meanwhile.
     }
   }
+}
+
+/** pino lines at level error (50) or fatal (60). */
+function errorLines(output: string): string[] {
+  return output.split('\n').filter((line) => /"level":(50|60)\b/.test(line))
 }
 
 function start(env: Record<string, string | undefined>, command: 'node' | 'npm' = 'node'): Running {
@@ -167,6 +200,8 @@ describe('npm start', () => {
       const port = freePort()
       const base = `http://127.0.0.1:${port}`
       const run = start({ ...env, PORT: String(port) })
+      let tree = new Map<number, string>()
+      let outputBefore = 0
       try {
         await waitFor(
           'the web server',
@@ -190,6 +225,8 @@ describe('npm start', () => {
           `round ${round}: ${(err as Error).message}\n--- output ---\n${run.output().slice(-4000)}`,
         )
       } finally {
+        tree = processTree(run.child.pid!)
+        outputBefore = run.output().length
         // Ctrl-C: the terminal signals the whole foreground process group.
         if (run.child.exitCode === null) process.kill(-run.child.pid!, 'SIGINT')
       }
@@ -203,6 +240,10 @@ describe('npm start', () => {
         async () => (groupMembers(run.child.pid!).length === 0 ? true : undefined),
         15_000,
       )
+      // Also those outside the process group (the devnet runs in a session of its own).
+      await expectAllGone(tree, 10_000, () => run.output().slice(-3000))
+      // A normal shutdown is not an error.
+      expect(errorLines(run.output().slice(outputBefore))).toEqual([])
     }
   }, 600_000)
 })
@@ -273,7 +314,7 @@ async function serving(run: Running, base: string): Promise<void> {
   }
 }
 
-describe('`npm start` run by npm', () => {
+describe('`npm start` under signals', () => {
   let isolated: Awaited<ReturnType<typeof isolatedEnv>>
   let run: Running
   let base: string
@@ -310,4 +351,46 @@ describe('`npm start` run by npm', () => {
     }
     expect(lags).toEqual([2n, 2n, 2n, 2n, 2n])
   })
+
+  it('stops every process of the tree within 10 s of SIGTERM to npm, logging no error', async () => {
+    tree = processTree(run.child.pid!)
+    const commands = [...tree.values()]
+    for (const proc of [ORCHESTRATOR, INDEXER, WEB, ANVIL]) {
+      expect(
+        commands.some((cmd) => proc.test(cmd)),
+        `${proc} in ${commands.join('\n')}`,
+      ).toBe(true)
+    }
+    const outputBefore = run.output().length
+    process.kill(run.child.pid!, 'SIGTERM')
+    await expectAllGone(tree, 10_000, () => run.output().slice(-3000))
+    expect(errorLines(run.output().slice(outputBefore))).toEqual([])
+  }, 30_000)
+})
+
+describe('a signal to one process of the tree stops them all', () => {
+  // Representatives: a supervised node child, the devnet (not node, in its own session),
+  // and the orchestrator killed outright (the children must notice by themselves).
+  for (const [target, pattern, signal] of [
+    ['the indexer', INDEXER, 'SIGTERM'],
+    ['anvil', ANVIL, 'SIGINT'],
+    ['the orchestrator', ORCHESTRATOR, 'SIGKILL'],
+  ] as const) {
+    it(`${signal} to ${target}`, async () => {
+      const isolated = await isolatedEnv()
+      const run = start(isolated.env)
+      let tree = new Map<number, string>()
+      try {
+        await serving(run, `http://127.0.0.1:${isolated.env.PORT}`)
+        tree = processTree(run.child.pid!)
+        const outputBefore = run.output().length
+        process.kill(pidOf(tree, pattern), signal)
+        await expectAllGone(tree, 10_000, () => run.output().slice(-3000))
+        if (signal !== 'SIGKILL') expect(errorLines(run.output().slice(outputBefore))).toEqual([])
+      } finally {
+        killAll(new Map([...tree, ...processTree(run.child.pid!)]))
+        await isolated.dispose()
+      }
+    }, 420_000)
+  }
 })
