@@ -107,3 +107,15 @@ test('the sign-in page', async ({ page }) => {
   await expect(page.getByRole('heading', { name: 'Sign in with your wallet' })).toBeVisible()
   await page.screenshot({ path: `${SCREENSHOTS}/portal-sign-in.png`, fullPage: true })
 })
+
+test('a redirected sign-in error shows its sentence, and an unknown code the generic one', async ({
+  page,
+}) => {
+  await page.goto('/portal?error=BAD_SIGNATURE')
+  await expect(page.getByRole('alert')).toHaveText('The signature does not match the wallet address.')
+  // Names every object inherits are no error codes.
+  for (const code of ['constructor', 'toString', '__proto__']) {
+    await page.goto(`/portal?error=${code}`)
+    await expect(page.getByRole('alert')).toHaveText('Sign-in failed. Try again.')
+  }
+})
