@@ -116,6 +116,19 @@ describe('keys router', () => {
     expect(bobsEvents.items.filter((e) => e.key_id === key.id)).toEqual([])
   })
 
+  it('refuses ids beyond a 64-bit integer as bad input, not as a server failure', async () => {
+    const c = caller(alice)
+    for (const id of ['9223372036854775808', '9999999999999999999', '18446744073709551616']) {
+      expect(await trpcCode(c.revoke({ id })), `revoke ${id}`).toBe('BAD_REQUEST')
+      expect(await trpcCode(c.rotate({ id })), `rotate ${id}`).toBe('BAD_REQUEST')
+      expect(await trpcCode(c.auditEvents({ limit: 5, cursor: id })), `cursor ${id}`).toBe('BAD_REQUEST')
+    }
+    // The largest id is well-formed: no such key, and the page of events before it (the newest).
+    expect(await trpcCode(c.revoke({ id: '9223372036854775807' }))).toBe('NOT_FOUND')
+    const fromMax = await c.auditEvents({ limit: 5, cursor: '9223372036854775807' })
+    expect(fromMax.items).toEqual((await c.auditEvents({ limit: 5 })).items)
+  })
+
   it('rotates with a grace period of at most 7 days and revokes', async () => {
     const { key, secret } = await caller(alice).create({ name: 'rotating' })
     expect(await trpcCode(caller(alice).rotate({ id: key.id, grace_seconds: 7 * 86400 + 1 }))).toBe(
