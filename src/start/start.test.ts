@@ -9,6 +9,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import net from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
@@ -314,6 +315,21 @@ async function serving(run: Running, base: string): Promise<void> {
   }
 }
 
+/** The status line and body of one request written byte for byte. */
+async function rawRequest(port: number, request: string): Promise<{ status: number; body: string }> {
+  const response = await new Promise<string>((resolve, reject) => {
+    let data = ''
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request))
+    socket.setEncoding('utf8')
+    socket.on('data', (d) => (data += d))
+    socket.once('end', () => resolve(data))
+    socket.once('error', reject)
+    socket.setTimeout(15_000, () => socket.destroy(new Error('no answer')))
+  })
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0)
+  return { status, body: response.slice(response.indexOf('\r\n\r\n') + 4) }
+}
+
 describe('`npm start` under signals', () => {
   let isolated: Awaited<ReturnType<typeof isolatedEnv>>
   let run: Running
@@ -350,6 +366,52 @@ describe('`npm start` under signals', () => {
       await new Promise((r) => setTimeout(r, 700))
     }
     expect(lags).toEqual([2n, 2n, 2n, 2n, 2n])
+  })
+
+  it('answers malformed or hostile portal requests with a 4xx, never a 500', async () => {
+    const outputBefore = run.output().length
+    // Request-target `*` (asterisk-form) is for OPTIONS to a proxy; here it is a client error.
+    const star = await rawRequest(port, 'GET * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n')
+    expect(star.status).toBe(400)
+    expect(JSON.parse(star.body)).toMatchObject({ error: { code: 'INVALID_ARGUMENT' } })
+
+    // Names an object inherits are not assets, not procedures.
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expect((await fetch(`${base}/docs/assets/${name}`)).status, `/docs/assets/${name}`).toBe(404)
+      const trpc = await fetch(`${base}/api/trpc/${name}`)
+      expect(trpc.status, `/api/trpc/${name}`).toBe(404)
+    }
+    expect((await fetch(`${base}/docs/assets/swagger-ui.css`)).status).toBe(200)
+
+    // Sign-out with a callbackUrl on a host that only looks like ours.
+    const publicOrigin = `http://localhost:${port}`
+    for (const callbackUrl of [
+      `http://localhost:${port}.evil.example/portal`,
+      `http://localhost:${port}@evil.example/portal`,
+      `http://lоcalhost:${port}/portal`, // Cyrillic о
+      `http://[localhost:${port}/portal`,
+      `//evil.example/portal`,
+    ]) {
+      const csrf = await fetch(`${base}/api/auth/csrf`)
+      const { csrfToken } = (await csrf.json()) as { csrfToken: string }
+      const cookie = csrf.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ')
+      const res = await fetch(`${base}/api/auth/signout`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie },
+        body: new URLSearchParams({ csrfToken, callbackUrl }).toString(),
+      })
+      expect(res.status, callbackUrl).toBeLessThan(500)
+      expect(res.status, callbackUrl).toBeGreaterThanOrEqual(300)
+      if (res.status < 400) {
+        const location = new URL(res.headers.get('location')!, publicOrigin)
+        expect(location.origin, callbackUrl).toBe(publicOrigin)
+      }
+    }
+    expect(errorLines(run.output().slice(outputBefore)), 'nothing above logged as an error').toEqual([])
   })
 
   it('stops every process of the tree within 10 s of SIGTERM to npm, logging no error', async () => {
