@@ -155,6 +155,40 @@ describe('keys router', () => {
     expect(await trpcCode(caller(alice).rotate({ id: key.id }))).toBe('CONFLICT')
   })
 
+  it('audits the expiry each previous secret really got, not the one asked for', async () => {
+    const c = caller(alice)
+    const { key, secret: first } = await c.create({ name: 'rotated twice' })
+    const once = await c.rotate({ id: key.id, grace_seconds: 60 })
+    // The first secret is already in a grace period: a longer one does not extend it.
+    const twice = await c.rotate({ id: key.id, grace_seconds: 7 * 86400 })
+    const { rows } = await tdb.pool.query<{ prefix: string; expires_at: Date | null }>(
+      'SELECT prefix, expires_at FROM api_key_secrets WHERE key_id = $1 ORDER BY id',
+      [key.id],
+    )
+    const applied = new Map(rows.map((r) => [r.prefix, r.expires_at?.toISOString() ?? null]))
+    const [firstPrefix, secondPrefix] = [first.slice(0, 13), once.secret.slice(0, 13)]
+    expect(Date.parse(applied.get(firstPrefix)!) - Date.parse(once.key.rotated_at!)).toBe(60_000)
+    expect(Date.parse(applied.get(secondPrefix)!) - Date.parse(twice.key.rotated_at!)).toBe(7 * 86400_000)
+
+    const events = (await c.auditEvents({ limit: 100 })).items.filter(
+      (e) => e.key_id === key.id && e.action === 'key_rotated',
+    )
+    expect(events.map((e) => e.key_prefix)).toEqual([twice.secret.slice(0, 13), secondPrefix])
+    expect(events[0]!.details).toEqual({
+      grace_seconds: 7 * 86400,
+      previous_prefixes: [firstPrefix, secondPrefix],
+      previous_secrets: [
+        { prefix: firstPrefix, expires_at: applied.get(firstPrefix) },
+        { prefix: secondPrefix, expires_at: applied.get(secondPrefix) },
+      ],
+    })
+    expect(events[1]!.details).toEqual({
+      grace_seconds: 60,
+      previous_prefixes: [firstPrefix],
+      previous_secrets: [{ prefix: firstPrefix, expires_at: applied.get(firstPrefix) }],
+    })
+  })
+
   it('writes an audit event for every change, newest first, paged', async () => {
     const c = caller(bob, '198.51.100.9', 'audit-agent/2')
     const { key, secret } = await c.create({ name: 'audited' })
