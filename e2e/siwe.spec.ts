@@ -107,3 +107,17 @@ test('the sign-in page', async ({ page }) => {
   await expect(page.getByRole('heading', { name: 'Sign in with your wallet' })).toBeVisible()
   await page.screenshot({ path: `${SCREENSHOTS}/portal-sign-in.png`, fullPage: true })
 })
+
+test('a redirected sign-in error shows its sentence, and an unknown code the generic one', async ({
+  page,
+}) => {
+  // The page's own alert, not Next.js's route announcer (also role=alert).
+  const alert = page.getByRole('main').getByRole('alert')
+  await page.goto('/portal?error=BAD_SIGNATURE')
+  await expect(alert).toHaveText('The signature does not match the wallet address.')
+  // Names every object inherits are no error codes.
+  for (const code of ['constructor', 'toString', '__proto__']) {
+    await page.goto(`/portal?error=${code}`)
+    await expect(alert).toHaveText('Sign-in failed. Try again.')
+  }
+})

@@ -69,6 +69,58 @@ describe('configuration contract', () => {
     expect((error as Error).message).not.toContain('\n')
   })
 
+  // Secrets that must never reach a terminal or a log, whatever is wrong with the value.
+  it.each([
+    ['AUTH_SECRET', 'hunter2-but-short', 'hunter2', undefined],
+    ['DATABASE_URL', 'mysql://admin:s3cr3t-pw@db.internal:3306/nft', 's3cr3t-pw', 'mysql://db.internal:3306'],
+    ['DATABASE_URL', 'postgres://admin:s3cr3t-pw@db.internal:54x2/nft', 's3cr3t-pw', undefined],
+    ['DATABASE_URL', 'postgres://admin:s3c/r3t@db.internal/nft', 's3c/r3t', undefined],
+    ['REDIS_URL', 'http://:s3cr3t-pw@cache.internal:6379/0', 's3cr3t-pw', 'http://cache.internal:6379'],
+    ['REDIS_URL', 'redis//default:s3cr3t-pw@cache.internal:6379', 's3cr3t-pw', undefined],
+    [
+      'RPC_URL',
+      'wss://eth-mainnet.g.alchemy.com/v2/AbCdEf0123456789KeY',
+      'AbCdEf0123456789KeY',
+      'wss://eth-mainnet.g.alchemy.com',
+    ],
+    ['RPC_URL', 'https://mainnet.example/rpc?apikey=AbCdEf0123456789KeY x', 'AbCdEf0123456789KeY', undefined],
+    ['RPC_URL', 'ftp://user:AbCdEf0123456789KeY@node.example/', 'AbCdEf0123456789KeY', 'ftp://node.example'],
+  ])('names %s and the reason, never its secret (%s)', (variable, value, secret, shown) => {
+    let error: unknown
+    try {
+      parseConfig({ [variable]: value })
+    } catch (err) {
+      error = err
+    }
+    expect(error).toBeInstanceOf(ConfigError)
+    const message = (error as Error).message
+    expect(message).toMatch(new RegExp(`^Invalid configuration: ${variable} must `))
+    expect(message).not.toContain(secret)
+    expect((error as ConfigError).reason).not.toContain(secret)
+    // The user part of a URL is not shown either.
+    expect(message).not.toContain('admin')
+    if (shown) expect(message).toContain(shown)
+    expect(message).not.toContain('\n')
+  })
+
+  it('still shows a value that carries no secret', () => {
+    expect(() => parseConfig({ LOG_LEVEL: 'loud' })).toThrow('(got "loud")')
+    expect(() => parseConfig({ PORT: 'abc' })).toThrow('(got "abc")')
+  })
+
+  it('a process started with a bad secret-bearing URL prints one line without the secret', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/start/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: 'mysql://admin:s3cr3t-pw@db.internal/nft' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    expect(result.status).toBe(2)
+    expect(result.stderr.trim().split('\n')).toHaveLength(1)
+    expect(result.stderr).toMatch(/^Invalid configuration: DATABASE_URL /)
+    expect(result.stderr + result.stdout).not.toContain('s3cr3t-pw')
+  })
+
   it('a process started with PORT=abc stops with one clear line and a non-zero exit code', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/start/main.ts'], {
       cwd: ROOT,

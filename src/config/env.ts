@@ -165,14 +165,41 @@ export class ConfigError extends Error {
   }
 }
 
+/** Variables whose value is a URL: it may carry a password (userinfo) or an API key (path, query). */
+const URL_VARIABLES = new Set([
+  'PUBLIC_URL',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'RPC_URL',
+  'IPFS_GATEWAY',
+  'ARWEAVE_GATEWAY',
+  'MEDIA_ORIGIN',
+])
+
+/**
+ * What a start-up error may say about a bad value: start-up lines end up in
+ * terminals, CI logs and log collectors, so a secret is never shown — a URL at
+ * most as scheme and host, AUTH_SECRET not at all.
+ */
+function describeValue(variable: string, raw: string | undefined): string {
+  if (raw === undefined) return 'got null'
+  if (variable === 'AUTH_SECRET') return 'the value is not shown'
+  if (URL_VARIABLES.has(variable)) {
+    // Only a URL that parses has a known host; anything else may be a secret cut in two.
+    if (!URL.canParse(raw.trim())) return 'the value is not shown'
+    const url = new URL(raw.trim())
+    return `got ${url.protocol}//${url.host}, the rest is not shown`
+  }
+  return `got ${JSON.stringify(raw)}`
+}
+
 /** Validates an environment; throws ConfigError naming the first bad variable. */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = envSchema.safeParse(env)
   if (!result.success) {
     const issue = result.error.issues[0]!
     const variable = String(issue.path[0] ?? 'environment')
-    const raw = env[variable]
-    throw new ConfigError(variable, `${issue.message} (got ${JSON.stringify(raw ?? null)})`)
+    throw new ConfigError(variable, `${issue.message} (${describeValue(variable, env[variable])})`)
   }
   const e = result.data
   const embeddedChain = e.RPC_URL === undefined

@@ -93,12 +93,17 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     throw err
   }
   const urlHost = host.includes(':') ? `[${host}]` : host
+  const url = `postgres://postgres@${urlHost}:${port}/postgres`
+  // For tools run while this server holds the directory (runningEmbeddedPostgres).
+  const urlFile = path.join(options.dataDir, URL_FILE)
+  writeFileSync(urlFile, url)
 
   let stopped: Promise<void> | undefined
   return {
-    url: `postgres://postgres@${urlHost}:${port}/postgres`,
+    url,
     stop() {
       stopped ??= (async () => {
+        rmSync(urlFile, { force: true })
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
         await Promise.all([...handlers].map((handler) => handler.detach(true)))
         handlers.clear()
@@ -113,13 +118,34 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
 }
 
+const PID_FILE = 'embedded-postgres.pid'
+const URL_FILE = 'embedded-postgres.url'
+
+/**
+ * The URL of the embedded server that another live process (a running `npm
+ * start`) serves from `dataDir`, or undefined when there is none: a tool
+ * (`npm run db:migrate`, `import:transfers`) connects to it rather than
+ * opening the files a second time.
+ */
+export function runningEmbeddedPostgres(dataDir: string): string | undefined {
+  try {
+    const holder = Number(readFileSync(path.join(dataDir, PID_FILE), 'utf8').trim())
+    if (!Number.isInteger(holder) || holder <= 0 || holder === process.pid || !isRunning(holder)) {
+      return undefined
+    }
+    return readFileSync(path.join(dataDir, URL_FILE), 'utf8').trim() || undefined
+  } catch {
+    return undefined // no such files: nobody serves this directory
+  }
+}
+
 /**
  * PGlite does not lock its files, and two instances on one directory corrupt
  * it: a pid file keeps a second server (a second `npm start`) out. A file
  * left by a process that no longer runs is taken over.
  */
 function lockDataDir(dataDir: string): () => void {
-  const pidFile = path.join(dataDir, 'embedded-postgres.pid')
+  const pidFile = path.join(dataDir, PID_FILE)
   try {
     writeFileSync(pidFile, String(process.pid), { flag: 'wx' })
   } catch (err) {

@@ -6,8 +6,11 @@
  *     no RPC_URL (DESIGN §2);
  *  3. applies migrations, builds the portal when its sources changed and
  *     bundles the indexer (src/indexer/launch.ts);
- *  4. runs the indexer and web processes, restarting one that dies;
- *  5. on Ctrl-C / SIGTERM stops every child, then the embedded services.
+ *  4. runs the indexer and web processes, restarting one that crashes;
+ *  5. on Ctrl-C / SIGTERM / SIGHUP — to this process or to any process it
+ *     runs, anvil included — stops every child, then the embedded services
+ *     (docs/operations.md). Every child also stops by itself when this
+ *     process is gone, even after SIGKILL (./exit-with-parent.mjs).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
@@ -17,6 +20,7 @@ import { createLogger } from '@/config/logger'
 import { buildIndexer } from '@/indexer/launch'
 import { migrate } from '@/server/db/migrate'
 import { ensureAuthSecret } from './auth-secret'
+import { EXIT_WITH_PARENT } from './exit-with-parent'
 import { ensurePortalBuild } from './portal-build'
 import { resetChainData } from './reset-chain-data'
 
@@ -55,7 +59,16 @@ async function startEmbeddedServices() {
     })
     stops.unshift(devnet.stop)
     childEnv.RPC_URL = devnet.rpcUrl
+    // With RPC_URL set the children would take the chain for a real one (12 confirmations).
+    childEnv.CONFIRMATIONS = String(config.CONFIRMATIONS)
     chainRecreated = devnet.fresh
+    // Without its chain the service cannot work: anvil's exit stops it (a crash is logged by the devnet).
+    const { ANVIL_STOPPED_STATUSES } = await import('@/dev/devnet/anvil')
+    devnet.exited.then((code) => {
+      if (stopping) return
+      logger.info({ code }, 'devnet anvil exited; stopping the service')
+      void shutdown(ANVIL_STOPPED_STATUSES.includes(code) ? 0 : 1)
+    })
     // The devnet's metadata helper lives on loopback; allow exactly that host.
     const allow = [...config.FETCH_ALLOW_HOSTS, new URL(devnet.metadataOrigin).host]
     childEnv.FETCH_ALLOW_HOSTS = allow.join(',')
@@ -73,19 +86,28 @@ interface Supervised {
   restarts: number
 }
 
-/** Runs `node <args>` as the named process, restarting it when it dies. */
+/** Signals that ask a process to stop; the children stop with exit code 0 on them. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+
+/** Runs `node <args>` as the named process, restarting it when it crashes. */
 function supervise(name: string, args: string[]): Supervised {
   const proc: Supervised = { name, restarts: 0 }
   const run = () => {
-    const child = spawn(process.execPath, args, {
+    const child = spawn(process.execPath, ['--import', EXIT_WITH_PARENT, ...args], {
       cwd: ROOT,
-      env: childEnv,
+      env: { ...childEnv, NFT_PARENT_PID: String(process.pid) },
       stdio: 'inherit',
     })
     proc.child = child
     child.on('exit', (code, signal) => {
       proc.child = undefined
       if (stopping) return
+      if (code === 0 || STOP_SIGNALS.includes(signal as (typeof STOP_SIGNALS)[number])) {
+        // Someone stopped this child (SIGINT, SIGTERM): they mean the service.
+        logger.info({ proc: name, code, signal }, `${name} stopped; stopping the service`)
+        void shutdown(0)
+        return
+      }
       if (code === 2) {
         // Exit code 2 is a configuration or start-up refusal: restarting cannot help.
         logger.fatal({ proc: name, code }, `${name} refused to start; stopping`)
@@ -127,8 +149,7 @@ async function shutdown(exitCode: number) {
   process.exit(exitCode)
 }
 
-process.on('SIGINT', () => void shutdown(0))
-process.on('SIGTERM', () => void shutdown(0))
+for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(0))
 
 try {
   await startEmbeddedServices()

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Logger } from '@/config/logger'
+import { EXIT_WITH_PARENT } from './exit-with-parent'
 
 const INPUTS = ['src', 'public', 'next.config.mjs', 'package-lock.json', 'tsconfig.json']
 const SKIP = new Set(['generated', 'node_modules'])
@@ -37,10 +38,17 @@ export async function ensurePortalBuild(root: string, logger: Logger): Promise<v
   logger.info('building the portal (first start or changed sources)…')
   const started = Date.now()
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'node_modules/next/dist/bin/next'), 'build'], {
+    const next = path.join(root, 'node_modules/next/dist/bin/next')
+    // A build outlives no `npm start`: it stops when its parent is gone.
+    const child = spawn(process.execPath, ['--import', EXIT_WITH_PARENT, next, 'build'], {
       cwd: root,
       stdio: 'inherit',
-      env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' },
+      env: {
+        ...process.env,
+        NEXT_TELEMETRY_DISABLED: '1',
+        NODE_ENV: 'production',
+        NFT_PARENT_PID: String(process.pid),
+      },
     })
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`next build exited with ${code}`))))
   })

@@ -31,9 +31,15 @@ const ERRORS: Record<string, string> = {
   RATE_LIMITED: 'Too many sign-in attempts from your network. Wait a minute and try again.',
 }
 
+/** Own entries only: `?error=constructor` is no known code. */
+function knownError(code: string): string | undefined {
+  return Object.hasOwn(ERRORS, code) ? ERRORS[code] : undefined
+}
+
 function explain(err: unknown): string {
   if (err instanceof Error) {
-    if (ERRORS[err.message]) return ERRORS[err.message]!
+    const known = knownError(err.message)
+    if (known) return known
     const name = (err as { name?: string }).name ?? ''
     const short = (err as { shortMessage?: string }).shortMessage
     if (/UserRejected/i.test(name) || /reject|denied/i.test(err.message)) {
@@ -68,7 +74,7 @@ export function SignInPanel({ publicUrl }: { publicUrl: string }) {
   // next-auth sends refusals of a redirect-based sign-in back here as ?error=CODE.
   const redirectedError = useSearchParams()?.get('error')
   const [error, setError] = useState<string | null>(
-    redirectedError ? (ERRORS[redirectedError] ?? 'Sign-in failed. Try again.') : null,
+    redirectedError ? (knownError(redirectedError) ?? 'Sign-in failed. Try again.') : null,
   )
   const [originMismatch] = useState(
     () => typeof window !== 'undefined' && window.location.origin !== new URL(publicUrl).origin,

@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createPublicClient, createWalletClient, http } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startAnvil } from './anvil'
+import { ANVIL_STOPPED_STATUSES, startAnvil } from './anvil'
 
 let workDir: string
 
@@ -83,6 +84,33 @@ describe('startAnvil', () => {
       await anvil.stop()
     }
   }, 30_000)
+
+  it('runs outside the starter’s process group, and a signal to it is a stop', async () => {
+    const anvil = await startAnvil({})
+    try {
+      // Ctrl-C signals the terminal's foreground process group: anvil is not in it.
+      const group = (pid: number) =>
+        Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2])
+      expect(group(anvil.pid)).not.toBe(group(process.pid))
+      process.kill(anvil.pid, 'SIGINT')
+      expect(ANVIL_STOPPED_STATUSES).toContain(await anvil.exited)
+    } finally {
+      await anvil.stop()
+    }
+  })
+
+  it('a signal to the guard stops anvil with it', async () => {
+    const anvil = await startAnvil({})
+    try {
+      const guard = Number(readFileSync(`/proc/${anvil.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+      expect(guard).not.toBe(process.pid)
+      process.kill(guard, 'SIGTERM')
+      expect(ANVIL_STOPPED_STATUSES).toContain(await anvil.exited)
+      expect(await waitUntil(() => !isAlive(anvil.pid), 5_000)).toBe(true)
+    } finally {
+      await anvil.stop()
+    }
+  })
 
   it('leaves no orphan when the parent process is killed outright', async () => {
     const anvilModule = pathToFileURL(

@@ -4,7 +4,10 @@
  *
  * anvil is started under a tiny POSIX sh guard that holds a pipe from this process: when the
  * pipe closes — stop(), a crash, even SIGKILL of this process — the guard sends anvil SIGTERM,
- * so anvil saves its state and no orphan is left behind.
+ * so anvil saves its state and no orphan is left behind. A signal to the guard itself is passed
+ * on to anvil the same way. The guard runs in a session of its own, so a terminal's Ctrl-C
+ * (SIGINT to the whole foreground process group) does not reach anvil: the process that
+ * started it stops it, in order, after whatever still uses the chain.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -42,18 +45,29 @@ const require = createRequire(import.meta.url)
 const STOP_TIMEOUT_MS = 15_000
 
 // $1.. is the anvil command line. fd 3 keeps our pipe; anvil gets neither stdin nor fd 3.
+// A trapped signal interrupts `wait`: the loop waits on until anvil has really exited.
 const GUARD_SCRIPT = `
 exec 3<&0
 "$@" </dev/null 3<&- &
 anvil=$!
 echo "anvil-pid $anvil"
+trap 'kill -TERM "$anvil" 2>/dev/null' HUP INT TERM
 { while read -r _ <&3; do :; done; kill -TERM "$anvil" 2>/dev/null; } </dev/null &
 watcher=$!
-wait "$anvil"
-status=$?
+while :; do
+  wait "$anvil"
+  status=$?
+  kill -0 "$anvil" 2>/dev/null || break
+done
 kill "$watcher" 2>/dev/null
 exit $status
 `
+
+/**
+ * Exit statuses of an anvil that was asked to stop: 0 (it saves its state and exits on SIGINT
+ * and SIGTERM), or 128 + HUP/INT/TERM when the guard reports the signal it passed on.
+ */
+export const ANVIL_STOPPED_STATUSES: readonly (number | null)[] = [0, 129, 130, 143]
 
 export function anvilBinaryPath(): string {
   const arch = process.arch === 'x64' ? 'amd64' : process.arch
@@ -89,7 +103,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
   const child =
     process.platform === 'win32'
       ? spawn(binary, args, { stdio: 'pipe', windowsHide: true })
-      : spawn('sh', ['-c', GUARD_SCRIPT, 'anvil-guard', binary, ...args], { stdio: 'pipe' })
+      : spawn('sh', ['-c', GUARD_SCRIPT, 'anvil-guard', binary, ...args], { stdio: 'pipe', detached: true })
 
   const startup = watchStartup(child, options.startTimeoutMs ?? 30_000)
   let listening: { port: number; pid: number }

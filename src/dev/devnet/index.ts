@@ -12,7 +12,7 @@ import path from 'node:path'
 import pino from 'pino'
 import type { Address, Hex } from 'viem'
 import { type Activity, startActivity } from './activity'
-import { type AnvilInstance, startAnvil } from './anvil'
+import { ANVIL_STOPPED_STATUSES, type AnvilInstance, startAnvil } from './anvil'
 import {
   artifactFor,
   compileDemoContracts,
@@ -49,6 +49,11 @@ export type Devnet = {
   chainId: number
   /** anvil's funded, unlocked dev accounts; the first owns the collections. */
   accounts: Address[]
+  /**
+   * Settles when anvil has exited, with the guard's exit status: on stop(), or when anvil was
+   * signalled or crashed (the process that started the devnet decides what follows).
+   */
+  exited: Promise<number | null>
   /** Forces a reorganisation of the last `depth` blocks now. */
   reorg(depth: number): Promise<ReorgResult>
   /** Stops the generator, the metadata helper and anvil (which saves its state). */
@@ -86,7 +91,10 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
 
   let stopping = false
   anvil.exited.then((code) => {
-    if (!stopping) logger.error({ code }, 'devnet anvil exited unexpectedly; the chain is gone until restart')
+    if (stopping) return
+    // SIGINT/SIGTERM to anvil is someone stopping it, not a failure.
+    if (ANVIL_STOPPED_STATUSES.includes(code)) logger.info({ code }, 'devnet anvil stopped by a signal')
+    else logger.error({ code }, 'devnet anvil exited unexpectedly; the chain is gone until restart')
   })
   const cleanups: (() => Promise<void>)[] = [() => anvil.stop()]
   const stopAll = async () => {
@@ -149,6 +157,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
       fresh,
       chainId,
       accounts,
+      exited: anvil.exited,
       reorg: (depth) =>
         activity
           ? activity.reorg(depth)

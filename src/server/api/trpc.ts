@@ -71,6 +71,9 @@ export type ApiMeta = OpenApiMeta<{
   ipLimit?: 'demoIssue' | 'public'
 }>
 
+/** What a client sees of an unexpected failure. */
+export const INTERNAL_MESSAGE = 'Something went wrong on our side. Try again later.'
+
 const t = initTRPC
   .context<ApiContext>()
   .meta<ApiMeta>()
@@ -79,6 +82,9 @@ const t = initTRPC
     // (src/server/rest); nothing internal leaves through tRPC's own shape.
     errorFormatter: ({ shape }) => ({
       ...shape,
+      // The portal's /api/trpc shows messages on the page: a failure of ours (a database
+      // error's text) is for the log, which the route's onError writes.
+      message: shape.data.code === 'INTERNAL_SERVER_ERROR' ? INTERNAL_MESSAGE : shape.message,
       data: { code: shape.data.code, httpStatus: shape.data.httpStatus },
     }),
   })

@@ -215,10 +215,16 @@ export async function rotateApiKey(
     const previous = await tx.apiKeySecret.findMany({
       where: { keyId: input.keyId, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
       select: { id: true, prefix: true, expiresAt: true },
+      orderBy: { id: 'asc' },
     })
+    // What each previous secret really gets: the grace period, or its own earlier end.
+    const applied: { prefix: string; expires_at: string }[] = []
     for (const s of previous) {
       if (s.expiresAt === null || s.expiresAt > oldExpiry) {
         await tx.apiKeySecret.update({ where: { id: s.id }, data: { expiresAt: oldExpiry } })
+        applied.push({ prefix: s.prefix, expires_at: oldExpiry.toISOString() })
+      } else {
+        applied.push({ prefix: s.prefix, expires_at: s.expiresAt.toISOString() })
       }
     }
     await tx.apiKeySecret.create({ data: { keyId: input.keyId, secretHash: hash, prefix, createdAt: now } })
@@ -234,7 +240,8 @@ export async function rotateApiKey(
       details: {
         grace_seconds: grace,
         previous_prefixes: previous.map((s) => s.prefix),
-        previous_expire_at: oldExpiry.toISOString(),
+        // Per secret: one shared time would claim a grace period the service did not give.
+        previous_secrets: applied,
       },
       at: now,
     })

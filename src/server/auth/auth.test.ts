@@ -48,9 +48,13 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await s?.close()
-  await tdb?.drop()
-  await redis?.stop()
+  // The private redis-server is stopped whatever else fails.
+  try {
+    await s?.close()
+    await tdb?.drop()
+  } finally {
+    await redis?.stop()
+  }
 })
 
 describe('401: missing, malformed, unknown, expired, revoked', () => {

@@ -15,6 +15,7 @@ import CredentialsProvider from 'next-auth/providers/credentials'
 import { cache } from 'react'
 import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
 import { getServices } from '@/server/services'
+import { sameOriginRedirect } from './redirect'
 import { recordSignIn, SiweError, siweChainClient, siweExpectations, verifySiweSignIn } from './siwe'
 
 /** The signed-in user as the portal and the internal tRPC procedures see them. */
@@ -114,11 +115,7 @@ export function authOptions(): NextAuthOptions {
         return session
       },
       // Only same-origin redirects, whatever a callbackUrl says.
-      redirect({ url, baseUrl }) {
-        const origin = new URL(baseUrl).origin
-        if (url.startsWith('/') && !url.startsWith('//')) return `${origin}${url}`
-        return new URL(url, origin).origin === origin ? url : `${origin}/portal`
-      },
+      redirect: ({ url, baseUrl }) => sameOriginRedirect(url, baseUrl),
     },
     logger: {
       error: (code, metadata) => logger.error({ code, metadata }, 'next-auth error'),

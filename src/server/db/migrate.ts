@@ -14,7 +14,8 @@
  * Migration files must therefore not contain BEGIN/COMMIT or statements that
  * cannot run in a transaction (CREATE INDEX CONCURRENTLY).
  *
- * `npm run db:migrate` runs this file against DATABASE_URL.
+ * `npm run db:migrate` runs this file against DATABASE_URL, or the embedded
+ * database when it is unset (src/start/with-database.ts).
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -248,7 +249,7 @@ function scriptMatchesChecksum(script: string, checksum: string): boolean {
 async function main(): Promise<void> {
   const url = process.env.DATABASE_URL
   if (!url) {
-    // The embedded database is migrated by `npm start`, which owns its data directory.
+    // `npm run db:migrate` sets it (src/start/with-database.ts), the embedded database's included.
     process.stderr.write('db:migrate: DATABASE_URL is not set\n')
     process.exit(1)
   }

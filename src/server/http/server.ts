@@ -48,8 +48,14 @@ export async function createWebServer({ services, next = false }: WebServerOptio
   }
 
   const server = createServer((req, res) => {
-    const url = req.url ?? '/'
-    if (url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?')) {
+    const url = originForm(req)
+    if (url === undefined) {
+      // `GET *` (asterisk-form) or `host:port` (authority-form) names no resource here,
+      // and Next.js answers them with a 500.
+      sendJson(res, 400, {
+        error: { code: 'INVALID_ARGUMENT', message: 'The request target must be a path starting with /.' },
+      })
+    } else if (url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?')) {
       void rest(req, res)
     } else if (url === '/openapi.json' || url.startsWith('/openapi.json?')) {
       sendJson(res, 200, openApiDocument(services.config), { 'Access-Control-Allow-Origin': '*' })
@@ -83,6 +89,20 @@ export async function createWebServer({ services, next = false }: WebServerOptio
       if (!services.access) await access.close()
     },
   }
+}
+
+/** The request's target as a path ("/path?query"), or undefined when it names no resource. */
+function originForm(req: IncomingMessage): string | undefined {
+  const target = req.url ?? '/'
+  if (target.startsWith('/')) return target
+  // Absolute-form, which a server must accept (RFC 9112 §3.2.2); its host replaces Host.
+  if (/^https?:\/\//i.test(target) && URL.canParse(target)) {
+    const absolute = new URL(target)
+    req.headers.host = absolute.host
+    req.url = `${absolute.pathname}${absolute.search}`
+    return req.url
+  }
+  return undefined
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {

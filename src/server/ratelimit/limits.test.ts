@@ -85,8 +85,12 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await tdb?.drop()
-  await redis?.stop()
+  // The private redis-server is stopped whatever else fails.
+  try {
+    await tdb?.drop()
+  } finally {
+    await redis?.stop()
+  }
 })
 
 describe('the specification numbers', () => {

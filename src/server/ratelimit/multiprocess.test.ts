@@ -146,9 +146,13 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()])
-  await tdb?.drop()
-  await redis?.stop()
+  // The private redis-server is stopped whatever else fails.
+  try {
+    await Promise.all([a?.stop(), b?.stop()])
+    await tdb?.drop()
+  } finally {
+    await redis?.stop()
+  }
 })
 
 // Several processes share one database and requests are held in flight by a table

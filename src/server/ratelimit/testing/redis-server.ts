@@ -26,28 +26,45 @@ export async function freePort(): Promise<number> {
   })
 }
 
-async function waitForPort(port: number, timeoutMs: number): Promise<void> {
+/** Resolves once the server accepts connections; rejects if it exits first (e.g. the port is taken). */
+async function waitForPort(port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`redis-server exited (code ${child.exitCode}) before listening on ${port}`)
+    }
+    // A PONG, not just a connection: whoever else may hold the port is not this server.
     const ok = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1')
-      socket.once('connect', () => {
-        socket.end()
-        resolve(true)
+      const socket = net.connect(port, '127.0.0.1', () => socket.write('PING\r\n'))
+      socket.setTimeout(1000, () => socket.destroy())
+      socket.once('data', (data) => {
+        socket.destroy()
+        resolve(data.toString().startsWith('+PONG'))
       })
+      socket.once('close', () => resolve(false))
       socket.once('error', () => resolve(false))
     })
-    if (ok) return
+    if (ok && child.exitCode === null && child.signalCode === null) return
     await new Promise((r) => setTimeout(r, 50))
   }
   throw new Error(`redis-server did not listen on ${port}`)
+}
+
+/** SIGKILL (as abrupt as an outage gets), then wait until it is gone. */
+async function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.kill('SIGKILL')
+  await exited
 }
 
 export async function startTestRedis(): Promise<TestRedis> {
   const port = await freePort()
   let child: ChildProcess | undefined
   const start = async () => {
-    child = spawn(
+    // Already running: a second server would fail to bind, and the first would be lost track of.
+    if (child && child.exitCode === null && child.signalCode === null) return
+    const started = spawn(
       'redis-server',
       [
         '--port',
@@ -63,17 +80,21 @@ export async function startTestRedis(): Promise<TestRedis> {
       ],
       { stdio: 'ignore' },
     )
-    await waitForPort(port, 10_000)
+    child = started
+    try {
+      await waitForPort(port, started, 10_000)
+    } catch (err) {
+      await kill(started)
+      throw err
+    }
   }
   const stop = async () => {
     const c = child
     child = undefined
-    if (!c || c.exitCode !== null) return
-    const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()))
-    c.kill('SIGKILL')
-    await exited
+    if (c) await kill(c)
   }
-  await start()
+  // A worker that exits without afterAll (a crash, a timeout) still takes its server along.
   process.once('exit', () => child?.kill('SIGKILL'))
+  await start()
   return { url: `redis://127.0.0.1:${port}`, port, stop, start }
 }

@@ -8,15 +8,16 @@ import path from 'node:path'
 
 export const dynamic = 'force-static'
 
-const FILES: Record<string, string> = {
-  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
-  'swagger-ui.css': 'text/css; charset=utf-8',
-}
+// A Map, not an object: a name like `constructor` or `__proto__` must not find anything.
+const FILES = new Map([
+  ['swagger-ui-bundle.js', 'application/javascript; charset=utf-8'],
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+])
 
 const cache = new Map<string, Buffer>()
 
 export function generateStaticParams() {
-  return Object.keys(FILES).map((file) => ({ file }))
+  return [...FILES.keys()].map((file) => ({ file }))
 }
 
 export async function GET(
@@ -24,7 +25,7 @@ export async function GET(
   { params }: { params: Promise<{ file: string }> },
 ): Promise<Response> {
   const { file } = await params
-  const type = FILES[file]
+  const type = FILES.get(file)
   if (!type) return new Response('Not found', { status: 404 })
   let body = cache.get(file)
   if (!body) {

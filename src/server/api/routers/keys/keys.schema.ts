@@ -2,7 +2,12 @@ import { z } from 'zod'
 import { SCOPES } from '@/lib/scopes'
 import { MAX_GRACE_SECONDS } from '@/server/auth/api-keys'
 
-const keyId = z.string().regex(/^[1-9][0-9]{0,18}$/, 'must be a key id')
+/** Ids are PostgreSQL bigints: a larger number is bad input here, not an error in the database. */
+const INT64_MAX = 9223372036854775807n
+const keyId = z
+  .string()
+  .regex(/^[1-9][0-9]{0,18}$/, 'must be a key id')
+  .refine((v) => BigInt(v) <= INT64_MAX, 'must be a key id')
 
 export const createKeyInput = z.strictObject({
   name: z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters'),

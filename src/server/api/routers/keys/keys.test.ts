@@ -116,6 +116,19 @@ describe('keys router', () => {
     expect(bobsEvents.items.filter((e) => e.key_id === key.id)).toEqual([])
   })
 
+  it('refuses ids beyond a 64-bit integer as bad input, not as a server failure', async () => {
+    const c = caller(alice)
+    for (const id of ['9223372036854775808', '9999999999999999999', '18446744073709551616']) {
+      expect(await trpcCode(c.revoke({ id })), `revoke ${id}`).toBe('BAD_REQUEST')
+      expect(await trpcCode(c.rotate({ id })), `rotate ${id}`).toBe('BAD_REQUEST')
+      expect(await trpcCode(c.auditEvents({ limit: 5, cursor: id })), `cursor ${id}`).toBe('BAD_REQUEST')
+    }
+    // The largest id is well-formed: no such key, and the page of events before it (the newest).
+    expect(await trpcCode(c.revoke({ id: '9223372036854775807' }))).toBe('NOT_FOUND')
+    const fromMax = await c.auditEvents({ limit: 5, cursor: '9223372036854775807' })
+    expect(fromMax.items).toEqual((await c.auditEvents({ limit: 5 })).items)
+  })
+
   it('rotates with a grace period of at most 7 days and revokes', async () => {
     const { key, secret } = await caller(alice).create({ name: 'rotating' })
     expect(await trpcCode(caller(alice).rotate({ id: key.id, grace_seconds: 7 * 86400 + 1 }))).toBe(
@@ -140,6 +153,40 @@ describe('keys router', () => {
     expect(revoked.key.status).toBe('revoked')
     expect(revoked.key.active_secrets).toEqual([])
     expect(await trpcCode(caller(alice).rotate({ id: key.id }))).toBe('CONFLICT')
+  })
+
+  it('audits the expiry each previous secret really got, not the one asked for', async () => {
+    const c = caller(alice)
+    const { key, secret: first } = await c.create({ name: 'rotated twice' })
+    const once = await c.rotate({ id: key.id, grace_seconds: 60 })
+    // The first secret is already in a grace period: a longer one does not extend it.
+    const twice = await c.rotate({ id: key.id, grace_seconds: 7 * 86400 })
+    const { rows } = await tdb.pool.query<{ prefix: string; expires_at: Date | null }>(
+      'SELECT prefix, expires_at FROM api_key_secrets WHERE key_id = $1 ORDER BY id',
+      [key.id],
+    )
+    const applied = new Map(rows.map((r) => [r.prefix, r.expires_at?.toISOString() ?? null]))
+    const [firstPrefix, secondPrefix] = [first.slice(0, 13), once.secret.slice(0, 13)]
+    expect(Date.parse(applied.get(firstPrefix)!) - Date.parse(once.key.rotated_at!)).toBe(60_000)
+    expect(Date.parse(applied.get(secondPrefix)!) - Date.parse(twice.key.rotated_at!)).toBe(7 * 86400_000)
+
+    const events = (await c.auditEvents({ limit: 100 })).items.filter(
+      (e) => e.key_id === key.id && e.action === 'key_rotated',
+    )
+    expect(events.map((e) => e.key_prefix)).toEqual([twice.secret.slice(0, 13), secondPrefix])
+    expect(events[0]!.details).toEqual({
+      grace_seconds: 7 * 86400,
+      previous_prefixes: [firstPrefix, secondPrefix],
+      previous_secrets: [
+        { prefix: firstPrefix, expires_at: applied.get(firstPrefix) },
+        { prefix: secondPrefix, expires_at: applied.get(secondPrefix) },
+      ],
+    })
+    expect(events[1]!.details).toEqual({
+      grace_seconds: 60,
+      previous_prefixes: [firstPrefix],
+      previous_secrets: [{ prefix: firstPrefix, expires_at: applied.get(firstPrefix) }],
+    })
   })
 
   it('writes an audit event for every change, newest first, paged', async () => {

@@ -1,0 +1,44 @@
+/**
+ * tRPC's error bodies (the portal's /api/trpc): an unexpected failure shows a
+ * fixed sentence, never its own text (a database error names tables, values
+ * and internals); a client error keeps its message.
+ */
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch'
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { createRouter, INTERNAL_MESSAGE, publicProcedure } from './trpc'
+
+const router = createRouter({
+  broken: publicProcedure.query(() => {
+    throw new Error('Invalid `prisma.auditEvent.findMany()` invocation: value out of range for type bigint')
+  }),
+  strict: publicProcedure.input(z.object({ id: z.string().regex(/^[0-9]+$/) })).query(() => 'ok'),
+})
+
+async function call(path: string): Promise<{ status: number; body: string }> {
+  const res = await fetchRequestHandler({
+    endpoint: '/api/trpc',
+    req: new Request(`http://localhost/api/trpc/${path}`),
+    router,
+    createContext: () => ({}) as never,
+    onError: () => {},
+  })
+  return { status: res.status, body: await res.text() }
+}
+
+describe('tRPC error shape', () => {
+  it('hides the text of an unexpected failure', async () => {
+    const res = await call('broken')
+    expect(res.status).toBe(500)
+    expect(JSON.parse(res.body).error.message).toBe(INTERNAL_MESSAGE)
+    expect(res.body).not.toContain('prisma')
+    expect(res.body).not.toContain('bigint')
+  })
+
+  it('keeps the message of bad input', async () => {
+    const res = await call(`strict?input=${encodeURIComponent(JSON.stringify({ id: 'x' }))}`)
+    expect(res.status).toBe(400)
+    expect(JSON.parse(res.body).error.data.code).toBe('BAD_REQUEST')
+    expect(JSON.parse(res.body).error.message).not.toBe(INTERNAL_MESSAGE)
+  })
+})
