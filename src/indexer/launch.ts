@@ -7,23 +7,21 @@
  * start, the bundle starts in about 0.3 s. A standby that takes over from a
  * crashed indexer, or a restart after a deploy, is that much sooner back at work.
  *
- * Memory: the live data is small (the decoded logs of a few ranges and one
- * commit's parameters), but V8 lets the heap grow toward its default limit
- * before it collects, so peak RSS reflects garbage, not need. A 64 MiB young
- * generation semi-space (V8's default here is 16) halves the time spent in
- * scavenges: a decoded eth_getLogs response is garbage soon after it arrives,
- * and with the small default most of it was still alive, so copied, at every
- * scavenge. Less garbage reaches the old space that way, so a 256 MiB old
- * space costs no throughput and keeps peak RSS under 400 MB; with 320 MiB a
- * run peaked at 387 MiB (docs/indexer.md, Benchmark).
+ * Memory: the live data is small (the decoded logs of a few ranges, each read
+ * twice for verification, and one commit's parameters), but V8 lets the heap
+ * grow toward its limit before it collects, so peak RSS reflects garbage, not
+ * need. A 32 MiB young generation semi-space (V8's default here is 16) lets a
+ * decoded eth_getLogs response die young instead of being promoted; a 224 MiB
+ * old space keeps peak RSS under 400 MB with both reads of a range in memory at
+ * once (64 MiB / 256 MiB peaked at 375–416 MiB; docs/indexer.md, Benchmark).
  */
 import path from 'node:path'
 
 export const INDEXER_SOURCE = 'src/indexer/main.ts'
 export const INDEXER_BUNDLE = '.build/indexer.mjs'
 export const INDEXER_NODE_ARGS = [
-  '--max-old-space-size=256',
-  '--max-semi-space-size=64',
+  '--max-old-space-size=224',
+  '--max-semi-space-size=32',
   '--enable-source-maps',
 ]
 

@@ -104,9 +104,17 @@ export async function finishFetched(s: Syncer, ranges: FetchedRange[], open: Ope
   )
   s.tip = prev
   s.verifiedThrough = progress.lastVerifiedBlock
+  forgetVerifiedReads(s)
   // Filling a gap joins the range above it: continue from the end of the joined range.
   if (progress.joinedTipHash !== undefined && progress.lastIndexedBlock !== null) {
     s.tip = { number: progress.lastIndexedBlock, hash: progress.joinedTipHash }
   }
   s.onCommit?.({ fromBlock: ranges[0]!.fromBlock, toBlock: prev!.number, transfers })
+}
+
+/** The reads of followed blocks are kept only until those blocks are verified. */
+export function forgetVerifiedReads(s: Syncer): void {
+  const verified = s.verifiedThrough
+  if (verified === null) return
+  for (const n of s.ctx.followed.keys()) if (n <= verified) s.ctx.followed.delete(n)
 }

@@ -18,7 +18,7 @@ import { storedTransferKeys, transferKey } from '../store/transfers'
 import { difference, type LogMismatch, PROVEN_SPAN, readAgreedLogs } from '../verify/agreed-logs'
 import { canProve, provenRange } from '../verify/proven-logs'
 import { decodeLogs, getHeaders, rangeFromLogs } from './fetch'
-import { ReorgDetectedError, type Syncer } from './syncer'
+import { forgetVerifiedReads, ReorgDetectedError, type Syncer } from './syncer'
 
 /** Blocks verified per step by re-reads (a proof takes one request per block: PROVEN_SPAN). */
 const REREAD_SPAN = 2_000n
@@ -61,7 +61,7 @@ export async function verifyConfirmedBlocks(s: Syncer): Promise<void> {
     }),
   )
   s.verifiedThrough = progress.lastVerifiedBlock
-  for (const n of [...s.ctx.followed.keys()]) if (n <= to) s.ctx.followed.delete(n)
+  forgetVerifiedReads(s)
 }
 
 /** The endpoints that read these blocks first: a verification read prefers another. */
