@@ -16,6 +16,7 @@ import {
   type Hex,
   http,
 } from 'viem'
+import { mulberry32 } from '@/lib/random'
 import { type CompiledContracts, compileContracts } from '../contracts/compile'
 
 export type CollectionKey = 'glyphs' | 'postcards' | 'pioneers'
@@ -134,7 +135,8 @@ export async function seedCollections(
   accounts: Address[],
 ): Promise<{ sent: number; failed: number }> {
   const deployer = accounts[0]!
-  const random = seededRandom(31337)
+  // The initial supply is laid out the same way on every new chain.
+  const random = mulberry32(31337)
   const pick = <T>(items: T[]) => items[Math.floor(random() * items.length)]!
   const byKey = (key: CollectionKey) => collections.find((c) => c.key === key)!
   const abiOf = (c: DeployedCollection) => artifactFor(artifacts, c.contractName).abi
@@ -231,16 +233,4 @@ export function artifactFor(artifacts: CompiledContracts, contractName: string) 
   const artifact = artifacts[contractName]
   if (!artifact) throw new Error(`Contract ${contractName} missing from the compiled demo contracts`)
   return artifact
-}
-
-/** mulberry32: the initial supply is laid out the same way on every new chain. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
