@@ -121,3 +121,26 @@ describe('HostScheduler', () => {
     expect(err.reason).toBe('busy')
   })
 })
+
+describe('HostScheduler: stalled requests', () => {
+  it('stalled requests (slow, dead hosts) do not hold the machine-wide budget', async () => {
+    const s = new HostScheduler({
+      concurrency: 4,
+      stalledAfterMs: 20,
+      host: { concurrency: 2, maxQueued: 100, maxQueuedPerGroup: 100 },
+      gateway: budget,
+    })
+    const hang = () => new Promise<void>(() => undefined)
+    // Three slow hosts take 6 requests > the budget of 4.
+    for (const h of ['s1:80', 's2:80', 's3:80']) for (let i = 0; i < 2; i++) void s.run(h, 'c', hang)
+    await tick()
+    let served = false
+    const fast = s.run('fast:80', 'c', async () => {
+      served = true
+    })
+    await new Promise((r) => setTimeout(r, 60))
+    await fast
+    expect(served).toBe(true)
+    expect(s.stats()).toMatchObject({ inFlight: 6, stalled: 6 })
+  })
+})

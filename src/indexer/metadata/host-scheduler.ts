@@ -19,8 +19,17 @@ export interface HostBudget {
 }
 
 export interface HostSchedulerOptions {
-  /** Requests in flight over all hosts. */
+  /**
+   * Requests actively in flight over all hosts. A request still waiting after
+   * stalledAfterMs (a slow or dead host) stops counting here, so stalled hosts
+   * cannot take the machine's share from the fast ones; it still counts
+   * toward maxInFlight.
+   */
   concurrency: number
+  /** Requests in flight at all, stalled ones included (sockets); default 8 × concurrency. */
+  maxInFlight?: number
+  /** Default 1,000 ms. */
+  stalledAfterMs?: number
   /** Budget of an ordinary host. */
   host: HostBudget
   /** Budget of a configured IPFS/Arweave gateway (many collections share it). */
@@ -91,6 +100,7 @@ export interface BackedOffHost {
 export interface SchedulerStats {
   hosts: number
   inFlight: number
+  stalled: number
   queued: number
   backedOff: BackedOffHost[]
 }
@@ -101,6 +111,8 @@ export class HostScheduler {
   private ring: Lane[] = []
   private ringCursor = 0
   private inFlight = 0
+  /** In flight for longer than stalledAfterMs. */
+  private stalled = 0
   private readonly threshold: number
   private readonly cooldownMs: number
   private readonly maxCooldownMs: number
@@ -138,12 +150,21 @@ export class HostScheduler {
     })
     const started = this.now()
     let failure: unknown = null
+    let stalled = false
+    const stallTimer = setTimeout(() => {
+      stalled = true
+      this.stalled++
+      this.pump()
+    }, this.options.stalledAfterMs ?? 1_000)
+    stallTimer.unref?.()
     try {
       return await fn()
     } catch (err) {
       failure = err
       throw err
     } finally {
+      clearTimeout(stallTimer)
+      if (stalled) this.stalled--
       this.inFlight--
       lane.inFlight--
       lane.avgMs = lane.avgMs * 0.8 + (this.now() - started) * 0.2
@@ -169,7 +190,7 @@ export class HostScheduler {
       }
     }
     this.prune(now)
-    return { hosts: this.lanes.size, inFlight: this.inFlight, queued, backedOff }
+    return { hosts: this.lanes.size, inFlight: this.inFlight, stalled: this.stalled, queued, backedOff }
   }
 
   /** Is the host worth trying now (breaker closed, or open period over)? */
@@ -223,7 +244,13 @@ export class HostScheduler {
   /** Starts waiters round-robin over hosts, and over collections inside a host. */
   private pump() {
     let idle = 0
-    while (this.inFlight < this.options.concurrency && this.ring.length > 0 && idle < this.ring.length) {
+    const maxInFlight = this.options.maxInFlight ?? this.options.concurrency * 8
+    while (
+      this.inFlight - this.stalled < this.options.concurrency &&
+      this.inFlight < maxInFlight &&
+      this.ring.length > 0 &&
+      idle < this.ring.length
+    ) {
       if (this.ringCursor >= this.ring.length) this.ringCursor = 0
       const lane = this.ring[this.ringCursor]!
       if (!this.canStart(lane)) {
