@@ -27,6 +27,8 @@ export async function loadUriBytes(
   maxBytes: number,
   limits: FetchLimits,
   group = '',
+  /** Queue behind the host's budget instead of being refused as busy (media of a token already read). */
+  waitWhenBusy = false,
 ): Promise<Buffer> {
   const resolved = resolveUri(uri, limits.gateways, maxBytes)
   if (resolved.kind === 'inline') return resolved.bytes
@@ -43,7 +45,7 @@ export async function loadUriBytes(
           })
         ).bytes
       if (!limits.scheduler) return await fetchOnce()
-      return await limits.scheduler.run(schedulingKey(url), group, fetchOnce)
+      return await limits.scheduler.run(schedulingKey(url), group, fetchOnce, { waitWhenBusy })
     } catch (err) {
       failure = err
       // Another gateway may have the bytes; a bad document or a refused address is the same everywhere.

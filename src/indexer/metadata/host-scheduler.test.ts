@@ -144,3 +144,39 @@ describe('HostScheduler: stalled requests', () => {
     expect(s.stats()).toMatchObject({ inFlight: 6, stalled: 6 })
   })
 })
+
+describe('HostScheduler: one collection over many hosts', () => {
+  it('bounds the stalled requests of one collection whatever hosts its tokens name', async () => {
+    const s = new HostScheduler({
+      concurrency: 64,
+      stalledAfterMs: 10,
+      maxStalledPerGroup: 3,
+      host: budget,
+      gateway: budget,
+    })
+    const hang = () => new Promise<void>(() => undefined)
+    for (let i = 0; i < 3; i++) void s.run(`evil-${i}:80`, 'evil', hang)
+    await new Promise((r) => setTimeout(r, 40))
+    const err = await s.run('evil-99:80', 'evil', hang).catch((e) => e)
+    expect(err).toBeInstanceOf(HostBackedOff)
+    expect(err.reason).toBe('busy')
+    // Other collections are not affected.
+    await expect(s.run('evil-99:80', 'other', async () => 'ok')).resolves.toBe('ok')
+  })
+
+  it('a fetch told to wait queues behind a busy host instead of being refused', async () => {
+    const s = new HostScheduler({
+      concurrency: 1,
+      host: { concurrency: 1, maxQueued: 1, maxQueuedPerGroup: 1 },
+      gateway: budget,
+    })
+    let release!: () => void
+    const first = s.run('h:80', 'c', () => new Promise<void>((r) => (release = r)))
+    const second = s.run('h:80', 'c', async () => 'second', { waitWhenBusy: true })
+    const third = s.run('h:80', 'c', async () => 'third', { waitWhenBusy: true })
+    await tick()
+    release()
+    await first
+    expect(await Promise.all([second, third])).toEqual(['second', 'third'])
+  })
+})

@@ -30,6 +30,11 @@ export interface HostSchedulerOptions {
   maxInFlight?: number
   /** Default 1,000 ms. */
   stalledAfterMs?: number
+  /**
+   * Stalled requests one collection may hold over all hosts (default 16): a
+   * collection whose tokens each name another slow host is bounded too.
+   */
+  maxStalledPerGroup?: number
   /** Budget of an ordinary host. */
   host: HostBudget
   /** Budget of a configured IPFS/Arweave gateway (many collections share it). */
@@ -113,6 +118,7 @@ export class HostScheduler {
   private inFlight = 0
   /** In flight for longer than stalledAfterMs. */
   private stalled = 0
+  private readonly stalledByGroup = new Map<string, number>()
   private readonly threshold: number
   private readonly cooldownMs: number
   private readonly maxCooldownMs: number
@@ -131,14 +137,23 @@ export class HostScheduler {
    * (`group`). Throws HostBackedOff instead when the host is backed off or
    * already has enough waiting.
    */
-  async run<T>(host: string, group: string, fn: () => Promise<T>): Promise<T> {
+  async run<T>(
+    host: string,
+    group: string,
+    fn: () => Promise<T>,
+    options: { waitWhenBusy?: boolean } = {},
+  ): Promise<T> {
     const lane = this.lane(host)
     lane.lastUsed = this.now()
     this.checkOpen(lane)
     const waiting = lane.groups.get(group)
     const cap = this.queueCap(lane)
-    if (lane.queued >= cap || (waiting?.length ?? 0) >= Math.min(cap, lane.budget.maxQueuedPerGroup)) {
+    const full = lane.queued >= cap || (waiting?.length ?? 0) >= Math.min(cap, lane.budget.maxQueuedPerGroup)
+    if (full && !options.waitWhenBusy) {
       throw new HostBackedOff(lane.label, 'busy', this.now() + this.drainMs(lane), lane.lastOutcome)
+    }
+    if ((this.stalledByGroup.get(group) ?? 0) >= (this.options.maxStalledPerGroup ?? 16)) {
+      throw new HostBackedOff(lane.label, 'busy', this.now() + 5_000, lane.lastOutcome)
     }
     await new Promise<void>((start, reject) => {
       const list = waiting ?? []
@@ -154,6 +169,7 @@ export class HostScheduler {
     const stallTimer = setTimeout(() => {
       stalled = true
       this.stalled++
+      this.stalledByGroup.set(group, (this.stalledByGroup.get(group) ?? 0) + 1)
       this.pump()
     }, this.options.stalledAfterMs ?? 1_000)
     stallTimer.unref?.()
@@ -164,7 +180,12 @@ export class HostScheduler {
       throw err
     } finally {
       clearTimeout(stallTimer)
-      if (stalled) this.stalled--
+      if (stalled) {
+        this.stalled--
+        const n = (this.stalledByGroup.get(group) ?? 1) - 1
+        if (n > 0) this.stalledByGroup.set(group, n)
+        else this.stalledByGroup.delete(group)
+      }
       this.inFlight--
       lane.inFlight--
       lane.avgMs = lane.avgMs * 0.8 + (this.now() - started) * 0.2

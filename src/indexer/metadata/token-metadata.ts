@@ -419,7 +419,8 @@ async function fetchMedia(
   imageUrl: string,
 ): Promise<string | null> {
   try {
-    const bytes = await loadUriBytes(imageUrl, limits.maxMediaBytes, limits, job.collection)
+    // The token is in memory already (bounded by the pipeline): its image waits its turn.
+    const bytes = await loadUriBytes(imageUrl, limits.maxMediaBytes, limits, job.collection, true)
     const stored = await storeMedia(deps.pool, deps.mediaDir, imageUrl, bytes)
     return stored?.sha256 ?? null
   } catch (err) {
