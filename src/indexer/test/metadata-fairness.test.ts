@@ -151,8 +151,18 @@ describe('metadata queue: fairness between hosts', () => {
     }
     expect(Math.max(...during)).toBeLessThan(Math.max(3 * normal, 2_500))
 
-    // Restart in the middle: nothing is lost.
+    // Restart in the middle: nothing is lost, and shutdown is not recorded as a failure.
     await indexer!.stop()
+    const snapshot = async () =>
+      new Map(
+        (
+          await db.pool.query(
+            'SELECT id::text, metadata_status AS s, metadata_attempts AS a, metadata_next_attempt_at AS at FROM tokens',
+          )
+        ).rows.map((r) => [r.id, r]),
+      )
+    const beforeRestart = await snapshot()
+    expect(await snapshot()).toEqual(beforeRestart)
     start()
     during.push(await timeToOk(10, 1_000n, good))
     expect(during.at(-1)).toBeLessThan(Math.max(3 * normal, 2_500))
@@ -174,6 +184,24 @@ describe('metadata queue: fairness between hosts', () => {
       60_000,
       'bad hosts to reach their outcomes',
     )
+    // Queue state carried over the restart: no token went back (ok stays ok, attempts never drop).
+    const after = await snapshot()
+    for (const [id, was] of beforeRestart) {
+      const now = after.get(id)!
+      if (was.s === 'ok') expect(now.s).toBe('ok')
+      expect(now.a).toBeGreaterThanOrEqual(was.a)
+    }
+    const goodAttempts = await db.pool.query(
+      `SELECT max(metadata_attempts)::int AS a, bool_and(metadata_status = 'ok') AS ok FROM tokens
+        WHERE collection_address = $1`,
+      [good],
+    )
+    expect(goodAttempts.rows[0]).toEqual({ a: 1, ok: true })
+    const slowAttempts = await db.pool.query(
+      'SELECT max(metadata_attempts)::int AS a FROM tokens WHERE collection_address = ANY($1)',
+      [[range, slowNft]],
+    )
+    expect(slowAttempts.rows[0].a).toBeLessThanOrEqual(3)
     // 429 + Retry-After: the host is backed off as a whole, not asked once per token.
     const early = limitedHits.filter((t) => t - limitedSince < 3_000).length
     expect(early).toBeLessThanOrEqual(4)
