@@ -91,6 +91,7 @@ async function startIndexerProcess(chain: TestChain, hosts: SimHost[], tag: stri
       rss.stop()
       child.kill('SIGTERM')
       await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)))
+      await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
       await pool.end()
     },
   }

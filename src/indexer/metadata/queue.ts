@@ -146,8 +146,10 @@ export async function runMetadataQueue(
       if (collections === 0 || deps.yieldToSync?.()) await sleep(idleMs, signal)
     }),
     keepRunning('report', async () => {
+      const started = performance.now()
       await reportQueue(pool, config.NETWORK, limits.scheduler!, pipeline, logger)
-      await sleep(options.reportMs ?? 10_000, signal)
+      // Counting a backlog of millions takes a while: then count less often (at most 5 % of the time).
+      await sleep(Math.max(options.reportMs ?? 10_000, 20 * (performance.now() - started)), signal)
     }),
   ])
 }
