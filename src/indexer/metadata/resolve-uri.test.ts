@@ -89,6 +89,56 @@ describe('resolveUri', () => {
     expect(toValidUri('https://meta.example/a b.png')).toBe('https://meta.example/a%20b.png')
   })
 
+  it('gives only URI characters and whole escapes for any input, never throwing', () => {
+    const pool = [
+      'a',
+      ' ',
+      '%',
+      '%4',
+      '%41',
+      '"',
+      '<',
+      '>',
+      '\\',
+      '^',
+      '`',
+      '{',
+      '|',
+      '}',
+      'é',
+      '😀',
+      '\uD800',
+      '\n',
+      '\u0000',
+      ',',
+      ';',
+    ]
+    let seed = 7
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed % n
+    }
+    for (let i = 0; i < 500; i++) {
+      const body = Array.from({ length: rand(12) }, () => pool[rand(pool.length)]).join('')
+      for (const prefix of [
+        'data:text/plain,',
+        'data:image/svg+xml;base64,',
+        'https://h.example/',
+        'ipfs://Qm/',
+      ]) {
+        const out = toValidUri(prefix + body)
+        expect(out).toMatch(/^([A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*$/)
+      }
+      // Percent-encoded data (not base64) keeps its bytes.
+      const raw = `data:text/plain,${body}`
+      const bytesOf = (uri: string) => {
+        const r = resolve(uri)
+        return r.kind === 'inline' ? r.bytes.toString('hex') : ''
+      }
+      if (!/[\uD800-\uDFFF]/.test(body)) expect(bytesOf(toValidUri(raw))).toBe(bytesOf(raw))
+    }
+  })
+
   it('keeps http(s) URLs as they are', () => {
     expect(resolve('https://meta.example/1')).toEqual({
       kind: 'fetch',
