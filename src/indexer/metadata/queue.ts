@@ -99,6 +99,8 @@ export async function runMetadataQueue(
         : logger.info({ host: e.host }, 'metadata host recovered'),
   })
   const idleMs = options.idleMs ?? 500
+  // While the sync backfills, one page per second at most, as before: ingestion comes first.
+  const backfillIdleMs = options.idleMs ?? 1_000
   let multicall: boolean | null = null
   const common = { pool, rpc, logger, limits, multicallEnabled: () => multicall === true }
   const pipeline = new TokenPipeline(
@@ -114,6 +116,7 @@ export async function runMetadataQueue(
       maxInMemory: options.maxInMemory ?? 4_096,
       pageSize: 200,
       idleMs,
+      backfillIdleMs,
       flushMs: 100,
       yieldToSync: deps.yieldToSync,
     },
@@ -143,7 +146,8 @@ export async function runMetadataQueue(
     keepRunning('token', () => pipeline.run()),
     keepRunning('collection', async () => {
       const collections = await processCollections(common)
-      if (collections === 0 || deps.yieldToSync?.()) await sleep(idleMs, signal)
+      if (deps.yieldToSync?.()) await sleep(backfillIdleMs, signal)
+      else if (collections === 0) await sleep(idleMs, signal)
     }),
     keepRunning('report', async () => {
       const started = performance.now()

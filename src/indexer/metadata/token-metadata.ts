@@ -138,6 +138,8 @@ export interface TokenPipelineOptions {
   pageSize: number
   /** Pause when nothing is due. */
   idleMs: number
+  /** Pause after each page while the sync is backfilling. */
+  backfillIdleMs: number
   /** Longest wait before outcomes are written (they are written in batches). */
   flushMs: number
   /** While true (backfill), the queue takes one page per idle period so ingestion comes first. */
@@ -206,7 +208,7 @@ export class TokenPipeline {
         jobs.forEach((job, i) => {
           void this.process(job, uris[i]!)
         })
-        if (backfilling) await sleep(this.options.idleMs, signal)
+        if (backfilling) await sleep(this.options.backfillIdleMs, signal)
       }
     } finally {
       if (this.flushTimer) clearTimeout(this.flushTimer)
