@@ -63,16 +63,21 @@ const URI_BATCH = 50
  * tokens_metadata_queue_idx), never the whole backlog; tokens already in
  * memory are skipped.
  */
-async function dueTokens(pool: pg.Pool, limit: number, skipIds: string[] = []): Promise<Job[]> {
+async function dueTokens(
+  pool: pg.Pool,
+  limit: number,
+  skipIds: string[] = [],
+  skipCollections: string[] = [],
+): Promise<Job[]> {
   const { rows } = await pool.query(
     `SELECT * FROM (${RETRYABLE.map(
       (_, i) => `(SELECT id::text, collection_address, token_id::text, metadata_attempts,
                          metadata_next_attempt_at::text AS next_at, metadata_next_attempt_at AS due
-                    FROM tokens WHERE metadata_status = $${i + 3} AND metadata_next_attempt_at <= now()
-                     AND id <> ALL($2::bigint[])
+                    FROM tokens WHERE metadata_status = $${i + 4} AND metadata_next_attempt_at <= now()
+                     AND id <> ALL($2::bigint[]) AND collection_address <> ALL($3::varchar[])
                    ORDER BY metadata_next_attempt_at LIMIT $1)`,
     ).join(' UNION ALL ')}) AS due_tokens ORDER BY due LIMIT $1`,
-    [limit, skipIds, ...RETRYABLE],
+    [limit, skipIds, skipCollections, ...RETRYABLE],
   )
   return rows.map((r) => ({
     id: r.id,
@@ -161,12 +166,14 @@ export class TokenPipeline {
   private results: Array<[Job, Result]> = []
   private resultBytes = 0
   private flushing: Promise<void> = Promise.resolve()
+  /** Collection-wide deferrals run apart from the outcome writes, which they must not hold up. */
+  private deferring: Promise<void> = Promise.resolve()
   private flushTimer: NodeJS.Timeout | null = null
   private wake: (() => void) | null = null
   /** Collection -> its one metadata host, or null once it has shown several. */
   private readonly collectionHost = new Map<string, string | null>()
   /** Collection -> until when it is deferred as a whole. */
-  private readonly collectionDeferred = new Map<string, number>()
+  private readonly collectionDeferred = new Map<string, { until: number; open: boolean }>()
   private readonly bulkDefers: Array<{ collection: string; until: number; outcome: string | null }> = []
   readonly counters = { done: 0, ok: 0, deferred: 0 }
 
@@ -190,9 +197,12 @@ export class TokenPipeline {
           await this.waitForRoom(this.options.idleMs)
           continue
         }
-        const jobs = await dueTokens(this.deps.pool, Math.min(room, this.options.pageSize), [
-          ...this.inMemory,
-        ])
+        const jobs = await dueTokens(
+          this.deps.pool,
+          Math.min(room, this.options.pageSize),
+          [...this.inMemory],
+          this.deferredCollections(),
+        )
         if (jobs.length === 0) {
           await this.waitForRoom(this.options.idleMs)
           continue
@@ -213,6 +223,7 @@ export class TokenPipeline {
     } finally {
       if (this.flushTimer) clearTimeout(this.flushTimer)
       await this.flushing.catch(() => undefined)
+      await this.deferring.catch(() => undefined)
       // Settled before shutdown: written. In flight at shutdown: still due in the database.
       await this.flush().catch(() => undefined)
     }
@@ -262,17 +273,38 @@ export class TokenPipeline {
     else if (known !== host) this.collectionHost.set(collection, null)
   }
 
+  /**
+   * Defers a collection's due tokens as a whole when its documents live on the
+   * one host that is backed off or busy for long (a short busy wait only makes
+   * the reader skip the collection meanwhile). Once per back-off: while a deferral
+   * is in force the collection is not deferred again (a range of 250,000
+   * tokens is one UPDATE), except to record that its host is now backed off.
+   */
   private deferCollection(job: Job, backoff: HostBackedOff) {
     if (!this.collectionHost.get(job.collection)) return
-    const already = this.collectionDeferred.get(job.collection) ?? 0
-    if (already >= backoff.until) return
+    const already = this.collectionDeferred.get(job.collection)
+    const open = backoff.reason === 'open'
+    if (already && already.until > Date.now() && (already.open || !open)) return
     if (this.collectionDeferred.size > 100_000) this.collectionDeferred.clear()
-    this.collectionDeferred.set(job.collection, backoff.until)
+    this.collectionDeferred.set(job.collection, { until: backoff.until, open })
+    // A short wait for a busy host: the reader skips the collection meanwhile, no write needed.
+    if (!open && backoff.until - Date.now() < 5_000) return
     this.bulkDefers.push({
       collection: job.collection,
       until: backoff.until,
       outcome: backoff.reason === 'open' ? backoff.outcome : null,
     })
+  }
+
+  /** Collections deferred as a whole right now: the reader skips them (their UPDATE may still be queued). */
+  private deferredCollections(): string[] {
+    const now = Date.now()
+    const out: string[] = []
+    for (const [collection, d] of this.collectionDeferred) {
+      if (d.until > now) out.push(collection)
+      else this.collectionDeferred.delete(collection)
+    }
+    return out
   }
 
   /** Writes what has settled (one statement), then lets the reader take more. */
@@ -283,13 +315,12 @@ export class TokenPipeline {
     }
     this.flushing = this.flushing.then(async () => {
       const batch = this.results
-      const defers = this.bulkDefers.splice(0)
+      this.deferCollections()
       this.results = []
       this.resultBytes = 0
-      if (batch.length === 0 && defers.length === 0) return
+      if (batch.length === 0) return
       try {
         await saveResults(this.deps.pool, batch)
-        for (const d of defers) await this.saveCollectionDeferral(d)
         logBatchOutcomes(this.deps.logger, batch)
         const withImages = batch.filter(([, r]) => r.imageUrl !== null).map(([job]) => job.collection)
         await refreshFallbackImages(this.deps.pool, [...new Set(withImages)])
@@ -307,6 +338,24 @@ export class TokenPipeline {
       }
     })
     return this.flushing
+  }
+
+  private deferCollections() {
+    const defers = this.bulkDefers.splice(0)
+    if (defers.length === 0) return
+    this.deferring = this.deferring.then(async () => {
+      for (const d of defers) {
+        try {
+          await this.saveCollectionDeferral(d)
+        } catch (err) {
+          // Only an optimisation: the tokens are deferred one by one as they are read.
+          this.deps.logger.warn(
+            { collection: d.collection },
+            `collection deferral not written: ${describeError(err)}`,
+          )
+        }
+      }
+    })
   }
 
   private async saveCollectionDeferral(d: { collection: string; until: number; outcome: string | null }) {

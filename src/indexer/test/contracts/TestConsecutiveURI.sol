@@ -13,6 +13,11 @@ contract TestConsecutiveURI is ERC721Consecutive {
         _mintConsecutive(receiver, size);
     }
 
+    /// ERC-2309 allows up to 250,000 per log (OpenZeppelin's default cap is 5,000).
+    function _maxBatchSize() internal pure override returns (uint96) {
+        return 250_000;
+    }
+
     function _baseURI() internal view override returns (string memory) {
         return base;
     }
