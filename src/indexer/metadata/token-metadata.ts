@@ -235,13 +235,16 @@ export class TokenPipeline {
       this.noteHost(job.collection, uri)
       result = await processToken(this.deps, this.deps.limits, job, uri)
     } catch (err) {
-      // Not a named outcome (e.g. the media store failed): the token stays due and is tried again.
+      // Not a named outcome (e.g. the media store failed): the token stays due and is tried
+      // again, after a pause (kept in memory meanwhile, so the reader does not take it at once).
       this.deps.logger.warn(
         { collection: job.collection },
         `token metadata step failed: ${describeError(err)}`,
       )
-      this.inMemory.delete(job.id)
-      this.wake?.()
+      setTimeout(() => {
+        this.inMemory.delete(job.id)
+        this.wake?.()
+      }, 30_000).unref?.()
       return
     }
     if (this.deps.signal?.aborted && result.outcome !== 'ok') {
