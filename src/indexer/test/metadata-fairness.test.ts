@@ -9,6 +9,8 @@
 import { createServer, type Server } from 'node:net'
 import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { clearIndexerSnapshot } from '@/server/api/middleware/freshness'
+import { getIndexerStatus } from '@/server/api/routers/indexer/status.handler'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { startTestChain, type TestChain } from './chain'
 import { json, startServer, type TestServer } from './http-server'
@@ -91,7 +93,7 @@ const config = () =>
   })
 const start = () => {
   indexer = startIndexer(config(), db.pool, {
-    metadata: { timeoutMs: 3_000, maxAttempts: 3, retryBaseMs: 500, breakerCooldownMs: 5_000 },
+    metadata: { timeoutMs: 3_000, maxAttempts: 3, retryBaseMs: 500, breakerCooldownMs: 5_000, reportMs: 500 },
   })
 }
 
@@ -150,6 +152,25 @@ describe('metadata queue: fairness between hosts', () => {
       await new Promise((r) => setTimeout(r, 2_000))
     }
     expect(Math.max(...during)).toBeLessThan(Math.max(2 * normal, 1_500))
+
+    // The status endpoint names the backed-off hosts and counts the backlog by outcome.
+    const slowHost = new URL(slow.origin).host
+    const status = await waitFor(
+      async () => {
+        clearIndexerSnapshot(db.pool)
+        const s = await getIndexerStatus({ config: config(), db: { pool: db.pool } } as never, {})
+        return s.metadata_hosts_backed_off.some((h) => h.host === slowHost) ? s : undefined
+      },
+      30_000,
+      'the slow host to show as backed off',
+    )
+    expect(status.metadata_hosts_backed_off).toContainEqual({
+      host: slowHost,
+      state: expect.stringMatching(/^(open|half_open)$/),
+      until: expect.any(String),
+      outcome: 'timeout',
+    })
+    expect(status.metadata_backlog!.timeout).toBeGreaterThan(0)
 
     // Restart in the middle: nothing is lost, and shutdown is not recorded as a failure.
     await indexer!.stop()
