@@ -21,7 +21,8 @@ export interface SimHost {
 
 export interface HostSimulator {
   hosts: SimHost[]
-  requests(): Record<HostKind, number>
+  /** Requests per kind of host; `limit429`: the 429 answers among the limit hosts' requests. */
+  requests(): Record<HostKind | 'limit429', number>
   close(): Promise<void>
 }
 
@@ -32,7 +33,7 @@ export async function startHostSimulator(
   kinds: HostKind[],
   options: { slowByteMs?: number; limitForMs?: number } = {},
 ): Promise<HostSimulator> {
-  const counts: Record<HostKind, number> = { fast: 0, slow: 0, dead: 0, limit: 0 }
+  const counts: Record<HostKind | 'limit429', number> = { fast: 0, slow: 0, dead: 0, limit: 0, limit429: 0 }
   const servers: http.Server[] = []
   const sockets = new Set<import('node:net').Socket>()
   const hosts: SimHost[] = []
@@ -54,8 +55,10 @@ export async function startHostSimulator(
       if (kind === 'fast') return ok()
       if (kind === 'limit') {
         firstHit ||= Date.now()
-        if (Date.now() - firstHit < (options.limitForMs ?? 30_000))
+        if (Date.now() - firstHit < (options.limitForMs ?? 30_000)) {
+          counts.limit429++
           return res.writeHead(429, { 'retry-after': '10' }).end()
+        }
         return ok()
       }
       res.writeHead(200, { 'content-type': 'application/json' })
