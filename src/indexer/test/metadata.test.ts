@@ -162,6 +162,12 @@ describe('metadata queue', () => {
     expect(privateServer.hits).toEqual([])
     // IPFS through the second gateway after the first failed.
     expect(brokenGateway.hits.length).toBeGreaterThan(0)
+    // IPFS paths and CIDs are kept as written, never as a gateway URL.
+    const ipfs = await db.pool.query(
+      'SELECT metadata_uri FROM tokens WHERE collection_address = $1 AND token_id = 15',
+      [hostile],
+    )
+    expect(ipfs.rows[0].metadata_uri).toBe(cases(allowed.origin, privateServer.origin)[15]![0])
 
     // A data: image with raw spaces, quotes and '<' is stored as a valid URI for the same bytes.
     const raw = await db.pool.query(
