@@ -27,6 +27,18 @@ describe('configuration contract', () => {
     expect(config.embeddedChain).toBe(false)
   })
 
+  it('takes several gateways separated by commas, and the metadata budgets', () => {
+    const config = parseConfig({
+      IPFS_GATEWAY: 'https://a.example/ipfs/, https://b.example/ipfs/',
+      ARWEAVE_GATEWAY: 'https://ar.example/',
+      METADATA_CONCURRENCY: '128',
+    })
+    expect(config.IPFS_GATEWAY).toBe('https://a.example/ipfs/, https://b.example/ipfs/')
+    expect(config.METADATA_CONCURRENCY).toBe(128)
+    expect(config.METADATA_HOST_CONCURRENCY).toBe(4)
+    expect(config.METADATA_GATEWAY_CONCURRENCY).toBe(32)
+  })
+
   it('uses 12 confirmations on a real chain and takes explicit values', () => {
     const config = parseConfig({
       RPC_URL: 'https://rpc.example/v1',
@@ -51,6 +63,9 @@ describe('configuration contract', () => {
     ['RPC_URL', 'https://a.example/rpc,not a url'],
     ['INDEXER_VERIFY', 'maybe'],
     ['RPC_TIMEOUT_MS', '10'],
+    ['IPFS_GATEWAY', 'https://a.example/ipfs/,ipfs.io'],
+    ['METADATA_CONCURRENCY', '0'],
+    ['METADATA_HOST_CONCURRENCY', 'many'],
     ['CHAIN_ID', '-1'],
     ['START_BLOCK', '1.5'],
     ['NETWORK', 'Main Net'],

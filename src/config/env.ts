@@ -83,8 +83,9 @@ export const envSchema = z.object({
   ),
   START_BLOCK: optional(nonNegativeInt).default(0),
   CONFIRMATIONS: optional(nonNegativeInt.max(1000, 'must be at most 1000')),
-  IPFS_GATEWAY: optional(httpUrl).default('https://ipfs.io/ipfs/'),
-  ARWEAVE_GATEWAY: optional(httpUrl).default('https://arweave.net/'),
+  /** One gateway, or several separated by commas: tried in order while one fails. */
+  IPFS_GATEWAY: optional(httpUrlList).default('https://ipfs.io/ipfs/'),
+  ARWEAVE_GATEWAY: optional(httpUrlList).default('https://arweave.net/'),
   AUTH_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   TRUST_PROXY: optional(nonNegativeInt.max(10, 'must be at most 10')).default(0),
   MEDIA_ORIGIN: optional(httpUrl),
@@ -135,6 +136,18 @@ export const envSchema = z.object({
   INDEXER_COMMIT_EVENTS: optional(nonNegativeInt.min(1, 'must be a positive integer')),
   /** Second, independent read of every block's logs before it counts as confirmed (docs/indexer.md, "Verification"). */
   INDEXER_VERIFY: optional(z.enum(['on', 'off'], { error: 'must be on or off' })).default('on'),
+  /** Metadata and media requests in flight over all hosts (docs/indexer.md, "Metadata and media queue"). */
+  METADATA_CONCURRENCY: optional(
+    nonNegativeInt.min(1, 'must be a positive integer').max(4096, 'must be at most 4096'),
+  ).default(64),
+  /** Requests in flight to one metadata host. */
+  METADATA_HOST_CONCURRENCY: optional(
+    nonNegativeInt.min(1, 'must be a positive integer').max(256, 'must be at most 256'),
+  ).default(4),
+  /** Requests in flight to one configured IPFS or Arweave gateway. */
+  METADATA_GATEWAY_CONCURRENCY: optional(
+    nonNegativeInt.min(1, 'must be a positive integer').max(1024, 'must be at most 1024'),
+  ).default(32),
   /** Upper bound of one JSON-RPC HTTP request; a hung request is cut and retried. */
   RPC_TIMEOUT_MS: optional(
     nonNegativeInt.min(500, 'must be at least 500').max(120_000, 'must be at most 120000'),

@@ -100,6 +100,8 @@ export const STATUS_EXTENSIONS = [
   'head_age_seconds',
   'rpc_status',
   'rpc_endpoints',
+  'metadata_backlog',
+  'metadata_hosts_backed_off',
 ]
 
 function checkType(value: unknown, type: FieldType, where: string) {

@@ -5,6 +5,7 @@ import { describeError } from '../errors'
 import type { Rpc } from '../rpc/client'
 import { findDeployInfo } from './deploy-info'
 import { type FetchLimits, fetchMetadataJson, imageOf } from './document'
+import { toValidUri } from './resolve-uri'
 import { batchViewCalls, cleanText, decodeLooseString, decodeUriResult, encodeNoArg } from './token-uri'
 
 export interface CollectionJobDeps {
@@ -63,9 +64,10 @@ async function processCollection(deps: CollectionJobDeps, address: Hex, firstSee
   let image: string | null = null
   if (uri) {
     try {
-      const doc = await fetchMetadataJson(uri, deps.limits)
+      const doc = await fetchMetadataJson(uri, deps.limits, address)
       description = typeof doc.description === 'string' ? cleanText(doc.description, 10_000) || null : null
-      image = imageOf(doc)
+      const declared = imageOf(doc)
+      image = declared === null ? null : toValidUri(declared)
     } catch (err) {
       deps.logger.info({ collection: address }, `contractURI metadata unavailable: ${describeError(err)}`)
     }

@@ -1,5 +1,6 @@
+import type { HostScheduler } from './host-scheduler'
 import { FetchFailure } from './outcome'
-import { type Gateways, resolveUri } from './resolve-uri'
+import { type Gateways, gatewayList, resolveUri } from './resolve-uri'
 import { hostKey, safeFetch } from './safe-fetch'
 import { sniffMediaType } from './sniff'
 
@@ -11,24 +12,66 @@ export interface FetchLimits {
   maxMetadataBytes: number
   maxMediaBytes: number
   signal?: AbortSignal
+  /** Fair per-host scheduling and circuit breakers; without it, fetches go out at once. */
+  scheduler?: HostScheduler
 }
 
-/** Bytes behind a URI (data: decoded in place, everything else fetched safely). */
-export async function loadUriBytes(uri: string, maxBytes: number, limits: FetchLimits): Promise<Buffer> {
+/**
+ * Bytes behind a URI (data: decoded in place, everything else fetched
+ * safely, in turn with other hosts when a scheduler is given; `group` is the
+ * collection, for fairness inside a host). Through gateways, each configured
+ * gateway is tried in order while the previous one fails.
+ */
+export async function loadUriBytes(
+  uri: string,
+  maxBytes: number,
+  limits: FetchLimits,
+  group = '',
+  /** Queue behind the host's budget instead of being refused as busy (media of a token already read). */
+  waitWhenBusy = false,
+): Promise<Buffer> {
   const resolved = resolveUri(uri, limits.gateways, maxBytes)
   if (resolved.kind === 'inline') return resolved.bytes
-  const result = await safeFetch(resolved.url, {
-    maxBytes,
-    timeoutMs: limits.timeoutMs,
-    allowHosts: limits.allowHosts,
-    signal: limits.signal,
-  })
-  return result.bytes
+  let failure: unknown
+  for (const url of resolved.urls) {
+    try {
+      const fetchOnce = async () =>
+        (
+          await safeFetch(url, {
+            maxBytes,
+            timeoutMs: limits.timeoutMs,
+            allowHosts: limits.allowHosts,
+            signal: limits.signal,
+          })
+        ).bytes
+      if (!limits.scheduler) return await fetchOnce()
+      return await limits.scheduler.run(schedulingKey(url), group, fetchOnce, { waitWhenBusy })
+    } catch (err) {
+      failure = err
+      // Another gateway may have the bytes; a bad document or a refused address is the same everywhere.
+      const next = err instanceof FetchFailure && (err.transient || err.outcome === 'http_error')
+      if (!next || limits.signal?.aborted) break
+    }
+  }
+  throw failure
+}
+
+/** The host a URL's request goes to (redirects aside): host:port, lower case. */
+export function schedulingKey(url: string): string {
+  try {
+    return hostKey(new URL(url)).toLowerCase()
+  } catch {
+    return ''
+  }
 }
 
 /** A metadata document: a JSON object, else a named failure. */
-export async function fetchMetadataJson(uri: string, limits: FetchLimits): Promise<Record<string, unknown>> {
-  const bytes = await loadUriBytes(uri, limits.maxMetadataBytes, limits)
+export async function fetchMetadataJson(
+  uri: string,
+  limits: FetchLimits,
+  group = '',
+): Promise<Record<string, unknown>> {
+  const bytes = await loadUriBytes(uri, limits.maxMetadataBytes, limits, group)
   const type = sniffMediaType(bytes)
   if (type !== 'application/json' && type !== 'text/plain') {
     throw new FetchFailure('unsupported_type', `Metadata is ${type}, not JSON`)
@@ -72,5 +115,21 @@ export function imageOf(doc: Record<string, unknown>): string | null {
 }
 
 export function gatewayHosts(gateways: Gateways): string[] {
-  return [gateways.ipfs, gateways.arweave].filter((g) => URL.canParse(g)).map((g) => hostKey(new URL(g)))
+  return [...gatewayList(gateways.ipfs), ...gatewayList(gateways.arweave)]
+    .filter((g) => URL.canParse(g))
+    .map((g) => hostKey(new URL(g)))
+}
+
+/** host:port of each configured gateway -> the label shown for it (never its URL, which may carry a key). */
+export function gatewayLabels(gateways: Gateways): Map<string, string> {
+  const labels = new Map<string, string>()
+  for (const [kind, list] of [
+    ['ipfs', gatewayList(gateways.ipfs)],
+    ['arweave', gatewayList(gateways.arweave)],
+  ] as const) {
+    list.forEach((g, i) => {
+      if (URL.canParse(g)) labels.set(hostKey(new URL(g)).toLowerCase(), `${kind}-gateway-${i + 1}`)
+    })
+  }
+  return labels
 }

@@ -15,6 +15,10 @@ export type MetadataOutcome =
 
 /** A failed metadata or media step; `transient` failures are retried with backoff. */
 export class FetchFailure extends IndexerError {
+  /** The host itself is unwell (timeout, connection failure, 429, 502-504): counts toward its breaker. */
+  hostFault = false
+  /** A 429/503 Retry-After, in milliseconds. */
+  retryAfterMs: number | undefined
   constructor(
     readonly outcome: Exclude<MetadataOutcome, 'ok' | 'pending'>,
     message: string,

@@ -5,19 +5,32 @@ import { describeError, isAbortError } from '../errors'
 import type { Rpc } from '../rpc/client'
 import { backoffDelay, sleep } from '../rpc/retry'
 import { processCollections } from './collection-info'
-import { type FetchLimits, gatewayHosts } from './document'
+import { type FetchLimits, gatewayHosts, gatewayLabels } from './document'
+import { HostScheduler } from './host-scheduler'
 import { parseAllowHosts } from './safe-fetch'
-import { processTokens } from './token-metadata'
+import { TokenPipeline } from './token-metadata'
 import { hasMulticall3 } from './token-uri'
 
 export interface MetadataQueueOptions {
   idleMs?: number
+  /** Requests in flight over all hosts (default METADATA_CONCURRENCY). */
   concurrency?: number
+  /** Requests in flight to one host (default METADATA_HOST_CONCURRENCY). */
+  hostConcurrency?: number
+  /** Requests in flight to one configured gateway (default METADATA_GATEWAY_CONCURRENCY). */
+  gatewayConcurrency?: number
   timeoutMs?: number
   maxMetadataBytes?: number
   maxMediaBytes?: number
   maxAttempts?: number
   retryBaseMs?: number
+  /** Consecutive host faults that back a host off, and the first back-off period. */
+  breakerThreshold?: number
+  breakerCooldownMs?: number
+  /** Tokens in memory at once; the rest of the backlog stays in the database. */
+  maxInMemory?: number
+  /** How often the backlog is counted into indexer_state.metadata_queue. */
+  reportMs?: number
 }
 
 export function fetchLimitsFromConfig(
@@ -41,6 +54,8 @@ export function fetchLimitsFromConfig(
  * The metadata and media queue, inside the indexer process but off the
  * ingestion path: it works from tokens.metadata_status, with its own RPC
  * client, so slow or hostile metadata hosts never delay block processing.
+ * Fetches go through one HostScheduler (fair per host and per collection,
+ * circuit breakers); collections and tokens run side by side.
  */
 export async function runMetadataQueue(
   deps: {
@@ -57,32 +72,139 @@ export async function runMetadataQueue(
   const { config, pool, rpc, signal } = deps
   const logger = deps.logger.child({ component: 'metadata' })
   const limits = fetchLimitsFromConfig(config, options, signal)
+  const hostConcurrency = options.hostConcurrency ?? config.METADATA_HOST_CONCURRENCY
+  const gatewayConcurrency = options.gatewayConcurrency ?? config.METADATA_GATEWAY_CONCURRENCY
+  limits.scheduler = new HostScheduler({
+    concurrency: options.concurrency ?? config.METADATA_CONCURRENCY,
+    host: {
+      concurrency: hostConcurrency,
+      maxQueued: hostConcurrency * 64,
+      maxQueuedPerGroup: hostConcurrency * 64,
+    },
+    gateway: {
+      concurrency: gatewayConcurrency,
+      maxQueued: gatewayConcurrency * 64,
+      // Many collections share a gateway: none may take all of its queue.
+      maxQueuedPerGroup: gatewayConcurrency * 8,
+    },
+    gateways: gatewayLabels(limits.gateways),
+    failureThreshold: options.breakerThreshold,
+    cooldownMs: options.breakerCooldownMs,
+    onBreaker: (e) =>
+      e.state === 'open'
+        ? logger.info(
+            { host: e.host, until: new Date(e.until).toISOString(), outcome: e.outcome },
+            `metadata host backed off until ${new Date(e.until).toISOString()} (${e.outcome})`,
+          )
+        : logger.info({ host: e.host }, 'metadata host recovered'),
+  })
+  const idleMs = options.idleMs ?? 500
+  // While the sync backfills, one page per second at most, as before: ingestion comes first.
+  const backfillIdleMs = options.idleMs ?? 1_000
   let multicall: boolean | null = null
-  let failures = 0
-  while (!signal.aborted) {
-    try {
-      if (multicall === null) {
-        multicall = await hasMulticall3(rpc)
-        logger.info(`tokenURI reads via ${multicall ? 'Multicall3' : 'batched eth_call'}`)
+  const common = { pool, rpc, logger, limits, multicallEnabled: () => multicall === true }
+  const pipeline = new TokenPipeline(
+    {
+      ...common,
+      mediaDir: config.MEDIA_DIR,
+      maxAttempts: options.maxAttempts ?? 5,
+      retryBaseMs: options.retryBaseMs ?? 30_000,
+      concurrency: options.concurrency ?? config.METADATA_CONCURRENCY,
+      signal,
+    },
+    {
+      maxInMemory: options.maxInMemory ?? 4_096,
+      pageSize: 200,
+      idleMs,
+      backfillIdleMs,
+      flushMs: 100,
+      yieldToSync: deps.yieldToSync,
+    },
+  )
+
+  /** Runs a step again after failures, with backoff, until shutdown. */
+  const keepRunning = async (name: string, step: () => Promise<void>) => {
+    let failures = 0
+    while (!signal.aborted) {
+      try {
+        if (multicall === null) {
+          multicall = await hasMulticall3(rpc)
+          logger.info(`tokenURI reads via ${multicall ? 'Multicall3' : 'batched eth_call'}`)
+        }
+        await step()
+        failures = 0
+      } catch (err) {
+        if (signal.aborted || isAbortError(err)) break
+        const delay = backoffDelay(failures++, 1_000, 60_000)
+        logger.warn({ retryInMs: Math.round(delay) }, `metadata ${name} step failed: ${describeError(err)}`)
+        await sleep(delay, signal).catch(() => undefined)
       }
-      const common = { pool, rpc, logger, limits, multicallEnabled: () => multicall === true }
-      const collections = await processCollections(common)
-      const tokens = await processTokens({
-        ...common,
-        mediaDir: config.MEDIA_DIR,
-        maxAttempts: options.maxAttempts ?? 5,
-        retryBaseMs: options.retryBaseMs ?? 30_000,
-        concurrency: options.concurrency ?? 8,
-        signal,
-      })
-      failures = 0
-      if ((collections === 0 && tokens === 0) || deps.yieldToSync?.())
-        await sleep(options.idleMs ?? 1_000, signal)
-    } catch (err) {
-      if (signal.aborted || isAbortError(err)) break
-      const delay = backoffDelay(failures++, 1_000, 60_000)
-      logger.warn({ retryInMs: Math.round(delay) }, `metadata queue step failed: ${describeError(err)}`)
-      await sleep(delay, signal).catch(() => undefined)
     }
+  }
+
+  await Promise.all([
+    keepRunning('token', () => pipeline.run()),
+    keepRunning('collection', async () => {
+      const collections = await processCollections(common)
+      if (deps.yieldToSync?.()) await sleep(backfillIdleMs, signal)
+      else if (collections === 0) await sleep(idleMs, signal)
+    }),
+    keepRunning('report', async () => {
+      const started = performance.now()
+      await reportQueue(pool, config.NETWORK, limits.scheduler!, pipeline, logger)
+      // Counting a backlog of millions takes a while: then count less often (at most 5 % of the time).
+      await sleep(Math.max(options.reportMs ?? 10_000, 20 * (performance.now() - started)), signal)
+    }),
+  ])
+}
+
+/** Tokens still queued (not final), by their current outcome. */
+export async function metadataBacklog(pool: pg.Pool): Promise<Record<string, number>> {
+  const { rows } = await pool.query<{ status: string; n: number }>(
+    // One index range per retryable status (tokens_metadata_queue_idx): never a scan of all tokens.
+    `SELECT s AS status, (SELECT count(*) FROM tokens WHERE metadata_status = s
+                            AND metadata_next_attempt_at IS NOT NULL)::int AS n
+       FROM unnest(ARRAY['pending', 'timeout', 'http_error']) AS s`,
+  )
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]))
+}
+
+let lastLoggedBacklog = ''
+
+/**
+ * Writes the queue's view into indexer_state.metadata_queue (the status
+ * endpoint shows it) and logs it at info when it changed.
+ */
+async function reportQueue(
+  pool: pg.Pool,
+  network: string,
+  scheduler: HostScheduler,
+  pipeline: TokenPipeline,
+  logger: Logger,
+) {
+  const backlog = await metadataBacklog(pool)
+  const stats = scheduler.stats()
+  const backedOff = stats.backedOff.slice(0, 100)
+  const report = {
+    backlog,
+    in_flight: stats.inFlight,
+    in_memory: pipeline.size,
+    backed_off_hosts: backedOff,
+    backed_off_count: stats.backedOff.length,
+    at: new Date().toISOString(),
+  }
+  await pool.query('UPDATE indexer_state SET metadata_queue = $2::jsonb WHERE network = $1', [
+    network,
+    JSON.stringify(report),
+  ])
+  const summary = JSON.stringify([backlog, backedOff.map((h) => h.host)])
+  if (summary !== lastLoggedBacklog) {
+    lastLoggedBacklog = summary
+    logger.info(
+      { backlog, backedOffHosts: backedOff.map((h) => h.host), inFlight: stats.inFlight },
+      `metadata backlog: ${Object.entries(backlog)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}; ${stats.backedOff.length} host(s) backed off`,
+    )
   }
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startServer, type TestServer } from '../test/http-server'
 import { FetchFailure } from './outcome'
-import { parseAllowHosts, safeFetch } from './safe-fetch'
+import { parseAllowHosts, retryAfterMs, safeFetch } from './safe-fetch'
 
 let publicLike: TestServer
 let internal: TestServer
@@ -29,6 +29,7 @@ beforeAll(async () => {
     '/hang': () => undefined,
     '/teapot': (_q, r) => r.writeHead(418).end(),
     '/busy': (_q, r) => r.writeHead(503).end(),
+    '/limited': (_q, r) => r.writeHead(429, { 'retry-after': '7' }).end(),
   })
   allow = parseAllowHosts([`127.0.0.1:${publicLike.port}`])
 }, 30_000)
@@ -96,5 +97,33 @@ describe('safeFetch', () => {
     expect([teapot.outcome, teapot.transient]).toEqual(['http_error', false])
     const busy = await failure(`${publicLike.origin}/busy`)
     expect([busy.outcome, busy.transient]).toEqual(['http_error', true])
+  })
+
+  it('tells host faults (time-out, 429, 502-504, refused) from bad documents, with Retry-After', async () => {
+    expect((await failure(`${publicLike.origin}/hang`)).hostFault).toBe(true)
+    expect((await failure(`${publicLike.origin}/busy`)).hostFault).toBe(true)
+    expect((await failure(`${publicLike.origin}/teapot`)).hostFault).toBe(false)
+    const limited = await failure(`${publicLike.origin}/limited`)
+    expect([limited.outcome, limited.transient, limited.hostFault, limited.retryAfterMs]).toEqual([
+      'http_error',
+      true,
+      true,
+      7_000,
+    ])
+    // Nothing listens on a closed port: refused, a host fault.
+    const closed = await startServer({})
+    const origin = closed.origin
+    allow.add(`127.0.0.1:${closed.port}`)
+    await closed.close()
+    const refused = await failure(`${origin}/x`)
+    expect([refused.outcome, refused.transient, refused.hostFault]).toEqual(['http_error', true, true])
+  })
+
+  it('reads Retry-After as seconds or an HTTP date', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z')
+    expect(retryAfterMs('120', now)).toBe(120_000)
+    expect(retryAfterMs('Thu, 01 Jan 2026 00:00:30 GMT', now)).toBe(30_000)
+    expect(retryAfterMs('soon', now)).toBeUndefined()
+    expect(retryAfterMs(undefined, now)).toBeUndefined()
   })
 })

@@ -12,6 +12,8 @@ export interface SafeFetchOptions {
   /** "host:port" pairs reachable even though private (operator-configured). */
   allowHosts?: ReadonlySet<string>
   signal?: AbortSignal
+  /** Time to get a connection (a dead host fails this fast); default min(timeoutMs, 5000). */
+  connectTimeoutMs?: number
 }
 
 export interface SafeFetchResult {
@@ -106,7 +108,11 @@ function requestOnce(
         if (status < 200 || status >= 300) {
           res.resume()
           const transient = status === 408 || status === 429 || status >= 500
-          return reject(new FetchFailure('http_error', `HTTP ${status} from ${url.host}`, transient))
+          const failure = new FetchFailure('http_error', `HTTP ${status} from ${url.host}`, transient)
+          failure.hostFault = status === 429 || (status >= 502 && status <= 504)
+          if (status === 429 || status === 503)
+            failure.retryAfterMs = retryAfterMs(res.headers['retry-after'])
+          return reject(failure)
         }
         const declared = Number(res.headers['content-length'])
         if (Number.isFinite(declared) && declared > options.maxBytes) {
@@ -131,6 +137,18 @@ function requestOnce(
       },
     )
     req.on('error', (err) => reject(toFailure(err, signal)))
+    // A dead host (no answer to SYN) fails at the connect deadline, not the document's.
+    const connectMs = options.connectTimeoutMs ?? Math.min(options.timeoutMs, 5_000)
+    req.on('socket', (socket) => {
+      if (!socket.connecting) return
+      const timer = setTimeout(() => {
+        const failure = new FetchFailure('timeout', `Connecting to ${url.host} timed out`, true)
+        failure.hostFault = true
+        req.destroy(failure)
+      }, connectMs)
+      socket.once('connect', () => clearTimeout(timer))
+      socket.once('close', () => clearTimeout(timer))
+    })
     req.end()
   })
 }
@@ -140,9 +158,23 @@ function toFailure(err: Error, signal: AbortSignal): FetchFailure {
   const cause = (err as { cause?: unknown }).cause
   if (cause instanceof FetchFailure) return cause
   if (signal.aborted || err.name === 'AbortError' || err.name === 'TimeoutError') {
-    return new FetchFailure('timeout', 'Request timed out', true, err)
+    const failure = new FetchFailure('timeout', 'Request timed out', true, err)
+    // Our own shutdown is not the host's fault; the document deadline is.
+    failure.hostFault = !(signal.reason instanceof Error && signal.reason.name === 'AbortError')
+    return failure
   }
-  return new FetchFailure('http_error', `Request failed: ${err.message}`, true, err)
+  const failure = new FetchFailure('http_error', `Request failed: ${err.message}`, true, err)
+  failure.hostFault = true
+  return failure
+}
+
+/** Retry-After as seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value
+  if (!text) return undefined
+  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000
+  const at = Date.parse(text)
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined
 }
 
 type LookupCallback = (

@@ -14,6 +14,7 @@ export const TEST_CONTRACT_FILES = [
   'TestNFT',
   'TestFactory',
   'TestConsecutive',
+  'TestConsecutiveURI',
   'LegacyKitties',
   'Decoys',
   'HostileURIs',

@@ -14,6 +14,8 @@ let chain: TestChain
 let db: TestDatabase
 let allowed: TestServer
 let privateServer: TestServer
+/** The first IPFS gateway: always failing, so the second one serves. */
+let brokenGateway: TestServer
 let nft: Address
 let hostile: Address
 let nftDeploy: { block: bigint; txHash: string }
@@ -43,6 +45,7 @@ const cases = (a: string, p: string): Record<number, [string | null, string]> =>
   16: ['http://169.254.169.254/latest/meta-data/', 'blocked_address'],
   17: [`http://[::1]:${new URL(a).port}/meta/6`, 'blocked_address'],
   18: [`${a}/flaky`, 'ok'],
+  19: [`${a}/raw-svg`, 'ok'],
 })
 
 beforeAll(async () => {
@@ -50,6 +53,7 @@ beforeAll(async () => {
     '/meta/*': json({ name: 'secret' }),
     '/secret': json({ name: 'secret' }),
   })
+  brokenGateway = await startServer({ '/ipfs/*': (_req, res) => res.writeHead(502).end('bad gateway') })
   allowed = await startServer({
     '/meta/*': (req, res) => {
       const id = req.url!.split('/').pop()
@@ -70,6 +74,10 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(PNG_1x1),
     '/slow': () => undefined,
     '/500': (_req, res) => res.writeHead(500).end('down'),
+    '/raw-svg': json({
+      name: 'Raw SVG',
+      image: `data:image/svg+xml;utf8,${svg.replace('/>', '> <text>"a" é</text></svg>')}`,
+    }),
     '/flaky': (req, res) =>
       ++flakyHits < 2 ? res.writeHead(503).end() : json({ name: 'Eventually' })(req, res),
   })
@@ -92,6 +100,7 @@ afterAll(async () => {
   await db?.drop()
   await allowed?.close()
   await privateServer?.close()
+  await brokenGateway?.close()
 })
 
 /** The indexer's info-level log lines, parsed (the level an operator runs at). */
@@ -106,7 +115,7 @@ async function runUntilSettled(logger?: pino.Logger) {
     DATABASE_URL: db.url,
     RPC_URL: chain.anvil.rpcUrl,
     FETCH_ALLOW_HOSTS: `127.0.0.1:${allowed.port}`,
-    IPFS_GATEWAY: `${allowed.origin}/ipfs/`,
+    IPFS_GATEWAY: `${brokenGateway.origin}/ipfs/,${allowed.origin}/ipfs/`,
   })
   const indexer = startIndexer(config, db.pool, {
     metadata: { timeoutMs: 1_000, maxAttempts: 3, retryBaseMs: 50 },
@@ -151,6 +160,27 @@ describe('metadata queue', () => {
     )
     expect(await statuses()).toEqual(expected)
     expect(privateServer.hits).toEqual([])
+    // IPFS through the second gateway after the first failed.
+    expect(brokenGateway.hits.length).toBeGreaterThan(0)
+    // IPFS paths and CIDs are kept as written, never as a gateway URL.
+    const ipfs = await db.pool.query(
+      'SELECT metadata_uri FROM tokens WHERE collection_address = $1 AND token_id = 15',
+      [hostile],
+    )
+    expect(ipfs.rows[0].metadata_uri).toBe(cases(allowed.origin, privateServer.origin)[15]![0])
+
+    // A data: image with raw spaces, quotes and '<' is stored as a valid URI for the same bytes.
+    const raw = await db.pool.query(
+      `SELECT t.image_url, m.media_type FROM tokens t LEFT JOIN media_objects m ON m.sha256 = t.media_sha256
+        WHERE collection_address = $1 AND token_id = 19`,
+      [hostile],
+    )
+    expect(raw.rows[0].media_type).toBe('image/svg+xml')
+    expect(raw.rows[0].image_url).toMatch(/^data:image\/svg\+xml;utf8,%3Csvg%20/)
+    expect(raw.rows[0].image_url).not.toMatch(/[\s"<>]/)
+    expect(decodeURIComponent(raw.rows[0].image_url.slice(raw.rows[0].image_url.indexOf(',') + 1))).toContain(
+      '<text>"a" é</text>',
+    )
 
     // At info level: one summary line per batch with failures, counting outcomes; never a line per token.
     const summaries = logs.lines.filter((l) => String(l.msg).startsWith('token metadata:'))

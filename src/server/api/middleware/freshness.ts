@@ -33,6 +33,14 @@ export interface IndexerSnapshot {
   /** When an RPC endpoint last answered the head (the indexer writes it). */
   headObservedAt: Date | null
   rpcEndpoints: RpcEndpointState[]
+  /** What the metadata queue last reported (indexer_state.metadata_queue), null before its first report. */
+  metadataQueue: MetadataQueueReport | null
+}
+
+/** The metadata queue's report: tokens still queued by outcome, and the hosts it has backed off. */
+export interface MetadataQueueReport {
+  backlog: Record<string, number>
+  backed_off_hosts: Array<{ host: string; state: string; until: string; outcome: string }>
 }
 
 /** One endpoint as the indexer last saw it, by position in RPC_URL (never its URL: it may carry an API key). */
@@ -55,6 +63,7 @@ const EMPTY: IndexerSnapshot = {
   verificationRepairs: 0n,
   headObservedAt: null,
   rpcEndpoints: [],
+  metadataQueue: null,
 }
 
 interface CacheEntry {
@@ -78,10 +87,12 @@ async function readSnapshot(pool: pg.Pool, network: string): Promise<IndexerSnap
     verification_repairs: string
     head_observed_at: Date | null
     rpc_endpoints: RpcEndpointState[] | null
+    metadata_queue: Partial<MetadataQueueReport> | null
   }>(
     `SELECT coverage_status, coverage_start_block::text, last_seen_block::text, last_confirmed_block::text,
             last_indexed_block::text, coverage_verified_at, updated_at, last_verified_block::text,
-            verification_mismatches::text, verification_repairs::text, head_observed_at, rpc_endpoints
+            verification_mismatches::text, verification_repairs::text, head_observed_at, rpc_endpoints,
+            metadata_queue
        FROM indexer_state WHERE network = $1`,
     [network],
   )
@@ -101,6 +112,15 @@ async function readSnapshot(pool: pg.Pool, network: string): Promise<IndexerSnap
     verificationRepairs: BigInt(row.verification_repairs),
     headObservedAt: row.head_observed_at,
     rpcEndpoints: Array.isArray(row.rpc_endpoints) ? row.rpc_endpoints : [],
+    metadataQueue:
+      row.metadata_queue && typeof row.metadata_queue === 'object'
+        ? {
+            backlog: row.metadata_queue.backlog ?? {},
+            backed_off_hosts: Array.isArray(row.metadata_queue.backed_off_hosts)
+              ? row.metadata_queue.backed_off_hosts
+              : [],
+          }
+        : null,
   }
 }
 

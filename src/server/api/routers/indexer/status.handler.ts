@@ -61,8 +61,25 @@ function toStatus(network: string, state: IndexerSnapshot): IndexerStatus {
       state: endpointStates.has(e.state) ? (e.state as EndpointState) : 'failing',
       head: e.head,
     })),
+    metadata_backlog: state.metadataQueue
+      ? {
+          pending: count(state.metadataQueue.backlog.pending),
+          timeout: count(state.metadataQueue.backlog.timeout),
+          http_error: count(state.metadataQueue.backlog.http_error),
+        }
+      : null,
+    metadata_hosts_backed_off: (state.metadataQueue?.backed_off_hosts ?? []).slice(0, 100).map((h) => ({
+      host: String(h.host),
+      state: h.state === 'half_open' ? 'half_open' : 'open',
+      until: Number.isFinite(Date.parse(h.until))
+        ? new Date(h.until).toISOString()
+        : new Date(0).toISOString(),
+      outcome: String(h.outcome),
+    })),
   }
 }
+
+const count = (n: unknown) => (typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : 0)
 
 /** No head from any endpoint for this long: the chain is unreachable (or the indexer is down). */
 export const UNREACHABLE_AFTER_SECONDS = 30

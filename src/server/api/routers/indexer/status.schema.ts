@@ -52,6 +52,34 @@ export const indexerStatus = z
         }),
       )
       .describe('Extension: each configured RPC endpoint as the indexer last saw it.'),
+    metadata_backlog: z
+      .object({
+        pending: z.number().int().describe('Never fetched yet.'),
+        timeout: z.number().int().describe('Timed out (or its host did), to be tried again.'),
+        http_error: z.number().int().describe('Transient HTTP or connection failure, to be tried again.'),
+      })
+      .nullable()
+      .describe(
+        'Extension: tokens whose metadata is still queued, by current outcome; null before the metadata queue first reported.',
+      ),
+    metadata_hosts_backed_off: z
+      .array(
+        z.object({
+          host: z
+            .string()
+            .describe(
+              'host:port of a metadata host, or `ipfs-gateway-N` / `arweave-gateway-N` for a configured gateway.',
+            ),
+          state: z
+            .enum(['open', 'half_open'])
+            .describe('`open`: not asked until `until`; `half_open`: one probe allowed.'),
+          until: isoDateTime,
+          outcome: z.string().describe('What the host last did: `timeout` or `http_error`.'),
+        }),
+      )
+      .describe(
+        'Extension: metadata hosts the indexer has backed off after repeated failures (at most 100).',
+      ),
   })
   .meta({ id: 'IndexerStatus' })
 

@@ -63,3 +63,32 @@ describe('indexer status: the chain connection', () => {
     expect(status.head_age_seconds).toBe(age)
   })
 })
+
+describe('indexer status: the metadata queue', () => {
+  it('is null / empty before the queue reports', async () => {
+    await db.pool.query('UPDATE indexer_state SET metadata_queue = NULL')
+    const status = await statusWith(1, ['ok'])
+    expect(status.metadata_backlog).toBeNull()
+    expect(status.metadata_hosts_backed_off).toEqual([])
+  })
+
+  it('shows the backlog by outcome and the backed-off hosts', async () => {
+    const until = new Date(Date.now() + 60_000).toISOString()
+    await db.pool.query('UPDATE indexer_state SET metadata_queue = $1::jsonb', [
+      JSON.stringify({
+        backlog: { pending: 12, timeout: 40, http_error: 3 },
+        backed_off_hosts: [
+          { host: 'slow.example:443', state: 'open', until, outcome: 'timeout' },
+          { host: 'ipfs-gateway-1', state: 'half_open', until, outcome: 'http_error' },
+        ],
+        in_flight: 5,
+      }),
+    ])
+    const status = await statusWith(1, ['ok'])
+    expect(status.metadata_backlog).toEqual({ pending: 12, timeout: 40, http_error: 3 })
+    expect(status.metadata_hosts_backed_off).toEqual([
+      { host: 'slow.example:443', state: 'open', until, outcome: 'timeout' },
+      { host: 'ipfs-gateway-1', state: 'half_open', until, outcome: 'http_error' },
+    ])
+  })
+})

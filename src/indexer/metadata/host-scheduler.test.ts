@@ -1,0 +1,182 @@
+import { describe, expect, it } from 'vitest'
+import { HostBackedOff, HostScheduler } from './host-scheduler'
+import { FetchFailure } from './outcome'
+
+const budget = { concurrency: 2, maxQueued: 1000, maxQueuedPerGroup: 1000 }
+const make = (over: Partial<ConstructorParameters<typeof HostScheduler>[0]> = {}) =>
+  new HostScheduler({ concurrency: 4, host: budget, gateway: { ...budget, concurrency: 8 }, ...over })
+const tick = () => new Promise((r) => setTimeout(r, 5))
+
+function fault(outcome: 'timeout' | 'http_error' = 'timeout', retryAfterMs?: number) {
+  const f = new FetchFailure(outcome, 'down', true)
+  f.hostFault = true
+  f.retryAfterMs = retryAfterMs
+  return f
+}
+
+describe('HostScheduler', () => {
+  it('bounds requests in flight per host and overall, serving hosts round-robin', async () => {
+    const s = make()
+    const live = new Map<string, number>()
+    let peak = 0
+    const order: string[] = []
+    const release: Array<() => void> = []
+    const job = (host: string) =>
+      s.run(host, 'c', async () => {
+        order.push(host)
+        live.set(host, (live.get(host) ?? 0) + 1)
+        peak = Math.max(peak, live.get(host)!)
+        await new Promise<void>((r) => release.push(r))
+        live.set(host, live.get(host)! - 1)
+      })
+    const all = [...Array.from({ length: 10 }, () => job('slow:80')), job('a:80'), job('b:80')]
+    await tick()
+    // slow gets its 2, a and b are not kept waiting behind slow's 8 others.
+    expect(order.slice(0, 4).sort()).toEqual(['a:80', 'b:80', 'slow:80', 'slow:80'])
+    while (release.length) {
+      release.shift()!()
+      await tick()
+    }
+    await Promise.all(all)
+    expect(peak).toBe(2)
+  })
+
+  it('serves the collections of a host in turn', async () => {
+    const s = make({ concurrency: 1 })
+    const order: string[] = []
+    const jobs = [
+      ...Array.from({ length: 5 }, () => s.run('h:80', 'big', async () => void order.push('big'))),
+      s.run('h:80', 'small', async () => void order.push('small')),
+    ]
+    await Promise.all(jobs)
+    expect(order.indexOf('small')).toBeLessThanOrEqual(2)
+  })
+
+  it('opens the breaker after consecutive host faults, probes once, and closes on success', async () => {
+    let now = 1_000_000
+    const events: string[] = []
+    const s = make({
+      failureThreshold: 3,
+      cooldownMs: 10_000,
+      now: () => now,
+      onBreaker: (e) => events.push(e.state),
+    })
+    for (let i = 0; i < 3; i++)
+      await expect(s.run('bad:80', 'c', () => Promise.reject(fault()))).rejects.toBeInstanceOf(FetchFailure)
+    const refused = await s.run('bad:80', 'c', async () => 'x').catch((e) => e)
+    expect(refused).toBeInstanceOf(HostBackedOff)
+    expect(refused).toMatchObject({ reason: 'open', outcome: 'timeout', until: now + 10_000 })
+    expect(s.stats().backedOff).toEqual([expect.objectContaining({ host: 'bad:80', state: 'open' })])
+    // Other hosts are not affected.
+    await expect(s.run('good:80', 'c', async () => 'ok')).resolves.toBe('ok')
+    // Half-open: a failed probe reopens for twice as long.
+    now += 10_000
+    await expect(s.run('bad:80', 'c', () => Promise.reject(fault()))).rejects.not.toBeInstanceOf(
+      HostBackedOff,
+    )
+    expect(await s.run('bad:80', 'c', async () => 'x').catch((e) => e.until)).toBe(now + 20_000)
+    now += 20_000
+    await expect(s.run('bad:80', 'c', async () => 'back')).resolves.toBe('back')
+    expect(s.stats().backedOff).toEqual([])
+    expect(events).toEqual(['open', 'open', 'closed'])
+  })
+
+  it('a document-level failure (404, bad JSON) does not count against the host', async () => {
+    const s = make({ failureThreshold: 2 })
+    for (let i = 0; i < 5; i++)
+      await expect(
+        s.run('h:80', 'c', () => Promise.reject(new FetchFailure('invalid_json', 'bad'))),
+      ).rejects.toThrow()
+    expect(s.available('h:80')).toBe(true)
+  })
+
+  it('honours Retry-After at once, and hands back what waited for the host', async () => {
+    const now = 0
+    const s = make({ now: () => now })
+    let fail!: (e: unknown) => void
+    const first = s.run('h:80', 'c', () => new Promise((_, reject) => (fail = reject)))
+    const second = s.run('h:80', 'c', () => new Promise(() => undefined))
+    const waiting = s.run('h:80', 'c', async () => 'never').catch((e) => e)
+    await tick()
+    fail(fault('http_error', 5_000))
+    await expect(first).rejects.toThrow()
+    const err = await waiting
+    expect(err).toBeInstanceOf(HostBackedOff)
+    expect(err).toMatchObject({ reason: 'open', outcome: 'http_error', until: 5_000 })
+    void second
+  })
+
+  it('refuses more than the queue cap as busy', async () => {
+    const s = new HostScheduler({
+      concurrency: 1,
+      host: { concurrency: 1, maxQueued: 3, maxQueuedPerGroup: 3 },
+      gateway: budget,
+    })
+    const hang = () => new Promise<void>(() => undefined)
+    // One in flight, three waiting: the fifth is refused.
+    for (let i = 0; i < 4; i++) void s.run('h:80', 'c', hang)
+    await tick()
+    const err = await s.run('h:80', 'c', hang).catch((e) => e)
+    expect(err).toBeInstanceOf(HostBackedOff)
+    expect(err.reason).toBe('busy')
+  })
+})
+
+describe('HostScheduler: stalled requests', () => {
+  it('stalled requests (slow, dead hosts) do not hold the machine-wide budget', async () => {
+    const s = new HostScheduler({
+      concurrency: 4,
+      stalledAfterMs: 20,
+      host: { concurrency: 2, maxQueued: 100, maxQueuedPerGroup: 100 },
+      gateway: budget,
+    })
+    const hang = () => new Promise<void>(() => undefined)
+    // Three slow hosts take 6 requests > the budget of 4.
+    for (const h of ['s1:80', 's2:80', 's3:80']) for (let i = 0; i < 2; i++) void s.run(h, 'c', hang)
+    await tick()
+    let served = false
+    const fast = s.run('fast:80', 'c', async () => {
+      served = true
+    })
+    await new Promise((r) => setTimeout(r, 60))
+    await fast
+    expect(served).toBe(true)
+    expect(s.stats()).toMatchObject({ inFlight: 6, stalled: 6 })
+  })
+})
+
+describe('HostScheduler: one collection over many hosts', () => {
+  it('bounds the stalled requests of one collection whatever hosts its tokens name', async () => {
+    const s = new HostScheduler({
+      concurrency: 64,
+      stalledAfterMs: 10,
+      maxStalledPerGroup: 3,
+      host: budget,
+      gateway: budget,
+    })
+    const hang = () => new Promise<void>(() => undefined)
+    for (let i = 0; i < 3; i++) void s.run(`evil-${i}:80`, 'evil', hang)
+    await new Promise((r) => setTimeout(r, 40))
+    const err = await s.run('evil-99:80', 'evil', hang).catch((e) => e)
+    expect(err).toBeInstanceOf(HostBackedOff)
+    expect(err.reason).toBe('busy')
+    // Other collections are not affected.
+    await expect(s.run('evil-99:80', 'other', async () => 'ok')).resolves.toBe('ok')
+  })
+
+  it('a fetch told to wait queues behind a busy host instead of being refused', async () => {
+    const s = new HostScheduler({
+      concurrency: 1,
+      host: { concurrency: 1, maxQueued: 1, maxQueuedPerGroup: 1 },
+      gateway: budget,
+    })
+    let release!: () => void
+    const first = s.run('h:80', 'c', () => new Promise<void>((r) => (release = r)))
+    const second = s.run('h:80', 'c', async () => 'second', { waitWhenBusy: true })
+    const third = s.run('h:80', 'c', async () => 'third', { waitWhenBusy: true })
+    await tick()
+    release()
+    await first
+    expect(await Promise.all([second, third])).toEqual(['second', 'third'])
+  })
+})
