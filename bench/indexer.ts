@@ -30,7 +30,7 @@ import { appendFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
+import type pg from 'pg'
 import type { Address, Hex } from 'viem'
 import {
   FAULT_KINDS,
@@ -40,12 +40,10 @@ import {
 } from '@/dev/provider-proxy'
 import { buildIndexer } from '@/indexer/launch'
 import { startTestChain } from '@/indexer/test/chain'
-import { urlWithSchema } from '@/server/db/connection-url'
-import { migrate } from '@/server/db/migrate'
+import { benchSchema, serverUrl } from './bench-schema'
 import { trackPeakRss } from './peak-rss'
 import { runPonder } from './ponder-run'
 
-const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const COLLECTIONS = Number(process.env.BENCH_COLLECTIONS ?? 50)
 const PER_COLLECTION = Number(process.env.BENCH_TRANSFERS_PER_COLLECTION ?? 4_000)
 const SAMPLES = Number(process.env.BENCH_FOLLOW_SAMPLES ?? 40)
@@ -355,14 +353,7 @@ async function main() {
         ),
       )
     : []
-  const schema = `bench_indexer_${Date.now()}`
-  const url = urlWithSchema(serverUrl, schema)
-  await migrate(url)
-  const pool = new pg.Pool({
-    connectionString: serverUrl,
-    options: `-c search_path=${schema},public`,
-    max: 4,
-  })
+  const { schema, url, pool } = await benchSchema('bench_indexer')
   const mediaDir = await mkdtemp(path.join(os.tmpdir(), 'bench-media-'))
   const root = path.resolve(import.meta.dirname, '..')
   // Bundled as `npm start` bundles it; the clock starts at the process start, as for Ponder.
@@ -582,14 +573,7 @@ async function timeUnverifiedBackfill(
   rpcUrl: string,
   head: bigint,
 ): Promise<number | undefined> {
-  const schema = `bench_unverified_${Date.now()}`
-  const url = urlWithSchema(serverUrl, schema)
-  await migrate(url)
-  const pool = new pg.Pool({
-    connectionString: serverUrl,
-    options: `-c search_path=${schema},public`,
-    max: 2,
-  })
+  const { schema, url, pool } = await benchSchema('bench_unverified', 2)
   const started = performance.now()
   const child = spawn(process.execPath, indexer, {
     cwd: root,

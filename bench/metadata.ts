@@ -22,16 +22,14 @@ import { appendFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
+import type pg from 'pg'
 import type { Address } from 'viem'
 import { buildIndexer } from '@/indexer/launch'
 import { startTestChain, type TestChain } from '@/indexer/test/chain'
-import { urlWithSchema } from '@/server/db/connection-url'
-import { migrate } from '@/server/db/migrate'
+import { benchSchema } from './bench-schema'
 import { type HostKind, type SimHost, startHostSimulator } from './metadata-hosts'
 import { trackPeakRss } from './peak-rss'
 
-const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const HOSTS = Number(process.env.BENCH_HOSTS ?? 200)
 const PER_HOST = Number(process.env.BENCH_TOKENS_PER_HOST ?? 100)
 const PROBES = Number(process.env.BENCH_PROBES ?? 60)
@@ -56,14 +54,7 @@ interface Indexer {
 }
 
 async function startIndexerProcess(chain: TestChain, hosts: SimHost[], tag: string): Promise<Indexer> {
-  const schema = `bench_metadata_${tag}_${Date.now()}`
-  const url = urlWithSchema(serverUrl, schema)
-  await migrate(url)
-  const pool = new pg.Pool({
-    connectionString: serverUrl,
-    options: `-c search_path=${schema},public`,
-    max: 4,
-  })
+  const { schema, url, pool } = await benchSchema(`bench_metadata_${tag}`)
   const mediaDir = await mkdtemp(path.join(os.tmpdir(), 'bench-media-'))
   const args = await buildIndexer(root)
   const child = spawn(process.execPath, args, {
