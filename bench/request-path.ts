@@ -49,6 +49,7 @@ async function requestLoop() {
   const { createLogger } = await import('@/config/logger')
   const { generateApiKeySecret } = await import('@/server/auth/secrets')
   const { createRestHandler } = await import('@/server/rest/handler')
+  const { createWebServices } = await import('@/server/web-services')
   const high = 'sec=100000000,min=100000000,concurrent=1000000'
   const config = parseConfig({
     NODE_ENV: 'production',
@@ -94,7 +95,9 @@ async function requestLoop() {
       },
     },
   }
-  const rest = createRestHandler({ config, db: db as never, logger: createLogger({ level: 'silent' }) })
+  const rest = createRestHandler(
+    createWebServices(config, { db: db as never, logger: createLogger({ level: 'silent' }) }),
+  )
   const socket = new NullSocket()
 
   const request = async () => {

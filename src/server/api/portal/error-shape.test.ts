@@ -6,13 +6,13 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { createRouter, INTERNAL_MESSAGE, publicProcedure } from './trpc'
+import { createPortalRouter, INTERNAL_MESSAGE, portalProcedure } from './trpc'
 
-const router = createRouter({
-  broken: publicProcedure.query(() => {
+const router = createPortalRouter({
+  broken: portalProcedure.query(() => {
     throw new Error('Invalid `prisma.auditEvent.findMany()` invocation: value out of range for type bigint')
   }),
-  strict: publicProcedure.input(z.object({ id: z.string().regex(/^[0-9]+$/) })).query(() => 'ok'),
+  strict: portalProcedure.input(z.object({ id: z.string().regex(/^[0-9]+$/) })).query(() => 'ok'),
 })
 
 async function call(path: string): Promise<{ status: number; body: string }> {
@@ -20,7 +20,8 @@ async function call(path: string): Promise<{ status: number; body: string }> {
     endpoint: '/api/trpc',
     req: new Request(`http://localhost/api/trpc/${path}`),
     router,
-    createContext: () => ({}) as never,
+    createContext: () =>
+      ({ user: { id: 1n, address: '0x00000000000000000000000000000000000a11ce' } }) as never,
     onError: () => {},
   })
   return { status: res.status, body: await res.text() }
