@@ -58,6 +58,7 @@ async function serve(kind: 'full' | 'floor', url: string) {
     const { createLogger } = await import('@/config/logger')
     const { openDatabase } = await import('@/server/db/database')
     const { createWebServer } = await import('@/server/http/server')
+    const { createWebServices } = await import('@/server/web-services')
     const config = parseConfig({
       NODE_ENV: 'production',
       NETWORK: BENCH_NETWORK,
@@ -72,7 +73,8 @@ async function serve(kind: 'full' | 'floor', url: string) {
       statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
       applicationName: 'bench-web',
     })
-    const web = await createWebServer({ services: { config, db, logger: createLogger({ level: 'silent' }) } })
+    const services = createWebServices(config, { db, logger: createLogger({ level: 'silent' }) })
+    const web = await createWebServer({ services })
     server = web.server
   }
   server.prependListener('request', record)
@@ -99,7 +101,7 @@ interface Child {
 async function startChild(kind: 'full' | 'floor', url: string): Promise<Child> {
   const child = fork(fileURLToPath(import.meta.url), ['--serve', kind, url], {
     execArgv: ['--import', 'tsx'],
-    // Servers run as `npm start` runs them (e.g. responses are not parsed again, src/server/api/trpc.ts).
+    // Servers run as `npm start` runs them (e.g. responses are not parsed again, src/server/api/internals/response-schema.ts).
     env: { ...process.env, NODE_ENV: 'production' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })

@@ -6,8 +6,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type pg from 'pg'
-import { indexerSnapshot } from '@/server/api/middleware/freshness'
 import type { ReadContext } from '@/server/api/read/context'
+import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/routers/activity/activity.handler'
 import { getCollection, listCollections } from '@/server/api/routers/collections/collections.handler'
 import { getIndexerStatus } from '@/server/api/routers/indexer/status.handler'

@@ -49,6 +49,7 @@ async function requestLoop() {
   const { createLogger } = await import('@/config/logger')
   const { generateApiKeySecret } = await import('@/server/auth/secrets')
   const { createRestHandler } = await import('@/server/rest/handler')
+  const { createWebServices } = await import('@/server/web-services')
   const high = 'sec=100000000,min=100000000,concurrent=1000000'
   const config = parseConfig({
     NODE_ENV: 'production',
@@ -74,6 +75,12 @@ async function requestLoop() {
             last_indexed_block: '988',
             coverage_verified_at: at,
             updated_at: at,
+            last_verified_block: null,
+            verification_mismatches: '0',
+            verification_repairs: '0',
+            head_observed_at: at,
+            rpc_endpoints: [],
+            metadata_queue: null,
           },
         ],
       }),
@@ -88,7 +95,9 @@ async function requestLoop() {
       },
     },
   }
-  const rest = createRestHandler({ config, db: db as never, logger: createLogger({ level: 'silent' }) })
+  const rest = createRestHandler(
+    createWebServices(config, { db: db as never, logger: createLogger({ level: 'silent' }) }),
+  )
   const socket = new NullSocket()
 
   const request = async () => {

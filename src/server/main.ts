@@ -4,8 +4,8 @@
  */
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import { openDatabase } from '@/server/db/database'
 import { createWebServer } from '@/server/http/server'
+import { closeWebServices, createWebServices } from '@/server/web-services'
 
 const config = loadConfig()
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'web' })
@@ -15,12 +15,10 @@ if (!config.DATABASE_URL) {
   )
   process.exit(2)
 }
-const db = openDatabase(config.DATABASE_URL, {
-  statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-  applicationName: 'nft-web',
-})
+// The process's one set of services, shared by the REST layer and Next.js.
+const services = createWebServices(config, { logger })
 const web = await createWebServer({
-  services: { config, db, logger },
+  services,
   next: process.env.WEB_API_ONLY === '1' ? false : { dev: process.env.NODE_ENV === 'development' },
 })
 web.server.listen(config.PORT, () =>
@@ -39,7 +37,7 @@ async function stop(signal: string) {
   const force = setTimeout(() => process.exit(1), 10_000)
   force.unref()
   await web.close().catch(() => {})
-  await db.close().catch(() => {})
+  await closeWebServices(services).catch(() => {})
   process.exit(0)
 }
 process.on('SIGINT', () => void stop('SIGINT'))

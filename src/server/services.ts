@@ -1,28 +1,19 @@
 /**
- * Services for code running inside Next.js (pages, /api routes): one set per
- * process, created on first use from the same configuration contract.
+ * Services for code running inside Next.js (pages, /api routes): the web
+ * process's own (src/server/web-services.ts), which the web server shares
+ * before Next.js starts. Only a Next.js run without that server (`next
+ * build` collecting pages) builds them here, through the same root.
  */
 import 'server-only'
 import { loadConfig } from '@/config/env'
-import { createLogger } from '@/config/logger'
-import type { Services } from '@/server/api/trpc'
-import { openDatabase } from '@/server/db/database'
+import { createWebServices, type Services, sharedServices, shareWithNext } from '@/server/web-services'
 
-const globalForServices = globalThis as unknown as { nftServices?: Services }
+export type { Services }
 
 export function getServices(): Services {
-  if (globalForServices.nftServices) return globalForServices.nftServices
-  const config = loadConfig()
-  if (!config.DATABASE_URL) throw new Error('DATABASE_URL is not set: start the service with `npm start`')
-  const services: Services = {
-    config,
-    db: openDatabase(config.DATABASE_URL, {
-      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-      max: 5,
-      applicationName: 'nft-portal',
-    }),
-    logger: createLogger({ level: config.LOG_LEVEL, name: 'portal' }),
-  }
-  globalForServices.nftServices = services
+  const existing = sharedServices()
+  if (existing) return existing
+  const services = createWebServices(loadConfig())
+  shareWithNext(services)
   return services
 }

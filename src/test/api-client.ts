@@ -7,10 +7,11 @@
 import type { AddressInfo } from 'node:net'
 import { type Config, parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import { clearIndexerSnapshot } from '@/server/api/middleware/freshness'
+import { clearIndexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { createApiKey, ensureUser } from '@/server/auth/api-keys'
 import { openDatabase } from '@/server/db/database'
 import { createWebServer, type WebServer } from '@/server/http/server'
+import { closeWebServices, createWebServices } from '@/server/web-services'
 
 export const TEST_LIMITS = 'sec=100000,min=10000000,concurrent=1000'
 
@@ -46,7 +47,8 @@ export async function startApiServer(
   const db = openDatabase(databaseUrl, { statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, max: 10 })
   const user = await ensureUser(db, '0x00000000000000000000000000000000000a11ce')
   const { secret } = await createApiKey(db, { userId: user.id, address: user.address }, { name: 'api tests' })
-  const web = await createWebServer({ services: { config, db, logger: createLogger({ level: 'silent' }) } })
+  const services = createWebServices(config, { db, logger: createLogger({ level: 'silent' }) })
+  const web = await createWebServer({ services })
   await new Promise<void>((resolve) => web.server.listen(0, '127.0.0.1', resolve))
   const { port } = web.server.address() as AddressInfo
   const base = `http://127.0.0.1:${port}`
@@ -73,7 +75,7 @@ export async function startApiServer(
     },
     async close() {
       await web.close()
-      await db.close()
+      await closeWebServices(services)
     },
   }
 }

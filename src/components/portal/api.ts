@@ -8,16 +8,16 @@
 import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client'
 import type { inferRouterOutputs } from '@trpc/server'
 import type { Scope } from '@/lib/scopes'
-import type { AppRouter } from '@/server/api/root'
+import type { PortalRouter } from '@/server/api/portal/router'
 
-type Outputs = inferRouterOutputs<AppRouter>['keys']
+type Outputs = inferRouterOutputs<PortalRouter>['keys']
 
 export type ApiKeyView = Outputs['list'][number]
 export type KeyWithSecret = Outputs['create']
 export type AuditPage = Outputs['auditEvents']
 export type AuditEventView = AuditPage['items'][number]
 
-const client = createTRPCClient<AppRouter>({
+const client = createTRPCClient<PortalRouter>({
   links: [httpBatchLink({ url: '/api/trpc', maxItems: 4 })],
 })
 

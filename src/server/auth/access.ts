@@ -18,11 +18,12 @@ import type { Logger } from '@/config/logger'
 import type { Scope } from '@/lib/scopes'
 import type { Database } from '@/server/db/database'
 import { ApiError } from '@/server/errors/api-error'
-import { limiterUnavailableError, rateLimitedError } from '@/server/ratelimit/errors'
+import { rateLimitedError } from '@/server/ratelimit/errors'
 import { rateLimitHeaders } from '@/server/ratelimit/headers'
 import { ipSubject } from '@/server/ratelimit/ip'
 import { createRateLimiter, type RateLimiter } from '@/server/ratelimit/limiter'
 import type { LimitDecision, LimitPolicy, PolicyName } from '@/server/ratelimit/policy'
+import { LimiterUnavailableError } from '@/server/ratelimit/store'
 import { CorsOrigins, canonicalOrigin } from './cors-origins'
 import { LastUsedTracker } from './last-used'
 import { displayPrefix, parseAuthorization } from './secrets'
@@ -104,7 +105,7 @@ export class RequestAccess {
         this.control.limiter.leaseMs,
       )
     } catch (err) {
-      throw limiterUnavailableError(err)
+      throw err instanceof LimiterUnavailableError ? err : new LimiterUnavailableError(err)
     }
   }
 

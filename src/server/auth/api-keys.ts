@@ -9,9 +9,9 @@
  * period of up to 7 days. Revocation ends every secret at once. Each change
  * writes its audit event in the same transaction.
  */
-import { TRPCError } from '@trpc/server'
 import { SCOPES, type Scope } from '@/lib/scopes'
 import type { Database } from '@/server/db/database'
+import { ApiError } from '@/server/errors/api-error'
 import { type Actor, writeAuditEvent } from './audit'
 import { generateApiKeySecret } from './secrets'
 
@@ -100,10 +100,7 @@ const keySelect = {
 /** Normalizes an origin (`https://app.example.com[:port]`, no path); throws on anything else. */
 export function normalizeOrigin(origin: string): string {
   const refuse = () =>
-    new TRPCError({
-      code: 'BAD_REQUEST',
-      message: `'${origin}' is not an origin like https://app.example.com`,
-    })
+    new ApiError('INVALID_ARGUMENT', `'${origin}' is not an origin like https://app.example.com`)
   let url: URL
   try {
     url = new URL(origin)
@@ -140,17 +137,16 @@ export async function createApiKey(
   now = new Date(),
 ): Promise<{ key: ApiKeyView; secret: string }> {
   const scopes = [...new Set(input.scopes ?? SCOPES)].sort((a, b) => SCOPES.indexOf(a) - SCOPES.indexOf(b))
-  if (scopes.length === 0)
-    throw new TRPCError({ code: 'BAD_REQUEST', message: 'A key needs at least one scope.' })
+  if (scopes.length === 0) throw new ApiError('INVALID_ARGUMENT', 'A key needs at least one scope.')
   const allowedOrigins = [...new Set((input.allowedOrigins ?? []).map(normalizeOrigin))]
   const { secret, prefix, hash } = generateApiKeySecret()
   const key = await db.prisma.$transaction(async (tx) => {
     const active = await tx.apiKey.count({ where: { userId: actor.userId, status: 'active' } })
     if (active >= MAX_ACTIVE_KEYS_PER_USER) {
-      throw new TRPCError({
-        code: 'BAD_REQUEST',
-        message: `At most ${MAX_ACTIVE_KEYS_PER_USER} active keys per account; revoke one first.`,
-      })
+      throw new ApiError(
+        'INVALID_ARGUMENT',
+        `At most ${MAX_ACTIVE_KEYS_PER_USER} active keys per account; revoke one first.`,
+      )
     }
     const created = await tx.apiKey.create({
       data: {
@@ -184,7 +180,7 @@ async function lockOwnKey(
   const rows = await tx.$queryRaw<{ status: string }[]>`
     SELECT status FROM api_keys WHERE id = ${keyId} AND user_id = ${actor.userId} FOR UPDATE`
   const row = rows[0]
-  if (!row) throw new TRPCError({ code: 'NOT_FOUND', message: 'No such key.' })
+  if (!row) throw new ApiError('NOT_FOUND', 'No such key.')
   return row
 }
 
@@ -201,17 +197,13 @@ export async function rotateApiKey(
 ): Promise<{ key: ApiKeyView; secret: string }> {
   const grace = input.graceSeconds ?? 0
   if (!Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_SECONDS) {
-    throw new TRPCError({
-      code: 'BAD_REQUEST',
-      message: `The grace period is 0 to ${MAX_GRACE_SECONDS} seconds (7 days).`,
-    })
+    throw new ApiError('INVALID_ARGUMENT', `The grace period is 0 to ${MAX_GRACE_SECONDS} seconds (7 days).`)
   }
   const { secret, prefix, hash } = generateApiKeySecret()
   const oldExpiry = new Date(now.getTime() + grace * 1000)
   const key = await db.prisma.$transaction(async (tx) => {
     const { status } = await lockOwnKey(tx, actor, input.keyId)
-    if (status !== 'active')
-      throw new TRPCError({ code: 'CONFLICT', message: 'A revoked key cannot be rotated.' })
+    if (status !== 'active') throw new ApiError('CONFLICT', 'A revoked key cannot be rotated.')
     const previous = await tx.apiKeySecret.findMany({
       where: { keyId: input.keyId, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
       select: { id: true, prefix: true, expiresAt: true },

@@ -5,13 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { SCOPES } from '@/lib/scopes'
+import { portalRouter } from '@/server/api/portal/router'
 import { createApiKey, ensureUser, revokeApiKey, rotateApiKey } from '@/server/auth/api-keys'
 import { issueDemoToken } from '@/server/auth/demo-tokens'
 import { generateApiKeySecret, sha256Hex } from '@/server/auth/secrets'
 import type { Database } from '@/server/db/database'
-import { startTestRedis, type TestRedis } from '@/server/ratelimit/testing/redis-server'
-import { asDatabase, get, serveApi, type TestWeb, uniqueIp } from '@/server/ratelimit/testing/web'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { startTestRedis, type TestRedis } from '@/test/redis-server'
+import { asDatabase, get, serveApi, type TestWeb, uniqueIp } from '@/test/serve-api'
 
 const PUBLIC_URL = 'http://portal.test:3000'
 const GENEROUS = 'sec=1000,min=100000,concurrent=100'
@@ -142,6 +143,33 @@ describe('401: missing, malformed, unknown, expired, revoked', () => {
     const res = await get(s.base, STATUS, { ip: uniqueIp(), credential: rotated.secret })
     expect(res.status).toBe(401)
     expect((await envelope(res)).message).toMatch(/revoked/)
+  })
+
+  it('refuses a key revoked in the portal at once: the portal clears the credential cache /v1 reads', async () => {
+    // A cache of a full second: without the portal clearing it, the revoked key would still be served.
+    const web = await serveApi(tdb.url, {
+      REDIS_URL: redis.url,
+      TRUST_PROXY: '1',
+      PUBLIC_URL,
+      RATE_LIMIT_KEY: GENEROUS,
+      CREDENTIAL_CACHE_MS: '1000',
+    })
+    try {
+      const { key, secret } = await newKey()
+      expect((await get(web.base, STATUS, { ip: uniqueIp(), credential: secret })).status).toBe(200)
+      // The portal's procedure, with the context /api/trpc gives it: the web process's own services.
+      const portal = portalRouter.createCaller({
+        db: web.services.db,
+        credentials: web.services.access.verifier,
+        clientIp: '203.0.113.7',
+        userAgent: null,
+        user,
+      })
+      await portal.keys.revoke({ id: key.id })
+      expect((await get(web.base, STATUS, { ip: uniqueIp(), credential: secret })).status).toBe(401)
+    } finally {
+      await web.close()
+    }
   })
 
   it('keeps a rotated-out secret working during the grace period the user chose', async () => {

@@ -4,9 +4,9 @@
  * in an http-only, SameSite=Lax cookie (Secure, with the __Secure- prefix,
  * when PUBLIC_URL is https).
  *
- * NEXTAUTH_URL and NEXTAUTH_SECRET are derived from PUBLIC_URL and AUTH_SECRET
- * here, at first use: the configuration contract has no variable of its own
- * for them.
+ * The secret is AUTH_SECRET, passed in the options; next-auth's base URL
+ * (NEXTAUTH_URL, which it reads from the environment only) is set from
+ * PUBLIC_URL by the web server before Next.js starts (src/server/http/server.ts).
  */
 import 'server-only'
 import { headers } from 'next/headers'
@@ -16,19 +16,13 @@ import { cache } from 'react'
 import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
 import { getServices } from '@/server/services'
 import { sameOriginRedirect } from './redirect'
+import type { SessionUser } from './session-user'
 import { recordSignIn, SiweError, siweChainClient, siweExpectations, verifySiweSignIn } from './siwe'
 
-/** The signed-in user as the portal and the internal tRPC procedures see them. */
-export interface SessionUser {
-  /** users.id as a decimal string (a bigint in the database). */
-  id: string
-  /** Lowercase wallet address. */
-  address: string
-}
-
 declare module 'next-auth' {
+  /** What the session cookie claims (users.id as a decimal string); getSessionUser checks it. */
   interface Session {
-    user: SessionUser
+    user: { id: string; address: string }
   }
   interface User {
     id: string
@@ -51,8 +45,6 @@ export function authOptions(): NextAuthOptions {
   if (cached) return cached
   const { config, db, logger } = getServices()
   if (!config.AUTH_SECRET) throw new Error('AUTH_SECRET is not set: start the service with `npm start`')
-  process.env.NEXTAUTH_URL = config.PUBLIC_URL
-  process.env.NEXTAUTH_SECRET = config.AUTH_SECRET
   const secure = config.PUBLIC_URL.startsWith('https://')
   const expect = siweExpectations(config)
 
@@ -92,9 +84,9 @@ export function authOptions(): NextAuthOptions {
             return user
           } catch (err) {
             if (err instanceof SiweError) {
-              logger.info({ code: err.code, detail: err.detail }, 'portal sign-in refused')
+              logger.info({ code: err.reason, detail: err.detail }, 'portal sign-in refused')
               // next-auth passes the message to the browser as `error`: a code, never details.
-              throw new Error(err.code)
+              throw new Error(err.reason)
             }
             logger.error({ err }, 'portal sign-in failed')
             throw new Error('SIGN_IN_FAILED')
@@ -137,7 +129,7 @@ export const getSessionUser = cache(async (): Promise<SessionUser | null> => {
   if (!claimed?.id || !/^[0-9]{1,19}$/.test(claimed.id)) return null
   const user = await getServices().db.prisma.user.findUnique({ where: { id: BigInt(claimed.id) } })
   if (!user || user.address !== claimed.address) return null
-  return { id: user.id.toString(), address: user.address }
+  return { id: user.id, address: user.address }
 })
 
 /** Client IP (as the web server computed it) and user agent of the current request. */

@@ -52,7 +52,7 @@ function code(fn: () => unknown): string {
   try {
     fn()
   } catch (err) {
-    if (err instanceof SiweError) return err.code
+    if (err instanceof SiweError) return err.reason
     throw err
   }
   return 'OK'
@@ -63,7 +63,7 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
     await promise
     return 'OK'
   } catch (err) {
-    if (err instanceof SiweError) return err.code
+    if (err instanceof SiweError) return err.reason
     throw err
   }
 }

@@ -24,6 +24,7 @@ import { ParsedMessage } from '@spruceid/siwe-parser'
 import { type Address, createPublicClient, getAddress, type Hex, http, isHex } from 'viem'
 import type { Config } from '@/config/env'
 import type { Database } from '@/server/db/database'
+import { ApiError } from '@/server/errors/api-error'
 import { writeAuditEvent } from './audit'
 
 /** How long an issued nonce can be used. */
@@ -45,14 +46,17 @@ export type SiweErrorCode =
   | 'BAD_SIGNATURE'
   | 'CHAIN_UNAVAILABLE'
 
-/** A refused sign-in. `code` travels to the browser (next-auth's `error`); details never do. */
-export class SiweError extends Error {
+/**
+ * A refused sign-in: 401, or 503 when the chain cannot be asked. `reason`
+ * travels to the browser (next-auth's `error`); `detail` never does.
+ */
+export class SiweError extends ApiError {
   constructor(
-    readonly code: SiweErrorCode,
+    readonly reason: SiweErrorCode,
     readonly detail: string,
     options?: { cause?: unknown },
   ) {
-    super(code, options)
+    super(reason === 'CHAIN_UNAVAILABLE' ? 'SERVICE_UNAVAILABLE' : 'UNAUTHORIZED', reason, options)
     this.name = 'SiweError'
   }
 }

@@ -1,11 +1,15 @@
 /**
- * Errors of the public API. Every /v1 response that is not a success carries
- * the specification's envelope: { error: { code, message, request_id } }.
- * Internal details (queries, stack traces, causes) never reach the client.
+ * The one error class of the service. Every failure raised on purpose is an
+ * ApiError or one of its subclasses (SiweError, LimiterUnavailableError):
+ * a code, the HTTP status that goes with it, and a message that is safe to
+ * show. Domain code throws these and nothing else; the two edges map them:
+ * the REST layer writes them in the specification's envelope
+ * (./error-body.ts), the portal's tRPC procedures turn them into tRPC
+ * errors (src/server/api/portal/trpc.ts). Internal details (queries, stack
+ * traces, causes) stay in `cause`, for the log.
  */
-import { TRPCError } from '@trpc/server'
-import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
 
+/** The codes of the /v1 envelope (listed in /openapi.json's ErrorEnvelope). */
 export const API_ERROR_STATUS = {
   INVALID_ARGUMENT: 400,
   UNAUTHORIZED: 401,
@@ -21,46 +25,36 @@ export const API_ERROR_STATUS = {
   RATE_LIMITER_UNAVAILABLE: 503,
 } as const
 
-export type ApiErrorCode = keyof typeof API_ERROR_STATUS
+/** Codes only the portal's own endpoints answer (never a /v1 response). */
+const PORTAL_ERROR_STATUS = {
+  /** A key in a state that forbids the change (rotating a revoked key). */
+  CONFLICT: 409,
+  /** A portal mutation without a JSON body (src/app/api/trpc). */
+  UNSUPPORTED_MEDIA_TYPE: 415,
+} as const
 
-const TRPC_CODE: Record<ApiErrorCode, TRPC_ERROR_CODE_KEY> = {
-  INVALID_ARGUMENT: 'BAD_REQUEST',
-  UNAUTHORIZED: 'UNAUTHORIZED',
-  FORBIDDEN: 'FORBIDDEN',
-  NOT_FOUND: 'NOT_FOUND',
-  METHOD_NOT_ALLOWED: 'METHOD_NOT_SUPPORTED',
-  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
-  RANGE_NOT_SATISFIABLE: 'BAD_REQUEST',
-  RATE_LIMITED: 'TOO_MANY_REQUESTS',
-  INTERNAL_ERROR: 'INTERNAL_SERVER_ERROR',
-  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
-  RATE_LIMITER_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
+export type ApiErrorCode = keyof typeof API_ERROR_STATUS
+export type ErrorCode = ApiErrorCode | keyof typeof PORTAL_ERROR_STATUS
+
+const STATUS: Record<ErrorCode, number> = { ...API_ERROR_STATUS, ...PORTAL_ERROR_STATUS }
+
+export interface ApiErrorOptions {
+  /** Extra response headers (Retry-After on 429, Allow on 405, …). */
+  headers?: Record<string, string>
+  cause?: unknown
 }
 
-/** An error whose code and message are safe to show to API clients. */
-export class ApiError extends TRPCError {
-  readonly apiCode: ApiErrorCode
+/** An error whose code and message are safe to show to clients. */
+export class ApiError extends Error {
+  readonly code: ErrorCode
   readonly status: number
-  /** Extra response headers (Retry-After on 429, Allow on 405, …). */
   readonly headers: Record<string, string>
 
-  constructor(
-    apiCode: ApiErrorCode,
-    message: string,
-    options: { headers?: Record<string, string>; cause?: unknown } = {},
-  ) {
-    super({ code: TRPC_CODE[apiCode], message, cause: options.cause })
+  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'ApiError'
-    this.apiCode = apiCode
-    this.status = API_ERROR_STATUS[apiCode]
+    this.code = code
+    this.status = STATUS[code]
     this.headers = options.headers ?? {}
   }
-}
-
-export interface ErrorEnvelope {
-  error: { code: ApiErrorCode; message: string; request_id?: string }
-}
-
-export function errorEnvelope(code: ApiErrorCode, message: string, requestId?: string): ErrorEnvelope {
-  return { error: { code, message, ...(requestId ? { request_id: requestId } : {}) } }
 }

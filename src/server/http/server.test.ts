@@ -5,8 +5,8 @@
  */
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { serveApi, type TestWeb } from '@/server/ratelimit/testing/web'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { serveApi, type TestWeb } from '@/test/serve-api'
 
 let tdb: TestDatabase
 let s: TestWeb

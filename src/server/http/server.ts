@@ -7,11 +7,12 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import path from 'node:path'
-import type { Services } from '@/server/api/trpc'
-import { createAccessControl } from '@/server/auth/access'
+import { ApiError } from '@/server/errors/api-error'
+import { errorBody } from '@/server/errors/error-body'
 import { CLIENT_IP_HEADER, clientIp } from '@/server/http/client-ip'
 import { createRestHandler } from '@/server/rest/handler'
 import { openApiDocument } from '@/server/rest/openapi'
+import { type Services, shareWithNext } from '@/server/web-services'
 
 type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
 
@@ -21,19 +22,23 @@ export interface WebServer {
 }
 
 export interface WebServerOptions {
+  /** The process's services (src/server/web-services.ts); their owner closes them. */
   services: Services
   /** Serve the portal through Next.js; off in API-only tests. */
   next?: { dev: boolean; dir?: string } | false
 }
 
 export async function createWebServer({ services, next = false }: WebServerOptions): Promise<WebServer> {
-  // Credentials and rate limits (Redis when REDIS_URL is set): one set per process.
-  const access = services.access ?? createAccessControl(services)
-  if (!services.access) await access.ready(2000)
-  const rest = createRestHandler({ ...services, access })
+  // Requests fail closed until the limiter store (Redis when REDIS_URL is set) answers.
+  await services.access.ready(2000)
+  const rest = createRestHandler(services)
   let nextHandler: NextHandler | undefined
   let closeNext: (() => Promise<void>) | undefined
   if (next) {
+    // Next.js code uses these same services: one pool, one limiter, one credential cache.
+    shareWithNext(services)
+    // next-auth v4 reads its base URL from NEXTAUTH_URL only: set once here, from PUBLIC_URL.
+    process.env.NEXTAUTH_URL = services.config.PUBLIC_URL
     const { default: createNext } = await import('next')
     const app = createNext({
       dev: next.dev,
@@ -52,26 +57,25 @@ export async function createWebServer({ services, next = false }: WebServerOptio
     if (url === undefined) {
       // `GET *` (asterisk-form) or `host:port` (authority-form) names no resource here,
       // and Next.js answers them with a 500.
-      sendJson(res, 400, {
-        error: { code: 'INVALID_ARGUMENT', message: 'The request target must be a path starting with /.' },
-      })
+      sendError(res, new ApiError('INVALID_ARGUMENT', 'The request target must be a path starting with /.'))
     } else if (url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?')) {
       void rest(req, res)
     } else if (url === '/openapi.json' || url.startsWith('/openapi.json?')) {
-      sendJson(res, 200, openApiDocument(services.config), { 'Access-Control-Allow-Origin': '*' })
+      sendJson(res, 200, JSON.stringify(openApiDocument(services.config)), {
+        'Access-Control-Allow-Origin': '*',
+      })
     } else if (url === '/healthz') {
-      sendJson(res, 200, { status: 'ok' })
+      sendJson(res, 200, JSON.stringify({ status: 'ok' }))
     } else if (nextHandler) {
       // Next.js sees headers only, and keeps a client-sent X-Forwarded-For: hand it the
       // client IP computed here under TRUST_PROXY, overwriting anything the client sent.
       req.headers[CLIENT_IP_HEADER] = clientIp(req, services.config.TRUST_PROXY)
       nextHandler(req, res).catch((err) => {
         services.logger.error({ err, path: url.split('?')[0] }, 'page failed')
-        if (!res.headersSent)
-          sendJson(res, 500, { error: { code: 'INTERNAL_ERROR', message: 'Page failed.' } })
+        if (!res.headersSent) sendError(res, new ApiError('INTERNAL_ERROR', 'Page failed.'))
       })
     } else {
-      sendJson(res, 404, { error: { code: 'NOT_FOUND', message: 'Not found.' } })
+      sendError(res, new ApiError('NOT_FOUND', 'Not found.'))
     }
   })
   // Slow or stuck clients must not hold sockets forever.
@@ -86,7 +90,6 @@ export async function createWebServer({ services, next = false }: WebServerOptio
       server.closeIdleConnections()
       await closed
       await closeNext?.()
-      if (!services.access) await access.close()
     },
   }
 }
@@ -105,8 +108,16 @@ function originForm(req: IncomingMessage): string | undefined {
   return undefined
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  const payload = JSON.stringify(body)
+function sendError(res: ServerResponse, error: ApiError) {
+  sendJson(res, error.status, errorBody(error))
+}
+
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  payload: string,
+  headers: Record<string, string> = {},
+) {
   res.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(payload),

@@ -1,4 +1,4 @@
-/** The API errors of the limiter: 429 RATE_LIMITED and 503 RATE_LIMITER_UNAVAILABLE. */
+/** The limiter's 429 RATE_LIMITED (its 503 is LimiterUnavailableError, ./store.ts). */
 import { ApiError } from '@/server/errors/api-error'
 import { retryHeaders } from './headers'
 import type { LimitDecision } from './policy'
@@ -22,12 +22,5 @@ export function rateLimitedError(
   }
   return new ApiError('RATE_LIMITED', `Rate limit exceeded for ${who}: ${what}. Retry after ${wait} s.`, {
     headers: { ...headers, ...retryHeaders(decision.retryAfterMs) },
-  })
-}
-
-export function limiterUnavailableError(cause: unknown): ApiError {
-  return new ApiError('RATE_LIMITER_UNAVAILABLE', 'The rate limiter is unavailable; retry with backoff.', {
-    headers: { 'Retry-After': '1' },
-    cause,
   })
 }

@@ -8,17 +8,17 @@
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '@/config/env'
-import { SNAPSHOT_TTL_MS } from '@/server/api/middleware/freshness'
-import { appRouter } from '@/server/api/root'
+import { routeTable } from '@/server/api/internals/routes'
+import { SNAPSHOT_TTL_MS } from '@/server/api/read/indexer-snapshot'
+import { v1Router } from '@/server/api/v1/router'
 import { createApiKey, ensureUser } from '@/server/auth/api-keys'
 import { issueDemoToken } from '@/server/auth/demo-tokens'
 import type { Database } from '@/server/db/database'
-import { routeTable } from '@/server/rest/routes'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
+import { startTestRedis, type TestRedis } from '@/test/redis-server'
+import { asDatabase, get, serveApi, type TestWeb, uniqueIp } from '@/test/serve-api'
 import { policiesFromConfig } from './policy'
 import { RedisLimitStore } from './redis-store'
-import { startTestRedis, type TestRedis } from './testing/redis-server'
-import { asDatabase, get, serveApi, type TestWeb, uniqueIp } from './testing/web'
 
 const STATUS = '/v1/indexer/status'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -388,7 +388,7 @@ describe('Redis unavailable', () => {
     try {
       const secret = await keySecret()
       const token = await demoToken()
-      const paths = routeTable(appRouter)
+      const paths = routeTable(v1Router)
         .filter((r) => r.method === 'GET' && r.meta.scope)
         .map((r) =>
           r.path.replace('{address}', '0x00000000000000000000000000000000000000aa').replace('{tokenId}', '1'),

@@ -22,7 +22,7 @@ export interface LimitPolicy {
   concurrent?: number
 }
 
-export type PolicyName = 'key' | 'demo' | 'ipKey' | 'ipDemo' | 'demoIssue' | 'public'
+export type PolicyName = 'key' | 'demo' | 'ipKey' | 'ipDemo' | 'demoIssue' | 'media'
 
 export type Policies = Record<PolicyName, LimitPolicy>
 
@@ -41,7 +41,7 @@ export function policiesFromConfig(config: Config): Policies {
     ipKey: toPolicy('ik', config.RATE_LIMIT_IP_KEY ?? config.RATE_LIMIT_KEY),
     ipDemo: toPolicy('id', config.RATE_LIMIT_IP_DEMO ?? config.RATE_LIMIT_DEMO),
     demoIssue: toPolicy('di', config.RATE_LIMIT_DEMO_ISSUE),
-    public: toPolicy('p', config.RATE_LIMIT_MEDIA),
+    media: toPolicy('m', config.RATE_LIMIT_MEDIA),
   }
 }
 

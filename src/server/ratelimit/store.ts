@@ -3,6 +3,7 @@
  * concurrency slots. A refused request consumes nothing. Concurrency slots
  * are leases with an expiry, so a crashed process never holds one for good.
  */
+import { ApiError } from '@/server/errors/api-error'
 import type { LimitDecision, LimitPolicy } from './policy'
 
 export interface LimitStore {
@@ -24,10 +25,13 @@ export interface LimitStore {
   close(): Promise<void>
 }
 
-/** The store could not answer (unreachable, timed out): the request must not be served. */
-export class LimiterUnavailableError extends Error {
+/** The store could not answer (unreachable, timed out): the request must not be served (503, fails closed). */
+export class LimiterUnavailableError extends ApiError {
   constructor(cause: unknown) {
-    super('rate limiter unavailable', { cause })
+    super('RATE_LIMITER_UNAVAILABLE', 'The rate limiter is unavailable; retry with backoff.', {
+      headers: { 'Retry-After': '1' },
+      cause,
+    })
     this.name = 'LimiterUnavailableError'
   }
 }

@@ -1,7 +1,8 @@
 /**
- * The /v1 REST layer. Routes come from the procedures' trpc-to-openapi meta
- * (routes.ts); a matched route's procedure runs with the query and path
- * parameters as input (call-procedure.ts) — what trpc-to-openapi's node
+ * The /v1 REST layer: serves the v1 router (src/server/api/v1). Routes come
+ * from the procedures' trpc-to-openapi meta (api/internals/routes.ts); a
+ * matched route's procedure runs with the query and path parameters as input
+ * (api/internals/call-procedure.ts) — what trpc-to-openapi's node
  * adapter does, without the fetch Request it builds for every call and
  * without tRPC's caller, both measured costs per request (docs/api.md). Around it:
  *  - every response carries a request id (body and X-Request-Id);
@@ -23,17 +24,19 @@
 import { hash, randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib'
-import { freshnessHeaders, type IndexerSnapshot, requestSnapshot } from '@/server/api/middleware/freshness'
-import { appRouter } from '@/server/api/root'
+import { callProcedure } from '@/server/api/internals/call-procedure'
+import { matchPath, pathParams, queryInput, type Route, routeTable } from '@/server/api/internals/routes'
+import { freshnessHeaders, type IndexerSnapshot, requestSnapshot } from '@/server/api/read/indexer-snapshot'
 import { createMediaHandler, isMediaRequest } from '@/server/api/routers/media/media.handler'
-import type { ApiContext, ApiMeta, Services } from '@/server/api/trpc'
-import { type AccessControl, createAccessControl, RequestAccess } from '@/server/auth/access'
+import { v1Router } from '@/server/api/v1/router'
+import type { V1Context } from '@/server/api/v1/trpc'
+import { type AccessControl, RequestAccess } from '@/server/auth/access'
 import { claimedKind } from '@/server/auth/secrets'
-import { ApiError, errorEnvelope } from '@/server/errors/api-error'
+import { ApiError } from '@/server/errors/api-error'
+import { errorBody } from '@/server/errors/error-body'
 import { toApiError } from '@/server/errors/to-api-error'
 import { clientIp } from '@/server/http/client-ip'
-import { callProcedure } from './call-procedure'
-import { matchPath, pathParams, queryInput, type Route, routeTable } from './routes'
+import type { Services } from '@/server/web-services'
 
 const MIN_COMPRESS_BYTES = 1024
 
@@ -67,11 +70,11 @@ async function freshness(snapshot: () => Promise<IndexerSnapshot>): Promise<Reco
 export type RestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
 
 export function createRestHandler(services: Services): RestHandler {
-  const access = services.access ?? createAccessControl(services)
-  const routes = routeTable(appRouter)
+  const access = services.access
+  const routes = routeTable(v1Router)
 
   // GET /v1/media answers bytes, not JSON: its own node:http handler (public, limited per IP).
-  const media = createMediaHandler({ ...services, access })
+  const media = createMediaHandler(services)
 
   return async function handleRest(req, res) {
     const requestId = randomUUID()
@@ -92,23 +95,19 @@ export function createRestHandler(services: Services): RestHandler {
         candidates.find((r) => r.method === req.method) ??
         (head ? candidates.find((r) => r.method === 'GET') : undefined)
       // The client IP's limit comes before anything else, unknown paths included.
-      await requestAccess.limitIp(ipPolicy(route?.meta, req.headers.authorization))
+      await requestAccess.limitIp(ipPolicy(route, req.headers.authorization))
       if (candidates.length === 0) throw new ApiError('NOT_FOUND', `There is no endpoint at ${pathname}.`)
       if (!route) throw methodNotAllowed(req.method, candidates)
 
       // Every field named here, in one literal: the context keeps one shape through the
       // request, which measurably speeds every later read of it (docs/api.md).
-      const ctx: ApiContext = {
+      const ctx: V1Context = {
         config: services.config,
         db: services.db,
-        logger: services.logger,
-        access,
         requestId,
         clientIp: ip,
-        headers: req.headers,
-        responseHeaders: {},
-        requestAccess,
         credential: undefined,
+        responseHeaders: {},
         snapshot: requestSnapshot(services),
       }
       procedureHeaders = ctx.responseHeaders
@@ -168,9 +167,8 @@ function methodNotAllowed(method: string | undefined, candidates: Route[]): ApiE
 }
 
 /** Which per-IP limit applies: a public route's own, else the presented credential's profile (by its prefix). */
-function ipPolicy(meta: ApiMeta | undefined, authorization: string | undefined) {
-  if (meta?.ipLimit) return meta.ipLimit
-  if (meta && !meta.scope) return 'public'
+function ipPolicy(route: Route | undefined, authorization: string | undefined) {
+  if (route?.meta.ipLimit) return route.meta.ipLimit
   return claimedKind(authorization) === 'demo' ? 'ipDemo' : 'ipKey'
 }
 
@@ -224,11 +222,8 @@ function preflight(
 
 function logFailure(services: Services, error: ApiError, requestId: string, path: string) {
   // An unreachable limiter is logged (throttled) by its store, not once per refused request.
-  if (error.status >= 500 && error.apiCode !== 'RATE_LIMITER_UNAVAILABLE') {
-    services.logger.error(
-      { requestId, path, code: error.apiCode, err: error.cause ?? error },
-      'request failed',
-    )
+  if (error.status >= 500 && error.code !== 'RATE_LIMITER_UNAVAILABLE') {
+    services.logger.error({ requestId, path, code: error.code, err: error.cause ?? error }, 'request failed')
   }
 }
 
@@ -247,7 +242,7 @@ function errorResponse(
       'X-Request-Id': requestId,
       'Cache-Control': 'no-store',
     },
-    body: JSON.stringify(errorEnvelope(error.apiCode, error.message, requestId)),
+    body: errorBody(error, requestId),
     head,
   }
 }

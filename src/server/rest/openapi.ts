@@ -9,8 +9,8 @@
 import type { SchemaObject } from 'openapi3-ts/oas31'
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi'
 import type { Config } from '@/config/env'
-import { appRouter } from '@/server/api/root'
 import { mediaPathItem } from '@/server/api/routers/media/media.openapi'
+import { v1Router } from '@/server/api/v1/router'
 import { API_ERROR_STATUS } from '@/server/errors/api-error'
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -68,7 +68,7 @@ let cached: { key: string; doc: OpenAPIObject } | undefined
 export function openApiDocument(config: Pick<Config, 'PUBLIC_URL' | 'NETWORK'>): OpenAPIObject {
   const key = `${config.PUBLIC_URL}|${config.NETWORK}`
   if (cached?.key === key) return cached.doc
-  const doc = generateOpenApiDocument(appRouter, {
+  const doc = generateOpenApiDocument(v1Router, {
     title: 'NFT Data API',
     version: '1.0.0',
     description: `Read-only access to the indexed ERC-721 data of the \`${config.NETWORK}\` network: collections, NFTs, owners, transfers and activity, with the index's freshness and coverage. See ${config.PUBLIC_URL}/docs for the guide.`,

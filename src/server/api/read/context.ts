@@ -5,7 +5,7 @@
  */
 import type pg from 'pg'
 import type { Config } from '@/config/env'
-import type { IndexerSnapshot } from '@/server/api/middleware/freshness'
+import type { IndexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { ApiError } from '@/server/errors/api-error'
 
 export interface ReadContext {

@@ -9,7 +9,7 @@
  *    the deploy block nor the first seen block can tell.
  */
 import type { Coverage } from '@/lib/schemas'
-import type { IndexerSnapshot } from '@/server/api/middleware/freshness'
+import type { IndexerSnapshot } from '@/server/api/read/indexer-snapshot'
 
 export interface CollectionHistory {
   /** Deployment block, when known. */

@@ -1,11 +1,11 @@
 import { SCOPES } from '@/lib/scopes'
-import type { ApiContext } from '@/server/api/trpc'
+import type { V1Context } from '@/server/api/v1/trpc'
 import { issueDemoToken } from '@/server/auth/demo-tokens'
 import type { DemoTokenResource } from './issue.schema'
 
 /** Issues a demo token for the client; the response must not be stored by any cache. */
 export async function issueDemoTokenHandler(
-  ctx: Pick<ApiContext, 'config' | 'db' | 'clientIp' | 'responseHeaders'>,
+  ctx: Pick<V1Context, 'config' | 'db' | 'clientIp' | 'responseHeaders'>,
 ): Promise<DemoTokenResource> {
   const { token, expiresAt } = await issueDemoToken(ctx.db, { clientIp: ctx.clientIp })
   ctx.responseHeaders['Cache-Control'] = 'no-store'

@@ -1,5 +1,5 @@
-import { type IndexerSnapshot, indexerSnapshot } from '@/server/api/middleware/freshness'
-import type { ApiContext } from '@/server/api/trpc'
+import { type IndexerSnapshot, indexerSnapshot } from '@/server/api/read/indexer-snapshot'
+import type { V1Context } from '@/server/api/v1/trpc'
 import { ApiError } from '@/server/errors/api-error'
 import type { IndexerStatus } from './status.schema'
 
@@ -9,7 +9,7 @@ import type { IndexerStatus } from './status.schema'
  * freshness headers come from, so the body and the headers always agree.
  */
 export async function getIndexerStatus(
-  ctx: Pick<ApiContext, 'config' | 'db'>,
+  ctx: Pick<V1Context, 'config' | 'db'>,
   input: { network?: string | undefined },
 ): Promise<IndexerStatus> {
   const network = ctx.config.NETWORK

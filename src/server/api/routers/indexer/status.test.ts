@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '@/config/env'
-import { clearIndexerSnapshot } from '@/server/api/middleware/freshness'
+import { clearIndexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { getIndexerStatus } from './status.handler'
 

@@ -1,16 +1,16 @@
 /** The portal's key management for the signed-in user (cal.com style: handlers testable without tRPC). */
 
 import type { z } from 'zod'
-import type { ApiContext, SessionUser } from '@/server/api/trpc'
+import type { PortalContext } from '@/server/api/portal/trpc'
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '@/server/auth/api-keys'
 import { type Actor, listAuditEvents } from '@/server/auth/audit'
+import type { SessionUser } from '@/server/auth/session-user'
 import type { auditEventsInput, createKeyInput, revokeKeyInput, rotateKeyInput } from './keys.schema'
 
-type UserContext = Pick<ApiContext, 'db' | 'clientIp' | 'headers' | 'access'> & { user: SessionUser }
+type UserContext = Omit<PortalContext, 'user'> & { user: SessionUser }
 
 function actor(ctx: UserContext): Actor {
-  const ua = ctx.headers['user-agent']
-  return { userId: ctx.user.id, address: ctx.user.address, clientIp: ctx.clientIp, userAgent: ua ?? null }
+  return { userId: ctx.user.id, address: ctx.user.address, clientIp: ctx.clientIp, userAgent: ctx.userAgent }
 }
 
 export const listKeys = (ctx: UserContext) => listApiKeys(ctx.db, ctx.user.id)
@@ -27,13 +27,13 @@ export async function rotateKey(ctx: UserContext, input: z.infer<typeof rotateKe
     keyId: BigInt(input.id),
     graceSeconds: input.grace_seconds,
   })
-  ctx.access?.verifier.clear()
+  ctx.credentials.clear()
   return result
 }
 
 export async function revokeKey(ctx: UserContext, input: z.infer<typeof revokeKeyInput>) {
   const result = await revokeApiKey(ctx.db, actor(ctx), { keyId: BigInt(input.id) })
-  ctx.access?.verifier.clear()
+  ctx.credentials.clear()
   return result
 }
 

@@ -1,37 +1,34 @@
 /**
- * The portal's key management procedures (userProcedure) against a real
+ * The portal's key management procedures (portalProcedure) against a real
  * database: defaults, secrets shown once and stored hashed, ownership,
  * rotation bounds, revocation, and the audit trail.
  */
 import { TRPCError } from '@trpc/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '@/config/env'
-import { createLogger } from '@/config/logger'
 import { SCOPES } from '@/lib/scopes'
-import { appRouter } from '@/server/api/root'
-import type { ApiContext, SessionUser } from '@/server/api/trpc'
+import { portalRouter } from '@/server/api/portal/router'
+import type { PortalContext } from '@/server/api/portal/trpc'
 import { ensureUser } from '@/server/auth/api-keys'
 import { isWellFormedApiKey, sha256Hex } from '@/server/auth/secrets'
-import { asDatabase } from '@/server/ratelimit/testing/web'
+import type { SessionUser } from '@/server/auth/session-user'
+import { CredentialVerifier } from '@/server/auth/verifier'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { asDatabase } from '@/test/serve-api'
 
 let tdb: TestDatabase
 let alice: SessionUser
 let bob: SessionUser
 
 function caller(user: SessionUser | null, ip = '203.0.113.7', ua = 'vitest-portal/1.0') {
-  const ctx: ApiContext = {
-    config: parseConfig({ LOG_LEVEL: 'silent' } as unknown as NodeJS.ProcessEnv),
-    db: asDatabase(tdb),
-    logger: createLogger({ level: 'silent' }),
-    requestId: 'test',
+  const db = asDatabase(tdb)
+  const ctx: PortalContext = {
+    db,
+    credentials: new CredentialVerifier(db, { cacheMs: 1000, publicOrigin: 'http://localhost:3000' }),
     clientIp: ip,
-    headers: { 'user-agent': ua },
-    responseHeaders: {},
-    snapshot: () => Promise.reject(new Error('portal procedures read no indexer state')),
+    userAgent: ua,
     user,
   }
-  return appRouter.createCaller(ctx).keys
+  return portalRouter.createCaller(ctx).keys
 }
 
 async function trpcCode(promise: Promise<unknown>): Promise<string> {

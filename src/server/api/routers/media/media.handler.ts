@@ -5,7 +5,7 @@
  * media.openapi.ts.
  *
  *  - Public: no credential (<img> tags cannot send one and keys never go in
- *    URLs); limited per client IP when the process has an access control.
+ *    URLs); limited per client IP (RATE_LIMIT_MEDIA).
  *  - Only bytes the indexer already stored: media_sources (by SHA-256 of the
  *    url) → media_objects → the content-addressed file. Never fetches: an
  *    unknown url is a 404 envelope, so the path is no open proxy.
@@ -19,12 +19,13 @@ import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
-import { mediaPath } from '@/indexer/metadata/media-store'
-import type { Services } from '@/server/api/trpc'
+import { mediaPath } from '@/lib/media-path'
 import { RequestAccess } from '@/server/auth/access'
-import { ApiError, errorEnvelope } from '@/server/errors/api-error'
+import { ApiError } from '@/server/errors/api-error'
+import { errorBody } from '@/server/errors/error-body'
 import { toApiError } from '@/server/errors/to-api-error'
 import { clientIp } from '@/server/http/client-ip'
+import type { Services } from '@/server/web-services'
 
 export const MEDIA_PATH = '/v1/media'
 
@@ -122,12 +123,10 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
           headers: { Allow: 'GET, HEAD' },
         })
       }
-      if (services.access) {
-        access = new RequestAccess(services.access, clientIp(req, services.config.TRUST_PROXY))
-        res.once('close', () => access?.release())
-        await access.limitIp('public')
-        Object.assign(common, access.headers())
-      }
+      access = new RequestAccess(services.access, clientIp(req, services.config.TRUST_PROXY))
+      res.once('close', () => access?.release())
+      await access.limitIp('media')
+      Object.assign(common, access.headers())
       const url = mediaUrlParam(req.url ?? '')
       const media = await findMedia(services.db.pool, url)
       if (!media) throw new ApiError('NOT_FOUND', 'No stored media for this url.')
@@ -189,11 +188,11 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
       const error = toApiError(err)
       if (error.status >= 500) {
         services.logger.error(
-          { requestId, path: MEDIA_PATH, code: error.apiCode, err: error.cause ?? error },
+          { requestId, path: MEDIA_PATH, code: error.code, err: error.cause ?? error },
           'media failed',
         )
       }
-      const body = JSON.stringify(errorEnvelope(error.apiCode, error.message, requestId))
+      const body = errorBody(error, requestId)
       res.writeHead(error.status, {
         ...common,
         ...error.headers,

@@ -2,15 +2,14 @@
 import type { AddressInfo } from 'node:net'
 import { parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import type { Services } from '@/server/api/trpc'
-import { createAccessControl } from '@/server/auth/access'
 import { type Database, openDatabase } from '@/server/db/database'
 import { createWebServer, type WebServer } from '@/server/http/server'
+import { closeWebServices, createWebServices, type Services } from '@/server/web-services'
 
 export interface TestWeb {
   web: WebServer
   base: string
-  services: Services & { access: NonNullable<Services['access']> }
+  services: Services
   close(): Promise<void>
 }
 
@@ -21,10 +20,7 @@ export async function serveApi(databaseUrl: string, env: Record<string, string> 
     ...env,
   } as unknown as NodeJS.ProcessEnv)
   const db = openDatabase(databaseUrl, { statementTimeoutMs: 20_000, max: 30 })
-  const base = { config, db, logger: createLogger({ level: 'silent' }) }
-  const access = createAccessControl(base)
-  await access.ready(2000)
-  const services: Services = { ...base, access }
+  const services = createWebServices(config, { db, logger: createLogger({ level: 'silent' }) })
   const web = await createWebServer({ services })
   await new Promise<void>((resolve) => web.server.listen(0, '127.0.0.1', resolve))
   const { port } = web.server.address() as AddressInfo
@@ -38,11 +34,10 @@ export async function serveApi(databaseUrl: string, env: Record<string, string> 
   return {
     web,
     base: `http://127.0.0.1:${port}`,
-    services: { ...services, access },
+    services,
     async close() {
       await web.close()
-      await access.close()
-      await db.close()
+      await closeWebServices(services)
     },
   }
 }

@@ -3,9 +3,12 @@
  * against its schema; in production the same schema documents the endpoint
  * but the response is not parsed again.
  */
+import { initTRPC } from '@trpc/server'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { transfer, transferPage } from '@/server/api/routers/transfers/transfer.schema'
-import { responseSchema } from '@/server/api/trpc'
+import { responseSchema } from './response-schema'
+
+const t = initTRPC.create()
 
 const offContract = { data: [{ collection_address: 'NOT AN ADDRESS' }], pagination: null, coverage: 1 }
 // A page around the documented Transfer example (the schema's own OpenAPI example).
@@ -60,15 +63,11 @@ describe('responseSchema', () => {
     ] as const) {
       vi.resetModules()
       vi.stubEnv('NODE_ENV', env)
-      const trpc = await import('@/server/api/trpc')
-      const router = trpc.createRouter({
-        page: trpc.publicProcedure
-          .output(trpc.responseSchema(transferPage))
-          .query(() => offContract as never),
+      const { responseSchema: fresh } = await import('./response-schema')
+      const router = t.router({
+        page: t.procedure.output(fresh(transferPage)).query(() => offContract as never),
       })
-      const call = trpc
-        .createCallerFactory(router)({} as never)
-        .page()
+      const call = t.createCallerFactory(router)({}).page()
       if (passes) await expect(call).resolves.toBe(offContract)
       else await expect(call).rejects.toThrow(/Output validation failed/)
     }
@@ -76,14 +75,12 @@ describe('responseSchema', () => {
   it('refuses, call after call, a procedure response the parse would change (outside production)', async () => {
     vi.resetModules()
     vi.stubEnv('NODE_ENV', 'test')
-    const trpc = await import('@/server/api/trpc')
+    const { responseSchema: fresh } = await import('./response-schema')
     const withInternalKey = { ...validPage, internal: true }
-    const router = trpc.createRouter({
-      page: trpc.publicProcedure
-        .output(trpc.responseSchema(transferPage))
-        .query(() => withInternalKey as never),
+    const router = t.router({
+      page: t.procedure.output(fresh(transferPage)).query(() => withInternalKey as never),
     })
-    const caller = trpc.createCallerFactory(router)({} as never)
+    const caller = t.createCallerFactory(router)({})
     // tRPC falls back to parseAsync after a parse error without zod issues; the second call proves it did not.
     for (let i = 0; i < 2; i++) await expect(caller.page()).rejects.toThrow(/Output validation failed/)
   })

@@ -1,8 +1,8 @@
 import { initTRPC, TRPCError } from '@trpc/server'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { responseSchema } from '@/server/api/trpc'
 import { callProcedure } from './call-procedure'
+import { responseSchema } from './response-schema'
 
 // A procedure with every kind of level the /v1 procedures have: a middleware that
 // extends the context, an input parser, an output parser and the resolver.

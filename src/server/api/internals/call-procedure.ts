@@ -1,6 +1,6 @@
 /**
  * Runs a tRPC procedure for the REST layer: its middlewares in order (the
- * API tier's, the input parser, the output parser, the resolver), with the
+ * input parser, the output parser, the resolver), with the
  * options and result shapes tRPC's own caller uses, so a procedure behaves
  * the same here and through tRPC's adapters.
  *
@@ -10,9 +10,13 @@
  * on GET /v1/indexer/status in-process (no sockets): 110 µs per request
  * through the caller, 78 µs through this runner; most of the difference was
  * that helper and the garbage it left (docs/api.md, "The request path").
+ *
+ * Library internals: reads `procedure._def` (middlewares, meta, type, output)
+ * and each middleware's `_type`. call-procedure.test.ts, which compares this
+ * runner with tRPC's caller, is the upgrade gate (docs/api.md).
  */
 import { type AnyTRPCProcedure, getTRPCErrorFromUnknown } from '@trpc/server'
-import { isUncheckedResponseSchema } from '@/server/api/trpc'
+import { isUncheckedResponseSchema } from './response-schema'
 
 /** A middleware's result, as tRPC's middlewares return it. */
 type MiddlewareResult = { ok: true; data: unknown } | { ok: false; error: unknown }
@@ -35,7 +39,7 @@ interface ProcedureDef {
 /**
  * A procedure's middlewares as this runner calls them. The output level is
  * left out when its schema's parse returns its input (production,
- * responseSchema in src/server/api/trpc.ts): it would copy the result and
+ * responseSchema, ./response-schema.ts): it would copy the result and
  * change nothing.
  */
 function middlewaresOf(def: ProcedureDef): Middleware[] {

@@ -4,6 +4,10 @@
  * patterns its adapters use). The REST layer uses it to tell an unknown path
  * (404) from a known path asked with the wrong method (405, with Allow), to
  * serve HEAD for any GET route, and to call the matched procedure.
+ *
+ * Library internals: reads `router._def.procedures` and uses
+ * trpc-to-openapi's matching helpers, in place of its node adapter
+ * (docs/api.md, "Library internals and the upgrade gate").
  */
 import type { AnyTRPCProcedure, AnyTRPCRouter } from '@trpc/server'
 import {
@@ -15,7 +19,7 @@ import {
   unwrapZodType,
 } from 'trpc-to-openapi'
 import { boundedMemo } from '@/lib/bounded-memo'
-import type { ApiMeta } from '@/server/api/trpc'
+import type { V1Meta } from '@/server/api/v1/trpc'
 
 export interface Route {
   method: string
@@ -26,7 +30,7 @@ export interface Route {
   procedure: AnyTRPCProcedure
   /** False when the procedure's input is void (e.g. POST /v1/demo-token takes no body). */
   takesInput: boolean
-  meta: ApiMeta
+  meta: V1Meta
 }
 
 export function routeTable(router: AnyTRPCRouter): Route[] {
@@ -40,7 +44,7 @@ export function routeTable(router: AnyTRPCRouter): Route[] {
       procedurePath: path,
       procedure: procedure as AnyTRPCProcedure,
       takesInput: !instanceofZodTypeLikeVoid(unwrapZodType(inputParser, true)),
-      meta: meta as ApiMeta,
+      meta: meta as V1Meta,
     })
   })
   return routes

@@ -1,6 +1,7 @@
 /**
- * Freshness of every /v1 data response: the indexer's head and confirmed
- * block, read from indexer_state once per request and sent as
+ * The indexer snapshot: indexer_state as one /v1 request sees it. It gives
+ * every data response its freshness — the indexer's head and confirmed
+ * block, read once per request and sent as
  * `X-Chain-Head` (last_seen_block) and `X-Confirmed-Block`
  * (last_confirmed_block). The same snapshot feeds page coverage and
  * transfer confirmations, so one request never mixes two readings.
@@ -12,7 +13,8 @@
  * request under load).
  */
 import type pg from 'pg'
-import type { ApiContext } from '@/server/api/trpc'
+import type { Config } from '@/config/env'
+import type { Database } from '@/server/db/database'
 
 export const SNAPSHOT_TTL_MS = 250
 
@@ -161,7 +163,10 @@ export function freshnessHeaders(snapshot: IndexerSnapshot): Record<string, stri
 }
 
 /** `ctx.snapshot()` of one request: memoized, so its body, coverage and headers share one reading. */
-export function requestSnapshot(ctx: Pick<ApiContext, 'db' | 'config'>): () => Promise<IndexerSnapshot> {
+export function requestSnapshot(ctx: {
+  db: Pick<Database, 'pool'>
+  config: Pick<Config, 'NETWORK'>
+}): () => Promise<IndexerSnapshot> {
   let memo: Promise<IndexerSnapshot> | undefined
   return () => {
     memo ??= indexerSnapshot(ctx.db.pool, ctx.config.NETWORK)

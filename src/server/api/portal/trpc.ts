@@ -1,0 +1,72 @@
+/**
+ * tRPC for the developer portal's own procedures (key management, audit
+ * trail), served at /api/trpc for the signed-in user only. Nothing here is
+ * part of the public API.
+ *
+ * The tRPC edge of the service's errors: an ApiError a procedure throws
+ * (src/server/errors/api-error.ts) becomes the tRPC error of the same
+ * meaning, with its message; anything else unexpected shows a fixed
+ * sentence, never its own text (a database error names tables and values).
+ */
+import { initTRPC, TRPCError } from '@trpc/server'
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
+import type { SessionUser } from '@/server/auth/session-user'
+import type { CredentialVerifier } from '@/server/auth/verifier'
+import type { Database } from '@/server/db/database'
+import { ApiError, type ErrorCode } from '@/server/errors/api-error'
+
+export interface PortalContext {
+  db: Database
+  /** The process's credential cache: a rotated or revoked key is cleared from it at once. */
+  credentials: Pick<CredentialVerifier, 'clear'>
+  clientIp: string
+  userAgent: string | null
+  /** The signed-in user; null when signed out (portalProcedure refuses that). */
+  user: SessionUser | null
+}
+
+/** What a client sees of an unexpected failure. */
+export const INTERNAL_MESSAGE = 'Something went wrong on our side. Try again later.'
+
+const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
+  INVALID_ARGUMENT: 'BAD_REQUEST',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  METHOD_NOT_ALLOWED: 'METHOD_NOT_SUPPORTED',
+  CONFLICT: 'CONFLICT',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  RANGE_NOT_SATISFIABLE: 'BAD_REQUEST',
+  RATE_LIMITED: 'TOO_MANY_REQUESTS',
+  INTERNAL_ERROR: 'INTERNAL_SERVER_ERROR',
+  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
+  RATE_LIMITER_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
+}
+
+const t = initTRPC.context<PortalContext>().create({
+  errorFormatter: ({ shape }) => ({
+    ...shape,
+    // The portal shows messages on the page: a failure of ours is for the log, which the route's onError writes.
+    message: shape.data.code === 'INTERNAL_SERVER_ERROR' ? INTERNAL_MESSAGE : shape.message,
+    data: { code: shape.data.code, httpStatus: shape.data.httpStatus },
+  }),
+})
+
+export const createPortalRouter = t.router
+
+/** Every procedure's first level: an ApiError thrown below becomes its tRPC error. */
+const publicPortalProcedure = t.procedure.use(async ({ next }) => {
+  const result = await next()
+  if (!result.ok && result.error.cause instanceof ApiError) {
+    const error = result.error.cause
+    throw new TRPCError({ code: TRPC_CODE[error.code], message: error.message, cause: error })
+  }
+  return result
+})
+
+/** A procedure of the signed-in user: ctx.user is set. */
+export const portalProcedure = publicPortalProcedure.use(({ ctx, next }) => {
+  if (!ctx.user) throw new ApiError('UNAUTHORIZED', 'Sign in first.')
+  return next({ ctx: { user: ctx.user } })
+})
