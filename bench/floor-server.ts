@@ -14,7 +14,7 @@ import { getIndexerStatus } from '@/server/api/routers/indexer/status.handler'
 import { getNft, listCollectionNfts } from '@/server/api/routers/nfts/nfts.handler'
 import { listOwnerNfts } from '@/server/api/routers/owners/owners.handler'
 import { listTransfers } from '@/server/api/routers/transfers/transfers.handler'
-import { createPool } from '@/server/db/client'
+import { createPool } from '@/db/client'
 
 type Query = Record<string, string>
 type Route = [RegExp, (ctx: ReadContext, m: string[], q: Query) => Promise<unknown>]

@@ -19,7 +19,7 @@ import { pipeline } from 'node:stream/promises'
 import pg from 'pg'
 import { from as copyFrom } from 'pg-copy-streams'
 import { mulberry32 } from '@/lib/random'
-import { migrate } from '@/server/db/migrate'
+import { migrate } from '@/db/migrate'
 
 export interface SeedOptions {
   url: string

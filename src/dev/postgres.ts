@@ -26,7 +26,7 @@ import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket'
-import { parseOptions } from '@/server/db/connection-url'
+import { parseOptions } from '@/db/connection-url'
 
 export interface EmbeddedPostgres {
   /** postgres://postgres@<host>:<port>/postgres */

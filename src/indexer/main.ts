@@ -6,7 +6,7 @@
  */
 import { type Config, loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import { createPool } from '@/server/db/pool'
+import { createPool } from '@/db/pool'
 import { ChainIdMismatchError, describeError } from './errors'
 import { runIndexer } from './run'
 import type { SyncOptions } from './sync/syncer'

@@ -4,7 +4,7 @@
  */
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import { openDatabase } from '@/server/db/database'
+import { openDatabase } from '@/db/database'
 import { createWebServer } from '@/server/http/server'
 
 const config = loadConfig()

@@ -6,7 +6,7 @@ import 'server-only'
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
 import type { Services } from '@/server/api/trpc'
-import { openDatabase } from '@/server/db/database'
+import { openDatabase } from '@/db/database'
 
 const globalForServices = globalThis as unknown as { nftServices?: Services }
 

@@ -23,7 +23,7 @@ import { processTokens, type TokenJobDeps } from '@/indexer/metadata/token-metad
 import type { Rpc, RpcBlock } from '@/indexer/rpc/client'
 import { commitBatch } from '@/indexer/store/commit'
 import { ensureIndexerState, readIndexerState } from '@/indexer/store/state'
-import { createPool } from '@/server/db/client'
+import { createPool } from '@/db/client'
 
 export const ZERO = '0x0000000000000000000000000000000000000000' as const
 export const NETWORK = 'devnet'

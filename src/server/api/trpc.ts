@@ -25,7 +25,7 @@ import type { Logger } from '@/config/logger'
 import type { Scope } from '@/lib/scopes'
 import type { AccessControl, RequestAccess } from '@/server/auth/access'
 import type { VerifiedCredential } from '@/server/auth/verifier'
-import type { Database } from '@/server/db/database'
+import type { Database } from '@/db/database'
 import { ApiError } from '@/server/errors/api-error'
 import type { IndexerSnapshot } from './middleware/freshness'
 

@@ -11,7 +11,7 @@
  */
 import { TRPCError } from '@trpc/server'
 import { SCOPES, type Scope } from '@/lib/scopes'
-import type { Database } from '@/server/db/database'
+import type { Database } from '@/db/database'
 import { type Actor, writeAuditEvent } from './audit'
 import { generateApiKeySecret } from './secrets'
 

@@ -11,7 +11,7 @@
  */
 import type { Scope } from '@/lib/scopes'
 import { SCOPES } from '@/lib/scopes'
-import type { Database } from '@/server/db/database'
+import type { Database } from '@/db/database'
 import { sameHash, sha256Hex } from './secrets'
 
 export interface VerifiedCredential {

@@ -15,7 +15,7 @@ import { getCollection, listCollections } from '@/server/api/routers/collections
 import { getNft, listCollectionNfts } from '@/server/api/routers/nfts/nfts.handler'
 import { listOwnerNfts } from '@/server/api/routers/owners/owners.handler'
 import { listTransfers } from '@/server/api/routers/transfers/transfers.handler'
-import { openDatabase } from '@/server/db/database'
+import { openDatabase } from '@/db/database'
 import { fixturePool } from '@/test/api-fixtures'
 import { buildVolume, type VolumeIndex, volume } from '@/test/api-volume'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'

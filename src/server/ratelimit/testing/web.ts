@@ -4,7 +4,7 @@ import { parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
 import type { Services } from '@/server/api/trpc'
 import { createAccessControl } from '@/server/auth/access'
-import { type Database, openDatabase } from '@/server/db/database'
+import { type Database, openDatabase } from '@/db/database'
 import { createWebServer, type WebServer } from '@/server/http/server'
 
 export interface TestWeb {

@@ -12,8 +12,8 @@ import {
   isDatabaseUnavailable,
   schemaFromUrl,
   urlWithSchema,
-} from '@/server/db/client'
-import { Prisma } from '@/server/db/generated/client'
+} from '@/db/client'
+import { Prisma } from '@/db/generated/client'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
 
 const MAX_UINT256 = (2n ** 256n - 1n).toString()

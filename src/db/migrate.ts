@@ -26,7 +26,7 @@ import type pino from 'pino'
 import { createPool } from './client'
 import { quoteIdentifier, schemaFromUrl } from './connection-url'
 
-export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../../prisma/migrations', import.meta.url))
+export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url))
 
 /** Prisma Migrate's advisory lock key: holding it also keeps `prisma migrate` out meanwhile. */
 const PRISMA_MIGRATE_LOCK = 72707369
@@ -253,7 +253,7 @@ async function main(): Promise<void> {
     process.stderr.write('db:migrate: DATABASE_URL is not set\n')
     process.exit(1)
   }
-  const { createLogger } = await import('../../config/logger')
+  const { createLogger } = await import('../config/logger')
   const logger = createLogger({ name: 'migrate' })
   try {
     const { applied } = await migrate(url, { logger })
