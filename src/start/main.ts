@@ -5,7 +5,7 @@
  *     PGlite when there is no DATABASE_URL, the anvil devnet when there is
  *     no RPC_URL (DESIGN §2);
  *  3. applies migrations, builds the portal when its sources changed and
- *     bundles the indexer (src/indexer/launch.ts);
+ *     bundles the indexer (src/indexer/bundle.ts);
  *  4. runs the indexer and web processes, restarting one that crashes;
  *  5. on Ctrl-C / SIGTERM / SIGHUP — to this process or to any process it
  *     runs, anvil included — stops every child, then the embedded services
@@ -17,7 +17,7 @@ import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import { buildIndexer } from '@/indexer/launch'
+import { buildIndexer } from '@/indexer/bundle'
 import { migrate } from '@/db/migrate'
 import { ensureAuthSecret } from './auth-secret'
 import { EXIT_WITH_PARENT } from './exit-with-parent'

@@ -1,7 +1,7 @@
 /**
  * How the indexer process is started, by `npm start` and by the benchmark alike.
  *
- * It runs from one file that esbuild bundles from `main.ts` before the start
+ * It runs from one file that esbuild bundles from `process-entry.ts` before the start
  * (`.build/indexer.mjs`; not minified, so stack traces stay readable), not
  * through tsx: loading the module graph through tsx's loader took 1.3–1.9 s of every
  * start, the bundle starts in about 0.3 s. A standby that takes over from a
@@ -17,7 +17,7 @@
  */
 import path from 'node:path'
 
-export const INDEXER_SOURCE = 'src/indexer/main.ts'
+export const INDEXER_SOURCE = 'src/indexer/process-entry.ts'
 export const INDEXER_BUNDLE = '.build/indexer.mjs'
 export const INDEXER_NODE_ARGS = [
   '--max-old-space-size=224',
