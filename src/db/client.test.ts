@@ -6,13 +6,7 @@
 import { spawnSync } from 'node:child_process'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  createPool,
-  createPrisma,
-  isDatabaseUnavailable,
-  schemaFromUrl,
-  urlWithSchema,
-} from '@/db/client'
+import { createPool, createPrisma, isDatabaseUnavailable, schemaFromUrl, urlWithSchema } from '@/db/client'
 import { Prisma } from '@/db/generated/client'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
 

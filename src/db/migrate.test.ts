@@ -11,13 +11,7 @@ import path from 'node:path'
 import pg from 'pg'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { quoteIdentifier, urlWithSchema } from '@/db/connection-url'
-import {
-  checksumOf,
-  DEFAULT_MIGRATIONS_DIR,
-  type MigrationRow,
-  migrate,
-  readMigrations,
-} from '@/db/migrate'
+import { checksumOf, DEFAULT_MIGRATIONS_DIR, type MigrationRow, migrate, readMigrations } from '@/db/migrate'
 import { isEmbeddedTestDatabase, testServerUrl } from '@/test/db'
 import { newTestSchemaName } from '@/test/schema-name'
 

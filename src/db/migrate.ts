@@ -17,7 +17,7 @@
  * `npm run db:migrate` runs this file against DATABASE_URL, or the embedded
  * database when it is unset (src/start/with-database.ts).
  */
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -25,6 +25,7 @@ import type pg from 'pg'
 import type pino from 'pino'
 import { createPool } from './client'
 import { quoteIdentifier, schemaFromUrl } from './connection-url'
+import { sha256Hex } from './sha256'
 
 export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url))
 
@@ -236,7 +237,7 @@ export function readMigrations(migrationsDir: string): LocalMigration[] {
 
 /** Prisma's checksum: sha256 of the file's text, lowercase hex. */
 export function checksumOf(script: string): string {
-  return createHash('sha256').update(script).digest('hex')
+  return sha256Hex(script)
 }
 
 /** As Prisma: a checkout with other line endings (git on Windows) still matches. */

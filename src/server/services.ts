@@ -5,8 +5,8 @@
 import 'server-only'
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import type { Services } from '@/server/api/trpc'
 import { openDatabase } from '@/db/database'
+import type { Services } from '@/server/api/trpc'
 
 const globalForServices = globalThis as unknown as { nftServices?: Services }
 

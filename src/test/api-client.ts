@@ -7,9 +7,9 @@
 import type { AddressInfo } from 'node:net'
 import { type Config, parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
+import { openDatabase } from '@/db/database'
 import { clearIndexerSnapshot } from '@/server/api/middleware/freshness'
 import { createApiKey, ensureUser } from '@/server/auth/api-keys'
-import { openDatabase } from '@/db/database'
 import { createWebServer, type WebServer } from '@/server/http/server'
 
 export const TEST_LIMITS = 'sec=100000,min=10000000,concurrent=1000'

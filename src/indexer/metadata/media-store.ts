@@ -1,10 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { sha256Hex } from '@/db/sha256'
 import type { Queryable } from '../store/db'
 import { isStorableMedia, sniffMediaType } from './sniff'
-
-export const sha256Hex = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 
 /** `<MEDIA_DIR>/ab/cd/<sha256>`: two levels of fan-out keep directories small. */
 export function mediaPath(mediaDir: string, sha256: string): string {

@@ -10,8 +10,8 @@
  * writes its audit event in the same transaction.
  */
 import { TRPCError } from '@trpc/server'
-import { SCOPES, type Scope } from '@/lib/scopes'
 import type { Database } from '@/db/database'
+import { SCOPES, type Scope } from '@/lib/scopes'
 import { type Actor, writeAuditEvent } from './audit'
 import { generateApiKeySecret } from './secrets'
 

@@ -4,11 +4,12 @@
  * checks, demo-token issuance, and key-use tracking.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { Database } from '@/db/database'
+import { sha256Hex } from '@/db/sha256'
 import { SCOPES } from '@/lib/scopes'
 import { createApiKey, ensureUser, revokeApiKey, rotateApiKey } from '@/server/auth/api-keys'
 import { issueDemoToken } from '@/server/auth/demo-tokens'
-import { generateApiKeySecret, sha256Hex } from '@/server/auth/secrets'
-import type { Database } from '@/db/database'
+import { generateApiKeySecret } from '@/server/auth/secrets'
 import { startTestRedis, type TestRedis } from '@/server/ratelimit/testing/redis-server'
 import { asDatabase, get, serveApi, type TestWeb, uniqueIp } from '@/server/ratelimit/testing/web'
 import { createTestDatabase, type TestDatabase } from '@/test/db'

@@ -2,9 +2,9 @@
 import type { AddressInfo } from 'node:net'
 import { parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
+import { type Database, openDatabase } from '@/db/database'
 import type { Services } from '@/server/api/trpc'
 import { createAccessControl } from '@/server/auth/access'
-import { type Database, openDatabase } from '@/db/database'
 import { createWebServer, type WebServer } from '@/server/http/server'
 
 export interface TestWeb {

@@ -14,11 +14,11 @@
  *  - Byte ranges (one range per request) for video: 206, or 416 when the
  *    range cannot be satisfied. If-Range and If-None-Match are honoured.
  */
-import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
+import { sha256Hex } from '@/db/sha256'
 import { mediaPath } from '@/indexer/metadata/media-store'
 import type { Services } from '@/server/api/trpc'
 import { RequestAccess } from '@/server/auth/access'
@@ -53,7 +53,7 @@ export async function findMedia(
   pool: Services['db']['pool'],
   url: string,
 ): Promise<StoredMediaObject | null> {
-  const urlSha256 = createHash('sha256').update(url, 'utf8').digest('hex')
+  const urlSha256 = sha256Hex(url)
   const { rows } = await pool.query<{ sha256: string; media_type: string; byte_size: number }>(
     `SELECT mo.sha256, mo.media_type, mo.byte_size
        FROM media_sources ms JOIN media_objects mo ON mo.sha256 = ms.media_sha256
