@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import type { CoverageStatus } from '@/lib/schemas'
 import { IndexerError } from '../errors'
 import type { RpcBlock } from '../rpc/client'
 import { minBig } from '../rpc/get-logs'
@@ -13,7 +14,7 @@ export interface IndexerStateRow {
   lastIndexedBlock: bigint | null
   lastConfirmedBlock: bigint
   lastVerifiedBlock: bigint | null
-  coverageStatus: 'unknown' | 'partial' | 'complete'
+  coverageStatus: CoverageStatus
 }
 
 /** Creates the state row on first start; refuses a database that belongs to another chain. */

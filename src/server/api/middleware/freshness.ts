@@ -12,11 +12,10 @@
  * request under load).
  */
 import type pg from 'pg'
+import type { CoverageStatus } from '@/lib/schemas'
 import type { ApiContext } from '@/server/api/trpc'
 
 export const SNAPSHOT_TTL_MS = 250
-
-export type CoverageStatus = 'unknown' | 'partial' | 'complete'
 
 /** The indexer_state row as the API needs it; `updatedAt` null while the indexer has not written it yet. */
 export interface IndexerSnapshot {
