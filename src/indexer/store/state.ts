@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import type { RpcEndpointState } from '@/db/indexer-state'
 import type { CoverageStatus } from '@/lib/schemas'
 import { IndexerError } from '../errors'
 import type { RpcBlock } from '../rpc/client'
@@ -196,7 +197,7 @@ export async function updateProgress(
 export interface RpcHealth {
   /** When an endpoint last answered the head; null: none has yet. */
   headObservedAt: Date | null
-  endpoints: Array<{ endpoint: number; state: string; head: string | null }>
+  endpoints: RpcEndpointState[]
 }
 
 /** Observed head (never lowered here) and endpoint health: keeps the status honest while idle or failing. */

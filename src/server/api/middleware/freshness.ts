@@ -12,6 +12,7 @@
  * request under load).
  */
 import type pg from 'pg'
+import type { MetadataQueueReport, RpcEndpointState } from '@/db/indexer-state'
 import type { CoverageStatus } from '@/lib/schemas'
 import type { ApiContext } from '@/server/api/trpc'
 
@@ -33,20 +34,7 @@ export interface IndexerSnapshot {
   headObservedAt: Date | null
   rpcEndpoints: RpcEndpointState[]
   /** What the metadata queue last reported (indexer_state.metadata_queue), null before its first report. */
-  metadataQueue: MetadataQueueReport | null
-}
-
-/** The metadata queue's report: tokens still queued by outcome, and the hosts it has backed off. */
-export interface MetadataQueueReport {
-  backlog: Record<string, number>
-  backed_off_hosts: Array<{ host: string; state: string; until: string; outcome: string }>
-}
-
-/** One endpoint as the indexer last saw it, by position in RPC_URL (never its URL: it may carry an API key). */
-export interface RpcEndpointState {
-  endpoint: number
-  state: string
-  head: string | null
+  metadataQueue: Pick<MetadataQueueReport, 'backlog' | 'backed_off_hosts'> | null
 }
 
 const EMPTY: IndexerSnapshot = {
