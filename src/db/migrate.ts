@@ -3,7 +3,8 @@
  * records each in `_prisma_migrations` exactly as Prisma Migrate does (same
  * table, sha256 checksums, started/finished timestamps), so `prisma migrate
  * deploy` agrees wherever Prisma's schema engine exists. The engine cannot be
- * downloaded here (DESIGN §5), hence this small replacement.
+ * downloaded offline (docs/design.md, "Installing and running offline"), hence
+ * this small replacement.
  *
  * Differences from Prisma, all on the safe side:
  *  - each migration runs in its own transaction, so a failure leaves nothing

@@ -3,7 +3,7 @@
  *  1. validates the configuration (a bad value stops here, one line);
  *  2. starts the embedded services the environment does not provide —
  *     PGlite when there is no DATABASE_URL, the anvil devnet when there is
- *     no RPC_URL (DESIGN §2);
+ *     no RPC_URL (docs/design.md, "Embedded defaults and real services");
  *  3. applies migrations, builds the portal when its sources changed and
  *     bundles the indexer (src/indexer/bundle.ts);
  *  4. runs the indexer and web processes, restarting one that crashes;

@@ -30,7 +30,7 @@ const ADDRESS = /^0x[0-9a-f]{40}$/
 const DECIMAL = /^[0-9]+$/
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
 
-/** Collection (spec table; DESIGN §4: symbol always present, null when unknown). */
+/** Collection (spec table; symbol always present, null when unknown: docs/design.md, "Resources"). */
 export const COLLECTION_TABLE: Table = {
   contract_address: ['address', true],
   network: ['string', true],

@@ -1,5 +1,5 @@
 /**
- * Access control of the /v1 API, in the order DESIGN §4 fixes:
+ * Access control of the /v1 API, in the order docs/auth.md ("Order of checks") fixes:
  *   per-IP limit → credential (401) → per-credential limit (429)
  *   → scope and origin (403) → parameters (400) → handler.
  * The REST layer runs the first four steps (limitIp, authenticate) before it

@@ -1,5 +1,5 @@
 /**
- * GET/HEAD /v1/media?url=<original location> (DESIGN §4): the stored copy of
+ * GET/HEAD /v1/media?url=<original location> (docs/api.md, "Media path"): the stored copy of
  * an NFT's original media bytes. Served by plain node:http, because
  * trpc-to-openapi only answers JSON; described in /openapi.json by
  * media.openapi.ts.
