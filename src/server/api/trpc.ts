@@ -114,8 +114,8 @@ export const userProcedure = t.procedure.use(({ ctx, next }) => {
  * The response schema of a /v1 procedure: `.output(responseSchema(page))`.
  * The schema is the contract — /openapi.json is generated from it and the
  * handler is typed by it — and tRPC parses every response against it. In
- * production that parse is skipped: it cost 15 % of a list endpoint's
- * throughput (docs/api.md, "The request path, and what it costs"). Neither
+ * production that parse is skipped, for its measured cost per request
+ * (docs/api.md, "The request path, and what it costs"). Neither
  * tRPC nor trpc-to-openapi has an option for this, hence a copy of the schema
  * (same definition, same OpenAPI component) with its own parse:
  *  - production: returns the response as it is;

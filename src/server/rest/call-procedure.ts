@@ -6,10 +6,8 @@
  *
  * Why not tRPC's caller: its published build copies the call's options at
  * every middleware level, and the context at every `next({ ctx })`, with a
- * transpiled spread helper that defines each property one by one. Measured
- * on GET /v1/indexer/status in-process (no sockets): 110 µs per request
- * through the caller, 78 µs through this runner; most of the difference was
- * that helper and the garbage it left (docs/api.md, "The request path").
+ * transpiled spread helper that defines each property one by one, a cost
+ * measured on every request (docs/api.md, "The request path, and what it costs").
  */
 import { type AnyTRPCProcedure, getTRPCErrorFromUnknown } from '@trpc/server'
 import { isUncheckedResponseSchema } from '@/server/api/trpc'
