@@ -13,6 +13,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { validate } from '@hyperjump/json-schema/openapi-3-1'
 import { expect } from 'vitest'
+import type { Page } from '@/lib/schemas'
 
 type FieldType =
   | 'string'
@@ -150,11 +151,7 @@ export function expectSpecFields(item: unknown, table: Table, extensions: string
 
 /** The page envelope of the specification. */
 export function expectPageEnvelope(body: unknown, cursorKeys: string[]) {
-  const page = body as {
-    data: unknown[]
-    pagination: { limit: number; has_more: boolean; next_page_params?: Record<string, unknown> }
-    coverage: { status: string; start_block: string | null }
-  }
+  const page = body as Page<unknown, Record<string, unknown>>
   expect(Object.keys(page).sort()).toEqual(['coverage', 'data', 'pagination'])
   expect(Array.isArray(page.data)).toBe(true)
   expect(Number.isInteger(page.pagination.limit)).toBe(true)
