@@ -56,7 +56,7 @@ async function serve(kind: 'full' | 'floor', url: string) {
   } else {
     const { parseConfig } = await import('@/config/env')
     const { createLogger } = await import('@/config/logger')
-    const { openDatabase } = await import('@/server/db/database')
+    const { openDatabase } = await import('@/db/database')
     const { createWebServer } = await import('@/server/http/server')
     const { createWebServices } = await import('@/server/web-services')
     const config = parseConfig({
@@ -335,7 +335,7 @@ async function main() {
   await pool.end()
 
   // A real portal key: the full stack runs its whole credential path.
-  const { openDatabase } = await import('@/server/db/database')
+  const { openDatabase } = await import('@/db/database')
   const { createApiKey, ensureUser, revokeApiKey } = await import('@/server/auth/api-keys')
   const db = openDatabase(url)
   const user = await ensureUser(db, '0x00000000000000000000000000000000000be9c4')

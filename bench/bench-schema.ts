@@ -1,7 +1,7 @@
 /** A fresh, migrated schema on the bench's PostgreSQL server, with a pool bound to it. */
 import pg from 'pg'
-import { urlWithSchema } from '@/server/db/connection-url'
-import { migrate } from '@/server/db/migrate'
+import { urlWithSchema } from '@/db/connection-url'
+import { migrate } from '@/db/migrate'
 
 export const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 

@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type pg from 'pg'
+import { createPool } from '@/db/client'
 import type { ReadContext } from '@/server/api/read/context'
 import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/routers/activity/activity.handler'
@@ -14,7 +15,6 @@ import { getIndexerStatus } from '@/server/api/routers/indexer/status.handler'
 import { getNft, listCollectionNfts } from '@/server/api/routers/nfts/nfts.handler'
 import { listOwnerNfts } from '@/server/api/routers/owners/owners.handler'
 import { listTransfers } from '@/server/api/routers/transfers/transfers.handler'
-import { createPool } from '@/server/db/client'
 
 type Query = Record<string, string>
 type Route = [RegExp, (ctx: ReadContext, m: string[], q: Query) => Promise<unknown>]

@@ -3,7 +3,7 @@
  *
  * Builds an anvil chain with >= 200,000 ERC-721 transfers across 50 collections
  * (batch mints and batch moves), backfills it with the real indexer process
- * (bundled and started as `npm start` does it, src/indexer/launch.ts; metadata queue on) into a fresh
+ * (bundled and started as `npm start` does it, src/indexer/bundle.ts; metadata queue on) into a fresh
  * PostgreSQL schema, then measures head-follow latency: time from a new block
  * being mined to its transfer being in the database.
  *
@@ -38,7 +38,7 @@ import {
   type ProviderProxyOptions,
   startProviderProxy,
 } from '@/dev/provider-proxy'
-import { buildIndexer } from '@/indexer/launch'
+import { buildIndexer } from '@/indexer/bundle'
 import { startTestChain } from '@/indexer/test/chain'
 import { benchSchema, serverUrl } from './bench-schema'
 import { trackPeakRss } from './peak-rss'

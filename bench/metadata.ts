@@ -24,7 +24,8 @@ import os from 'node:os'
 import path from 'node:path'
 import type pg from 'pg'
 import type { Address } from 'viem'
-import { buildIndexer } from '@/indexer/launch'
+import type { MetadataQueueReport } from '@/db/indexer-state'
+import { buildIndexer } from '@/indexer/bundle'
 import { startTestChain, type TestChain } from '@/indexer/test/chain'
 import { benchSchema } from './bench-schema'
 import { type HostKind, type SimHost, startHostSimulator } from './metadata-hosts'
@@ -220,7 +221,9 @@ async function main() {
         log(
           `bad hosts' tokens: ${rows.map((r) => `${r.s} ${r.n}`).join(', ')}; requests ${JSON.stringify(sim.requests())}`,
         )
-        const state = await indexer.pool.query('SELECT metadata_queue FROM indexer_state')
+        const state = await indexer.pool.query<{ metadata_queue: MetadataQueueReport | null }>(
+          'SELECT metadata_queue FROM indexer_state',
+        )
         const q = state.rows[0]?.metadata_queue
         log(`status: backlog ${JSON.stringify(q?.backlog)}, ${q?.backed_off_count ?? 0} hosts backed off`)
         figures.badRate = bulk.docsPerS.toFixed(0)

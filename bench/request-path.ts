@@ -20,7 +20,7 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { Duplex } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { bundleForNode } from '@/indexer/launch'
+import { bundleForNode } from '@/indexer/bundle'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '..')

@@ -18,8 +18,8 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import pg from 'pg'
 import { from as copyFrom } from 'pg-copy-streams'
+import { migrate } from '@/db/migrate'
 import { mulberry32 } from '@/lib/random'
-import { migrate } from '@/server/db/migrate'
 
 export interface SeedOptions {
   url: string

@@ -1,5 +1,5 @@
 /**
- * Embedded PostgreSQL for the no-DATABASE_URL default (DESIGN §2): PGlite
+ * Embedded PostgreSQL for the no-DATABASE_URL default (docs/design.md, "Embedded defaults and real services"): PGlite
  * (PostgreSQL compiled to WASM) with its data in a directory, served over the
  * Postgres wire protocol so every process talks to it through `pg` exactly as
  * it would to a real server.
@@ -26,7 +26,7 @@ import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket'
-import { parseOptions } from '@/server/db/connection-url'
+import { parseOptions } from '@/db/connection-url'
 
 export interface EmbeddedPostgres {
   /** postgres://postgres@<host>:<port>/postgres */

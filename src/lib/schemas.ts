@@ -21,6 +21,7 @@ export const decimalString = z.string().regex(/^[0-9]+$/)
 export const isoDateTime = z.string().describe('RFC 3339 timestamp, UTC')
 
 export const coverageStatus = z.enum(['unknown', 'partial', 'complete'])
+export type CoverageStatus = z.infer<typeof coverageStatus>
 
 export const transferEventType = z.enum(['mint', 'transfer', 'burn'])
 
@@ -138,6 +139,7 @@ export type Coverage = z.infer<typeof coverage>
 export const timeCursor = z
   .object({ before_timestamp: z.int().min(1), before_id: z.int().min(1) })
   .meta({ id: 'TimeCursor', example: { before_timestamp: 1767323045000000, before_id: 4182 } })
+export type TimeCursor = z.infer<typeof timeCursor>
 
 /** Cursor of a collection's token listing. */
 export const tokenCursor = z
@@ -173,3 +175,6 @@ export function pageOf<Item extends z.ZodType, Cursor extends z.ZodType>(item: I
     coverage,
   })
 }
+
+/** A page of `Item`s with a `Cursor` to the next one: the type of what pageOf validates. */
+export type Page<Item, Cursor> = z.infer<ReturnType<typeof pageOf<z.ZodType<Item>, z.ZodType<Cursor>>>>

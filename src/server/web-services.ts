@@ -11,8 +11,8 @@
  */
 import type { Config } from '@/config/env'
 import { createLogger, type Logger } from '@/config/logger'
+import { type Database, openDatabase } from '@/db/database'
 import { type AccessControl, createAccessControl } from '@/server/auth/access'
-import { type Database, openDatabase } from '@/server/db/database'
 
 export interface Services {
   config: Config

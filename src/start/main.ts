@@ -3,9 +3,9 @@
  *  1. validates the configuration (a bad value stops here, one line);
  *  2. starts the embedded services the environment does not provide —
  *     PGlite when there is no DATABASE_URL, the anvil devnet when there is
- *     no RPC_URL (DESIGN §2);
+ *     no RPC_URL (docs/design.md, "Embedded defaults and real services");
  *  3. applies migrations, builds the portal when its sources changed and
- *     bundles the indexer (src/indexer/launch.ts);
+ *     bundles the indexer (src/indexer/bundle.ts);
  *  4. runs the indexer and web processes, restarting one that crashes;
  *  5. on Ctrl-C / SIGTERM / SIGHUP — to this process or to any process it
  *     runs, anvil included — stops every child, then the embedded services
@@ -17,8 +17,8 @@ import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import { buildIndexer } from '@/indexer/launch'
-import { migrate } from '@/server/db/migrate'
+import { migrate } from '@/db/migrate'
+import { buildIndexer } from '@/indexer/bundle'
 import { ensureAuthSecret } from './auth-secret'
 import { EXIT_WITH_PARENT } from './exit-with-parent'
 import { ensurePortalBuild } from './portal-build'

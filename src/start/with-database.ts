@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import { migrate } from '@/server/db/migrate'
+import { migrate } from '@/db/migrate'
 import { EXIT_WITH_PARENT } from './exit-with-parent'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')

@@ -7,9 +7,9 @@
 import type { AddressInfo } from 'node:net'
 import { type Config, parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
+import { openDatabase } from '@/db/database'
 import { clearIndexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { createApiKey, ensureUser } from '@/server/auth/api-keys'
-import { openDatabase } from '@/server/db/database'
 import { createWebServer, type WebServer } from '@/server/http/server'
 import { closeWebServices, createWebServices } from '@/server/web-services'
 

@@ -13,6 +13,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { validate } from '@hyperjump/json-schema/openapi-3-1'
 import { expect } from 'vitest'
+import type { Page } from '@/lib/schemas'
 
 type FieldType =
   | 'string'
@@ -30,7 +31,7 @@ const ADDRESS = /^0x[0-9a-f]{40}$/
 const DECIMAL = /^[0-9]+$/
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
 
-/** Collection (spec table; DESIGN §4: symbol always present, null when unknown). */
+/** Collection (spec table; symbol always present, null when unknown: docs/design.md, "Resources"). */
 export const COLLECTION_TABLE: Table = {
   contract_address: ['address', true],
   network: ['string', true],
@@ -150,11 +151,7 @@ export function expectSpecFields(item: unknown, table: Table, extensions: string
 
 /** The page envelope of the specification. */
 export function expectPageEnvelope(body: unknown, cursorKeys: string[]) {
-  const page = body as {
-    data: unknown[]
-    pagination: { limit: number; has_more: boolean; next_page_params?: Record<string, unknown> }
-    coverage: { status: string; start_block: string | null }
-  }
+  const page = body as Page<unknown, Record<string, unknown>>
   expect(Object.keys(page).sort()).toEqual(['coverage', 'data', 'pagination'])
   expect(Array.isArray(page.data)).toBe(true)
   expect(Number.isInteger(page.pagination.limit)).toBe(true)

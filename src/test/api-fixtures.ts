@@ -16,6 +16,7 @@ import path from 'node:path'
 import type pg from 'pg'
 import pino from 'pino'
 import { decodeFunctionData, encodeAbiParameters, type Hex, parseAbi } from 'viem'
+import { createPool } from '@/db/client'
 import type { TransferEvent } from '@/indexer/events/types'
 import { type CollectionJobDeps, processCollections } from '@/indexer/metadata/collection-info'
 import type { FetchLimits } from '@/indexer/metadata/document'
@@ -23,7 +24,6 @@ import { processTokens, type TokenJobDeps } from '@/indexer/metadata/token-metad
 import type { Rpc, RpcBlock } from '@/indexer/rpc/client'
 import { commitBatch } from '@/indexer/store/commit'
 import { ensureIndexerState, readIndexerState } from '@/indexer/store/state'
-import { createPool } from '@/server/db/client'
 
 export const ZERO = '0x0000000000000000000000000000000000000000' as const
 export const NETWORK = 'devnet'

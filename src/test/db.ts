@@ -14,10 +14,10 @@
  */
 import pg from 'pg'
 import { inject } from 'vitest'
-import { createPool, createPrisma } from '@/server/db/client'
-import { quoteIdentifier, urlWithSchema } from '@/server/db/connection-url'
-import type { PrismaClient } from '@/server/db/generated/client'
-import { migrate } from '@/server/db/migrate'
+import { createPool, createPrisma } from '@/db/client'
+import { quoteIdentifier, urlWithSchema } from '@/db/connection-url'
+import type { PrismaClient } from '@/db/generated/client'
+import { migrate } from '@/db/migrate'
 import { newTestSchemaName } from './schema-name'
 
 export interface TestDatabase {

@@ -11,8 +11,8 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
+import { quoteIdentifier } from '@/db/connection-url'
 import { startEmbeddedPostgres } from '@/dev/postgres'
-import { quoteIdentifier } from '@/server/db/connection-url'
 import { TEST_SCHEMA_PREFIX, testSchemaCreatedAt } from './schema-name'
 
 declare module 'vitest' {

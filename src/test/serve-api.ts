@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net'
 import { parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import { type Database, openDatabase } from '@/server/db/database'
+import { type Database, openDatabase } from '@/db/database'
 import { createWebServer, type WebServer } from '@/server/http/server'
 import { closeWebServices, createWebServices, type Services } from '@/server/web-services'
 

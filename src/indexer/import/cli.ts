@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs'
 import { loadConfig } from '@/config/env'
-import { createPool } from '@/server/db/pool'
+import { createPool } from '@/db/pool'
 import { describeError } from '../errors'
 import { importTransfersFile } from './import'
 

@@ -23,7 +23,7 @@ export interface CollectionJobDeps {
  * read once; metadata_status records ok, or failed after RPC trouble.
  */
 export async function processCollections(deps: CollectionJobDeps, limit = 10): Promise<number> {
-  const { rows } = await deps.pool.query(
+  const { rows } = await deps.pool.query<{ address: Hex; first_seen_block: string | null }>(
     `SELECT address, first_seen_block::text FROM collections WHERE metadata_status = 'pending'
       ORDER BY id LIMIT $1`,
     [limit],

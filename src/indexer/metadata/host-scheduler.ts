@@ -7,6 +7,7 @@
  * off as a whole by a circuit breaker (open for a cooldown that doubles, then
  * one half-open probe); a 429 with Retry-After opens it for that long.
  */
+import type { BackedOffHostState } from '@/db/indexer-state'
 import { FetchFailure, type MetadataOutcome } from './outcome'
 
 export interface HostBudget {
@@ -95,11 +96,8 @@ class Lane {
   }
 }
 
-export interface BackedOffHost {
-  host: string
+export interface BackedOffHost extends BackedOffHostState {
   state: 'open' | 'half_open'
-  until: string
-  outcome: string
 }
 
 export interface SchedulerStats {

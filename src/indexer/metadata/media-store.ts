@@ -1,11 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { mediaPath } from '@/lib/media-path'
+import { mediaPath } from '@/db/media-path'
+import { sha256Hex } from '@/db/sha256'
 import type { Queryable } from '../store/db'
 import { isStorableMedia, sniffMediaType } from './sniff'
-
-export const sha256Hex = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex')
 
 export interface StoredMedia {
   sha256: string

@@ -1,6 +1,7 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Config } from '@/config/env'
+import type { MetadataQueueReport } from '@/db/indexer-state'
 import { describeError, isAbortError } from '../errors'
 import type { Rpc } from '../rpc/client'
 import { backoffDelay, sleep } from '../rpc/retry'
@@ -185,7 +186,7 @@ async function reportQueue(
   const backlog = await metadataBacklog(pool)
   const stats = scheduler.stats()
   const backedOff = stats.backedOff.slice(0, 100)
-  const report = {
+  const report: MetadataQueueReport = {
     backlog,
     in_flight: stats.inFlight,
     in_memory: pipeline.size,

@@ -69,7 +69,13 @@ async function dueTokens(
   skipIds: string[] = [],
   skipCollections: string[] = [],
 ): Promise<Job[]> {
-  const { rows } = await pool.query(
+  const { rows } = await pool.query<{
+    id: string
+    collection_address: Hex
+    token_id: string
+    metadata_attempts: number
+    next_at: string
+  }>(
     `SELECT * FROM (${RETRYABLE.map(
       (_, i) => `(SELECT id::text, collection_address, token_id::text, metadata_attempts,
                          metadata_next_attempt_at::text AS next_at, metadata_next_attempt_at AS due

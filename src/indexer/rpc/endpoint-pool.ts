@@ -5,6 +5,7 @@
  * needs), so one provider failing or lagging moves traffic to the others
  * without losing progress. docs/indexer.md, "Providers".
  */
+import type { RpcEndpointState } from '@/db/indexer-state'
 import { Endpoint, type EndpointOptions, type EndpointState } from './endpoint'
 
 export interface EndpointPoolOptions extends Partial<EndpointOptions> {
@@ -20,10 +21,9 @@ export interface PickOptions {
   exclude?: ReadonlySet<Endpoint>
 }
 
-export interface EndpointSummary {
-  endpoint: number
+/** What indexer_state.rpc_endpoints records of an endpoint. */
+export interface EndpointSummary extends RpcEndpointState {
   state: EndpointState
-  head: string | null
 }
 
 export class EndpointPool {

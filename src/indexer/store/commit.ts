@@ -126,8 +126,10 @@ async function finishCommit(
   if (state.lastIndexedBlock !== ctx.expectedLastIndexed) {
     throw new StaleStateError(ctx.expectedLastIndexed, state.lastIndexedBlock)
   }
-  const { rows } = await client.query('SELECT max(to_block)::text AS top FROM indexed_ranges')
-  const top = rows[0]?.top === null || rows[0]?.top === undefined ? null : BigInt(rows[0].top)
+  const { rows } = await client.query<{ top: string | null }>(
+    'SELECT max(to_block)::text AS top FROM indexed_ranges',
+  )
+  const top = rows[0]?.top == null ? null : BigInt(rows[0].top)
   // Appending after every stored block lets the new state be folded from the
   // old one; filling a gap below stored blocks rebuilds it from history.
   const appending = top === null || batch.fromBlock > top
@@ -151,7 +153,7 @@ async function finishCommit(
   // Read here, not after COMMIT: on the embedded database (one session) a query
   // after it would queue behind the next batch's open transaction, which waits for this one.
   if (progress.lastIndexedBlock !== null && progress.lastIndexedBlock !== batch.toBlock) {
-    const { rows } = await client.query('SELECT hash FROM blocks WHERE number = $1', [
+    const { rows } = await client.query<{ hash: string }>('SELECT hash FROM blocks WHERE number = $1', [
       progress.lastIndexedBlock.toString(),
     ])
     result.joinedTipHash = rows[0]?.hash ?? null

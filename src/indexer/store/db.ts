@@ -42,7 +42,7 @@ const UNIQUE_VIOLATION = '23505'
  * Returns false, with everything it wrote undone, when it hit a unique
  * violation; the caller then takes its careful path. Bulk inserts are cheaper
  * this way than with ON CONFLICT, which probes the unique index before every
- * row (measured on the ingest path: a fifth to a third of the statement).
+ * row (docs/indexer.md, "Benchmark").
  */
 export async function insertIfAllNew(client: pg.PoolClient, write: () => Promise<unknown>): Promise<boolean> {
   await client.query('SAVEPOINT all_new')

@@ -166,7 +166,7 @@ async function applyHolderDeltas(
   const entries = [...holderDeltas].filter(([, by]) => by !== 0)
   if (entries.length === 0) return
   const split = entries.map(([key]) => key.split(':') as [string, string])
-  const { rows } = await client.query(
+  const { rows } = await client.query<{ collection_address: string; owner: string; token_count: number }>(
     `INSERT INTO collection_holders (collection_address, owner, token_count)
      SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::int[])
      ON CONFLICT (collection_address, owner) DO UPDATE

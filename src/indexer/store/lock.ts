@@ -32,7 +32,7 @@ export async function acquireLeaderLock(
   let announced = false
   try {
     for (;;) {
-      const { rows } = await client.query(
+      const { rows } = await client.query<{ locked: boolean }>(
         'SELECT pg_try_advisory_lock(hashtext(current_schema() || $1)) AS locked',
         [key],
       )

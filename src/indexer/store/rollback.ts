@@ -28,12 +28,12 @@ export async function rollbackAfter(pool: pg.Pool, ctx: RollbackContext, ancesto
 export async function rollbackWithin(client: pg.PoolClient, ctx: RollbackContext, ancestor: bigint) {
   await readIndexerState(client, ctx.network, true)
   const orphaned = await orphanedTransfers(client, ancestor)
-  const { rows } = await client.query(
+  const { rows } = await client.query<{ collection_address: string; token_id: string }>(
     `SELECT DISTINCT collection_address, token_id::text FROM transfers WHERE ${orphaned.where}`,
     orphaned.params,
   )
   const keys = rows.map((r) => tokenKey(r.collection_address, BigInt(r.token_id)))
-  const collections = [...new Set(rows.map((r) => r.collection_address as string))]
+  const collections = [...new Set(rows.map((r) => r.collection_address))]
   const deleted = await client.query(`DELETE FROM transfers WHERE ${orphaned.where}`, orphaned.params)
   await rebuildTokens(client, keys)
   await dropEmptyCollections(client, collections)
@@ -61,8 +61,10 @@ export async function rollbackWithin(client: pg.PoolClient, ctx: RollbackContext
  * stored block is on the chain any more: then everything ingested goes.
  */
 async function orphanedTransfers(client: pg.PoolClient, ancestor: bigint) {
-  const { rows } = await client.query('SELECT timestamp FROM blocks WHERE number = $1', [ancestor.toString()])
-  const since: Date | null = rows[0]?.timestamp ?? null
+  const { rows } = await client.query<{ timestamp: Date }>('SELECT timestamp FROM blocks WHERE number = $1', [
+    ancestor.toString(),
+  ])
+  const since = rows[0]?.timestamp ?? null
   return {
     where: `event_type = ANY ($3::varchar[]) AND block_timestamp >= coalesce($2::timestamptz, '-infinity')
             AND block_number > $1 AND source = 'rpc'`,

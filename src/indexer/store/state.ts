@@ -1,4 +1,6 @@
 import type pg from 'pg'
+import type { RpcEndpointState } from '@/db/indexer-state'
+import type { CoverageStatus } from '@/lib/schemas'
 import { IndexerError } from '../errors'
 import type { RpcBlock } from '../rpc/client'
 import { minBig } from '../rpc/get-logs'
@@ -13,7 +15,7 @@ export interface IndexerStateRow {
   lastIndexedBlock: bigint | null
   lastConfirmedBlock: bigint
   lastVerifiedBlock: bigint | null
-  coverageStatus: 'unknown' | 'partial' | 'complete'
+  coverageStatus: CoverageStatus
 }
 
 /** Creates the state row on first start; refuses a database that belongs to another chain. */
@@ -58,7 +60,16 @@ export async function readIndexerState(
   network: string,
   forUpdate = false,
 ): Promise<IndexerStateRow> {
-  const { rows } = await db.query(
+  const { rows } = await db.query<{
+    network: string
+    chain_id: string
+    start_block: string
+    last_seen_block: string
+    last_indexed_block: string | null
+    last_confirmed_block: string
+    last_verified_block: string | null
+    coverage_status: CoverageStatus
+  }>(
     `SELECT network, chain_id::text, start_block::text, last_seen_block::text, last_indexed_block::text,
             last_confirmed_block::text, last_verified_block::text, coverage_status
        FROM indexer_state WHERE network = $1 ${forUpdate ? 'FOR UPDATE' : ''}`,
@@ -78,9 +89,35 @@ export async function readIndexerState(
   }
 }
 
+/** The indexed tip: the last indexed block and its stored hash (null when the block is no longer stored). */
+export async function readTip(
+  db: Queryable,
+  network: string,
+): Promise<{ number: bigint; hash: string | null } | null> {
+  const { rows } = await db.query<{ number: string | null; hash: string | null }>(
+    `SELECT st.last_indexed_block::text AS number, b.hash
+       FROM indexer_state st LEFT JOIN blocks b ON b.number = st.last_indexed_block
+      WHERE st.network = $1`,
+    [network],
+  )
+  const row = rows[0]
+  if (!row?.number) return null
+  return { number: BigInt(row.number), hash: row.hash ?? null }
+}
+
+/** The end of the verified prefix (indexer_state.last_verified_block), null while nothing is verified. */
+export async function readLastVerifiedBlock(db: Queryable, network: string): Promise<bigint | null> {
+  const { rows } = await db.query<{ verified: string | null }>(
+    'SELECT last_verified_block::text AS verified FROM indexer_state WHERE network = $1',
+    [network],
+  )
+  const verified = rows[0]?.verified
+  return verified == null ? null : BigInt(verified)
+}
+
 /** Adds [from, to] to indexed_ranges, merging with overlapping or adjacent ranges. */
 export async function addIndexedRange(client: pg.PoolClient, from: bigint, to: bigint): Promise<void> {
-  const { rows } = await client.query(
+  const { rows } = await client.query<{ from_block: string; to_block: string }>(
     `DELETE FROM indexed_ranges WHERE to_block >= $1::bigint - 1 AND from_block <= $2::bigint + 1
      RETURNING from_block::text, to_block::text`,
     [from.toString(), to.toString()],
@@ -105,7 +142,7 @@ export async function truncateIndexedRanges(client: pg.PoolClient, block: bigint
 
 /** End of the contiguous indexed range that contains `startBlock`, or null. */
 export async function contiguousEnd(db: Queryable, startBlock: bigint): Promise<bigint | null> {
-  const { rows } = await db.query(
+  const { rows } = await db.query<{ to_block: string }>(
     'SELECT to_block::text FROM indexed_ranges WHERE from_block <= $1 AND to_block >= $1 LIMIT 1',
     [startBlock.toString()],
   )
@@ -146,11 +183,7 @@ export async function updateProgress(
   lastVerifiedBlock: bigint | null
 }> {
   const end = await contiguousEnd(client, opts.startBlock)
-  const { rows } = await client.query(
-    'SELECT last_verified_block::text AS verified FROM indexer_state WHERE network = $1',
-    [opts.network],
-  )
-  const before: bigint | null = rows[0]?.verified == null ? null : BigInt(rows[0].verified)
+  const before = await readLastVerifiedBlock(client, opts.network)
   let verified = before
   if (opts.rolledBackTo !== undefined && verified !== null && verified > opts.rolledBackTo)
     verified = opts.rolledBackTo
@@ -195,7 +228,7 @@ export async function updateProgress(
 export interface RpcHealth {
   /** When an endpoint last answered the head; null: none has yet. */
   headObservedAt: Date | null
-  endpoints: Array<{ endpoint: number; state: string; head: string | null }>
+  endpoints: RpcEndpointState[]
 }
 
 /** Observed head (never lowered here) and endpoint health: keeps the status honest while idle or failing. */
@@ -272,7 +305,7 @@ export interface StoredBlock {
 
 /** Stored block hashes, newest first. */
 export async function storedBlocks(db: Queryable, limit = 10_000): Promise<StoredBlock[]> {
-  const { rows } = await db.query(
+  const { rows } = await db.query<{ block_number: string; hash: string }>(
     'SELECT b.number::text AS block_number, b.hash FROM blocks b ORDER BY b.number DESC LIMIT $1',
     [limit],
   )

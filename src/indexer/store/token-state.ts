@@ -37,7 +37,7 @@ export async function loadTokenStates(
 ): Promise<Map<string, TokenState>> {
   const states = new Map<string, TokenState>()
   if (keys.length === 0) return states
-  const { rows } = await client.query(
+  const { rows } = await client.query<TokenStateRow>(
     `SELECT t.collection_address, t.token_id::text AS token_id, t.current_owner, t.is_burned, t.transfer_count,
             t.minted_block::text AS minted_block, t.last_transfer_block::text AS last_transfer_block
        FROM tokens t
@@ -117,7 +117,7 @@ export async function recomputeTokenStates(
   const next = new Map<string, TokenState | null>()
   for (const key of keys) next.set(key, null)
   if (keys.length === 0) return next
-  const { rows } = await client.query(
+  const { rows } = await client.query<TokenStateRow>(
     `WITH k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[]) AS k(c, id)),
      history AS (
        SELECT tr.collection_address, tr.token_id, tr.to_address, tr.from_address, tr.block_number,
@@ -139,12 +139,24 @@ export async function recomputeTokenStates(
   return next
 }
 
-function rowToState(row: Record<string, string | boolean | number | null>): TokenState {
+/** A token's state as both reads above select it (stored, or rebuilt from its transfers). */
+interface TokenStateRow {
+  collection_address: string
+  token_id: string
+  current_owner: string
+  is_burned: boolean
+  /** int4 when stored, int8 text when counted. */
+  transfer_count: number | string
+  minted_block: string | null
+  last_transfer_block: string | null
+}
+
+function rowToState(row: TokenStateRow): TokenState {
   return {
-    owner: row.current_owner as string,
-    burned: row.is_burned as boolean,
+    owner: row.current_owner,
+    burned: row.is_burned,
     transferCount: Number(row.transfer_count),
-    mintedBlock: row.minted_block === null ? null : BigInt(row.minted_block as string),
-    lastTransferBlock: row.last_transfer_block === null ? null : BigInt(row.last_transfer_block as string),
+    mintedBlock: row.minted_block === null ? null : BigInt(row.minted_block),
+    lastTransferBlock: row.last_transfer_block === null ? null : BigInt(row.last_transfer_block),
   }
 }

@@ -74,7 +74,7 @@ async function insertNewOnly(
   })
   for (let i = 0; i < unique.length; i += CHUNK) {
     const chunk = unique.slice(i, i + CHUNK)
-    const { rows } = await client.query(
+    const { rows } = await client.query<{ transaction_hash: string; log_index: number; batch_index: number }>(
       `${INSERT_TRANSFERS}
        ON CONFLICT (transaction_hash, log_index, batch_index) DO NOTHING
        RETURNING transaction_hash, log_index, batch_index`,
@@ -161,8 +161,8 @@ export async function markMetadataStale(
   )
 }
 
-/** A transfer's identity and content in one string: stored rows and decoded logs compare by it. */
-export const transferKey = (r: {
+/** What transferKey reads: a decoded log, or a stored row as storedTransferKeys selects it. */
+export interface TransferKeyFields {
   transactionHash: string
   logIndex: number
   batchIndex: number
@@ -171,7 +171,10 @@ export const transferKey = (r: {
   from: string
   to: string
   blockNumber: bigint | string
-}) =>
+}
+
+/** A transfer's identity and content in one string: stored rows and decoded logs compare by it. */
+export const transferKey = (r: TransferKeyFields) =>
   `${r.transactionHash}:${r.logIndex}:${r.batchIndex}:${r.collection}:${r.tokenId}:${r.from}:${r.to}:${r.blockNumber}`
 
 /**
@@ -184,7 +187,7 @@ export async function storedTransferKeys(
   db: Queryable,
   range: { fromBlock: bigint; toBlock: bigint; since: bigint; until: bigint },
 ): Promise<string[]> {
-  const { rows } = await db.query(
+  const { rows } = await db.query<TransferKeyFields>(
     `SELECT transaction_hash AS "transactionHash", log_index AS "logIndex", batch_index AS "batchIndex",
             collection_address AS collection, token_id::text AS "tokenId", from_address AS "from",
             to_address AS "to", block_number::text AS "blockNumber"

@@ -54,12 +54,12 @@ export class ContractClassifier {
   }
 
   private async loadVerdicts(addresses: string[]) {
-    const known = await this.pool.query(
+    const known = await this.pool.query<{ address: string }>(
       'SELECT address FROM collections WHERE address = ANY($1::varchar[])',
       [addresses],
     )
     for (const r of known.rows) this.verdicts.set(r.address, true)
-    const rejected = await this.pool.query(
+    const rejected = await this.pool.query<{ address: string }>(
       'SELECT address FROM non_nft_contracts WHERE address = ANY($1::varchar[])',
       [addresses],
     )

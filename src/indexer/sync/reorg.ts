@@ -35,7 +35,9 @@ export async function findCommonAncestor(ctx: ReorgContext): Promise<bigint> {
       if (block?.hash.toLowerCase() === slice[j]!.hash) return slice[j]!.number
     }
   }
-  const { rows } = await ctx.pool.query('SELECT min(from_block)::text AS low FROM indexed_ranges')
+  const { rows } = await ctx.pool.query<{ low: string | null }>(
+    'SELECT min(from_block)::text AS low FROM indexed_ranges',
+  )
   const low = rows[0]?.low ? BigInt(rows[0].low) : ctx.startBlock
   return (low < ctx.startBlock ? low : ctx.startBlock) - 1n
 }

@@ -3,7 +3,7 @@ import { describeError, IndexerError, isAbortError } from '../errors'
 import { maxBig, minBig } from '../rpc/get-logs'
 import { backoffDelay, sleep } from '../rpc/retry'
 import { StaleStateError } from '../store/commit'
-import { storedBlocks, updateHead } from '../store/state'
+import { readLastVerifiedBlock, readTip, storedBlocks, updateHead } from '../store/state'
 import { VerificationError } from '../verify/agreed-logs'
 import { ChainChangedError } from './fetch'
 import { syncHistorical } from './historical'
@@ -199,22 +199,7 @@ async function verifyTip(s: Syncer): Promise<void> {
   if (block.hash.toLowerCase() !== s.tip.hash) throw new ReorgDetectedError(s.tip.number)
 }
 
-export async function loadTip(s: Syncer): Promise<Syncer['tip']> {
-  const { rows } = await s.ctx.pool.query(
-    `SELECT st.last_indexed_block::text AS number, b.hash
-       FROM indexer_state st LEFT JOIN blocks b ON b.number = st.last_indexed_block
-      WHERE st.network = $1`,
-    [s.options.network],
-  )
-  const row = rows[0]
-  if (!row?.number) return null
-  return { number: BigInt(row.number), hash: row.hash ?? null }
-}
+export const loadTip = (s: Syncer): Promise<Syncer['tip']> => readTip(s.ctx.pool, s.options.network)
 
-export async function loadVerified(s: Syncer): Promise<bigint | null> {
-  const { rows } = await s.ctx.pool.query(
-    'SELECT last_verified_block::text AS verified FROM indexer_state WHERE network = $1',
-    [s.options.network],
-  )
-  return rows[0]?.verified == null ? null : BigInt(rows[0].verified)
-}
+export const loadVerified = (s: Syncer): Promise<bigint | null> =>
+  readLastVerifiedBlock(s.ctx.pool, s.options.network)

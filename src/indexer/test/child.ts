@@ -1,4 +1,4 @@
-/** The indexer as a child process (`tsx src/indexer/main.ts`), killable with SIGKILL. */
+/** The indexer as a child process (`tsx src/indexer/process-entry.ts`), killable with SIGKILL. */
 import { type ChildProcess, spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,7 +16,7 @@ export interface ChildIndexer {
 }
 
 export function spawnIndexer(env: Record<string, string>): ChildIndexer {
-  const child = spawn(path.join(root, 'node_modules/.bin/tsx'), ['src/indexer/main.ts'], {
+  const child = spawn(path.join(root, 'node_modules/.bin/tsx'), ['src/indexer/process-entry.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH,

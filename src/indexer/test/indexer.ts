@@ -5,7 +5,7 @@ import path from 'node:path'
 import type pg from 'pg'
 import pino from 'pino'
 import { type Config, parseConfig } from '@/config/env'
-import { type RunIndexerOptions, runIndexer } from '../run'
+import { type RunIndexerOptions, runIndexer } from '../run-indexer'
 
 export const testLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })
 

@@ -1,5 +1,5 @@
 /**
- * Access control of the /v1 API, in the order DESIGN §4 fixes:
+ * Access control of the /v1 API, in the order docs/auth.md ("Order of checks") fixes:
  *   per-IP limit → credential (401) → per-credential limit (429)
  *   → scope and origin (403) → parameters (400) → handler.
  * The REST layer runs the first four steps (limitIp, authenticate) before it
@@ -15,8 +15,8 @@ import { randomBytes } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Config } from '@/config/env'
 import type { Logger } from '@/config/logger'
+import type { Database } from '@/db/database'
 import type { Scope } from '@/lib/scopes'
-import type { Database } from '@/server/db/database'
 import { ApiError } from '@/server/errors/api-error'
 import { rateLimitedError } from '@/server/ratelimit/errors'
 import { rateLimitHeaders } from '@/server/ratelimit/headers'

@@ -9,8 +9,9 @@
  * period of up to 7 days. Revocation ends every secret at once. Each change
  * writes its audit event in the same transaction.
  */
+
+import type { Database } from '@/db/database'
 import { SCOPES, type Scope } from '@/lib/scopes'
-import type { Database } from '@/server/db/database'
 import { ApiError } from '@/server/errors/api-error'
 import { type Actor, writeAuditEvent } from './audit'
 import { generateApiKeySecret } from './secrets'

@@ -4,8 +4,8 @@
  * change). Newest first, keyset-paged by id.
  */
 
-import type { Database } from '@/server/db/database'
-import type { Prisma } from '@/server/db/generated/client'
+import type { Database } from '@/db/database'
+import type { Prisma } from '@/db/generated/client'
 
 export type AuditAction = 'sign_in' | 'key_created' | 'key_rotated' | 'key_revoked'
 

@@ -4,12 +4,13 @@
  * checks, demo-token issuance, and key-use tracking.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { Database } from '@/db/database'
+import { sha256Hex } from '@/db/sha256'
 import { SCOPES } from '@/lib/scopes'
 import { portalRouter } from '@/server/api/portal/router'
 import { createApiKey, ensureUser, revokeApiKey, rotateApiKey } from '@/server/auth/api-keys'
 import { issueDemoToken } from '@/server/auth/demo-tokens'
-import { generateApiKeySecret, sha256Hex } from '@/server/auth/secrets'
-import type { Database } from '@/server/db/database'
+import { generateApiKeySecret } from '@/server/auth/secrets'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { startTestRedis, type TestRedis } from '@/test/redis-server'
 import { asDatabase, get, serveApi, type TestWeb, uniqueIp } from '@/test/serve-api'

@@ -6,7 +6,7 @@
  * The set is read from the database at most once a second (an origin just
  * added to a key works within a second) and refreshed every few seconds.
  */
-import type { Database } from '@/server/db/database'
+import type { Database } from '@/db/database'
 
 export class CorsOrigins {
   private origins = new Set<string>()

@@ -3,7 +3,7 @@
  * all six read scopes, valid 15 minutes, demo limits. Only the SHA-256 hash
  * is stored, so a lost token cannot be recovered.
  */
-import type { Database } from '@/server/db/database'
+import type { Database } from '@/db/database'
 import { generateDemoToken } from './secrets'
 
 export const DEMO_TOKEN_LIFETIME_MS = 15 * 60 * 1000

@@ -4,7 +4,7 @@
  * keys go out together in one statement, shortly after.
  */
 import type { Logger } from '@/config/logger'
-import type { Database } from '@/server/db/database'
+import type { Database } from '@/db/database'
 
 export class LastUsedTracker {
   private readonly pending = new Map<bigint, Date>()

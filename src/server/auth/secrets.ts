@@ -9,8 +9,9 @@
  * Demo tokens are `demo_` + 32 random bytes in base64url (43 chars).
  * Only SHA-256 hashes of either are stored.
  */
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { crc32 } from 'node:zlib'
+import { sha256Hex } from '@/db/sha256'
 
 export const API_KEY_PREFIX = 'nftk_'
 export const DEMO_TOKEN_PREFIX = 'demo_'
@@ -34,10 +35,6 @@ function base62(value: number | bigint, width: number): string {
 }
 
 const checksum = (body: string): string => base62(crc32(body), CHECKSUM_CHARS)
-
-export function sha256Hex(secret: string): string {
-  return hash('sha256', secret, 'hex')
-}
 
 /** Constant-time equality of two hex digests. */
 export function sameHash(a: string, b: string): boolean {

@@ -7,7 +7,7 @@ import type { Address, Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { createSiweMessage } from 'viem/siwe'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database } from '@/server/db/database'
+import type { Database } from '@/db/database'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import {
   checkSiweMessage,

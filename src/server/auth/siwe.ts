@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto'
 import { ParsedMessage } from '@spruceid/siwe-parser'
 import { type Address, createPublicClient, getAddress, type Hex, http, isHex } from 'viem'
 import type { Config } from '@/config/env'
-import type { Database } from '@/server/db/database'
+import type { Database } from '@/db/database'
 import { ApiError } from '@/server/errors/api-error'
 import { writeAuditEvent } from './audit'
 

@@ -9,10 +9,12 @@
  * Only SHA-256 hashes are looked up; the presented value is never logged
  * or stored.
  */
+
+import type { Database } from '@/db/database'
+import { sha256Hex } from '@/db/sha256'
 import type { Scope } from '@/lib/scopes'
 import { SCOPES } from '@/lib/scopes'
-import type { Database } from '@/server/db/database'
-import { sameHash, sha256Hex } from './secrets'
+import { sameHash } from './secrets'
 
 export interface VerifiedCredential {
   kind: 'key' | 'demo'

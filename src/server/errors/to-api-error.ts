@@ -7,7 +7,7 @@
  */
 import { TRPCError } from '@trpc/server'
 import { ZodError, type z } from 'zod'
-import { isDatabaseUnavailable } from '@/server/db/client'
+import { isDatabaseUnavailable } from '@/db/client'
 import { ApiError } from './api-error'
 
 type Issue = z.core.$ZodIssue

@@ -1,9 +1,8 @@
 /**
  * The web process's one HTTP server. Paths under /v1/ go straight to the REST
  * layer (routes from trpc-to-openapi meta, on node:http), because the public API must not pay
- * Next.js's per-request cost (DESIGN §1: ~3,300 req/s against ~670 for an App
- * Router route on these machines). Everything else — portal, try-it page,
- * docs, /api/auth, /api/trpc — goes to Next.js.
+ * Next.js's per-request cost (docs/design.md, "Architecture"). Everything else —
+ * portal, try-it page, docs, /api/auth, /api/trpc — goes to Next.js.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import path from 'node:path'

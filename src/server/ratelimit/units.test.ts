@@ -1,5 +1,6 @@
 /** Pure parts of credentials and limits: formats, checksums, IP subjects, headers, the in-process store. */
 import { describe, expect, it } from 'vitest'
+import { sha256Hex } from '@/db/sha256'
 import {
   claimedKind,
   displayPrefix,
@@ -8,7 +9,6 @@ import {
   isWellFormedApiKey,
   parseAuthorization,
   sameHash,
-  sha256Hex,
 } from '@/server/auth/secrets'
 import { rateLimitHeaders, retryHeaders } from './headers'
 import { ipSubject } from './ip'

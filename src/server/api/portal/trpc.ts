@@ -10,9 +10,9 @@
  */
 import { initTRPC, TRPCError } from '@trpc/server'
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
+import type { Database } from '@/db/database'
 import type { SessionUser } from '@/server/auth/session-user'
 import type { CredentialVerifier } from '@/server/auth/verifier'
-import type { Database } from '@/server/db/database'
 import { ApiError, type ErrorCode } from '@/server/errors/api-error'
 
 export interface PortalContext {

@@ -14,7 +14,7 @@ export interface ReadContext {
   snapshot(): Promise<IndexerSnapshot>
 }
 
-/** `network` on collections, collection detail and activity: only the indexed one (DESIGN §4). */
+/** `network` on collections, collection detail and activity: only the indexed one (docs/design.md, "Names and formats"). */
 export function assertNetwork(ctx: Pick<ReadContext, 'config'>, network: string | undefined): void {
   if (network === undefined || network === ctx.config.NETWORK) return
   throw new ApiError(

@@ -1,5 +1,5 @@
 /**
- * The page `coverage` object (DESIGN §4).
+ * The page `coverage` object (docs/api.md, "Coverage").
  *  - Global feeds (collections, activity, owner holdings) report the
  *    indexer's own status.
  *  - Collection- or token-scoped pages are `complete` only when the

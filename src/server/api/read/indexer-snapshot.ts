@@ -14,11 +14,11 @@
  */
 import type pg from 'pg'
 import type { Config } from '@/config/env'
-import type { Database } from '@/server/db/database'
+import type { Database } from '@/db/database'
+import type { MetadataQueueReport, RpcEndpointState } from '@/db/indexer-state'
+import type { CoverageStatus } from '@/lib/schemas'
 
 export const SNAPSHOT_TTL_MS = 250
-
-export type CoverageStatus = 'unknown' | 'partial' | 'complete'
 
 /** The indexer_state row as the API needs it; `updatedAt` null while the indexer has not written it yet. */
 export interface IndexerSnapshot {
@@ -36,20 +36,7 @@ export interface IndexerSnapshot {
   headObservedAt: Date | null
   rpcEndpoints: RpcEndpointState[]
   /** What the metadata queue last reported (indexer_state.metadata_queue), null before its first report. */
-  metadataQueue: MetadataQueueReport | null
-}
-
-/** The metadata queue's report: tokens still queued by outcome, and the hosts it has backed off. */
-export interface MetadataQueueReport {
-  backlog: Record<string, number>
-  backed_off_hosts: Array<{ host: string; state: string; until: string; outcome: string }>
-}
-
-/** One endpoint as the indexer last saw it, by position in RPC_URL (never its URL: it may carry an API key). */
-export interface RpcEndpointState {
-  endpoint: number
-  state: string
-  head: string | null
+  metadataQueue: Pick<MetadataQueueReport, 'backlog' | 'backed_off_hosts'> | null
 }
 
 const EMPTY: IndexerSnapshot = {

@@ -5,17 +5,8 @@
  * arithmetic).
  */
 
-import type { Coverage } from '@/lib/schemas'
+import type { Coverage, Page } from '@/lib/schemas'
 import { PAGE_LIMIT_DEFAULT } from '@/lib/schemas'
-
-export interface Page<Item, Cursor> {
-  data: Item[]
-  pagination: { limit: number; has_more: boolean; next_page_params?: Cursor }
-  coverage: Coverage
-}
-
-/** The cursor of the newest-first feeds (collections, activity, both transfer lists). */
-export type TimeCursor = { before_timestamp: number; before_id: number }
 
 export function pageLimit(limit: number | undefined): number {
   return limit ?? PAGE_LIMIT_DEFAULT

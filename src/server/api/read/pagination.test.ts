@@ -5,6 +5,7 @@
  * order.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Page } from '@/lib/schemas'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { fixturePool } from '@/test/api-fixtures'
 import { buildVolume, keepInserting, type VolumeIndex, volume } from '@/test/api-volume'
@@ -25,10 +26,7 @@ afterAll(async () => {
   await db?.drop()
 })
 
-interface Page {
-  data: Array<Record<string, unknown>>
-  pagination: { limit: number; has_more: boolean; next_page_params?: Record<string, string | number> }
-}
+type AnyPage = Page<Record<string, unknown>, Record<string, string | number>>
 
 /** Follows next_page_params to the end; returns the items in the order served. */
 async function walk(path: string, limit: number): Promise<Array<Record<string, unknown>>> {
@@ -36,7 +34,7 @@ async function walk(path: string, limit: number): Promise<Array<Record<string, u
   const sep = path.includes('?') ? '&' : '?'
   let query = `${path}${sep}limit=${limit}`
   for (let pages = 0; pages < 10_000; pages++) {
-    const { body } = await api.json<Page>(query)
+    const { body } = await api.json<AnyPage>(query)
     expect(body.data.length).toBeLessThanOrEqual(limit)
     items.push(...body.data)
     if (!body.pagination.has_more) return items

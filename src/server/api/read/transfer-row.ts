@@ -5,9 +5,9 @@
  * arrive between two pages sort before the cursor — pages never repeat or
  * skip a row.
  */
-import { transferEventType } from '@/lib/schemas'
+import { type TimeCursor, transferEventType } from '@/lib/schemas'
 import type { Transfer } from '@/server/api/routers/transfers/transfer.schema'
-import { isoSql, microsSql, safeInteger, type TimeCursor } from './page'
+import { isoSql, microsSql, safeInteger } from './page'
 
 /** Columns of `transfers` aliased `tr`. */
 export const TRANSFER_COLUMNS = `tr.id::text AS id, tr.collection_address, tr.token_id::text AS token_id,

@@ -14,10 +14,10 @@
 import { initTRPC } from '@trpc/server'
 import type { OpenApiMeta } from 'trpc-to-openapi'
 import type { Config } from '@/config/env'
+import type { Database } from '@/db/database'
 import type { Scope } from '@/lib/scopes'
 import type { IndexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import type { VerifiedCredential } from '@/server/auth/verifier'
-import type { Database } from '@/server/db/database'
 
 export interface V1Context {
   config: Config

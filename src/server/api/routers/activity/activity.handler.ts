@@ -9,7 +9,7 @@
 import { historyOf } from '@/server/api/read/collection-row'
 import { assertNetwork, type ReadContext } from '@/server/api/read/context'
 import { collectionCoverage, globalCoverage } from '@/server/api/read/coverage'
-import { buildPage, microsToTimestamp, type Page, pageLimit, type TimeCursor } from '@/server/api/read/page'
+import { buildPage, microsToTimestamp, pageLimit } from '@/server/api/read/page'
 import {
   feedPageIds,
   TRANSFER_COLUMNS,
@@ -17,10 +17,7 @@ import {
   toTransfer,
   transferCursor,
 } from '@/server/api/read/transfer-row'
-import type { ActivityItem } from '@/server/api/routers/transfers/transfer.schema'
-import type { ActivityInput } from './activity.schema'
-
-type ActivityPage = Page<ActivityItem, TimeCursor>
+import type { ActivityInput, ActivityPage } from './activity.schema'
 
 type Row = TransferRow & {
   collection_name: string | null

@@ -26,3 +26,4 @@ export const activityInput = z
 export type ActivityInput = z.infer<typeof activityInput>
 
 export const activityPage = pageOf(activityItem, timeCursor).meta({ id: 'ActivityPage' })
+export type ActivityPage = z.infer<typeof activityPage>

@@ -76,6 +76,7 @@ export const listCollectionsInput = z
 export type ListCollectionsInput = z.infer<typeof listCollectionsInput>
 
 export const collectionPage = pageOf(collection, timeCursor).meta({ id: 'CollectionPage' })
+export type CollectionPage = z.infer<typeof collectionPage>
 
 export const getCollectionInput = z.strictObject({
   address: address.describe('Contract address, lowercase.'),

@@ -12,13 +12,13 @@
  *    may then hold fewer than `limit` matches (even none) with has_more true
  *    and a cursor where the walk stopped. Still exact, and bounded.
  */
-import type { Coverage } from '@/lib/schemas'
+import type { TimeCursor } from '@/lib/schemas'
 import { COLLECTION_COLUMNS, type CollectionRow, toCollection } from '@/server/api/read/collection-row'
 import { assertNetwork, type ReadContext } from '@/server/api/read/context'
 import { globalCoverage } from '@/server/api/read/coverage'
 import { buildPage, microsToTimestamp, pageLimit, safeInteger } from '@/server/api/read/page'
 import { ApiError } from '@/server/errors/api-error'
-import type { Collection, ListCollectionsInput } from './collection.schema'
+import type { Collection, CollectionPage, ListCollectionsInput } from './collection.schema'
 
 export const SHORT_SEARCH_WINDOW = 1000
 
@@ -36,13 +36,6 @@ export function searchMode(search: string | undefined): SearchMode {
 /** ILIKE pattern matching `text` anywhere, with %, _ and the escape character taken literally. */
 export function substringPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-}
-
-type TimeCursor = { before_timestamp: number; before_id: number }
-type CollectionPage = {
-  data: Collection[]
-  pagination: { limit: number; has_more: boolean; next_page_params?: TimeCursor }
-  coverage: Coverage
 }
 
 const cursorOf = (row: CollectionRow): TimeCursor => ({

@@ -5,11 +5,12 @@
  */
 import { TRPCError } from '@trpc/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sha256Hex } from '@/db/sha256'
 import { SCOPES } from '@/lib/scopes'
 import { portalRouter } from '@/server/api/portal/router'
 import type { PortalContext } from '@/server/api/portal/trpc'
 import { ensureUser } from '@/server/auth/api-keys'
-import { isWellFormedApiKey, sha256Hex } from '@/server/auth/secrets'
+import { isWellFormedApiKey } from '@/server/auth/secrets'
 import type { SessionUser } from '@/server/auth/session-user'
 import { CredentialVerifier } from '@/server/auth/verifier'
 import { createTestDatabase, type TestDatabase } from '@/test/db'

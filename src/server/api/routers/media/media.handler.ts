@@ -1,5 +1,5 @@
 /**
- * GET/HEAD /v1/media?url=<original location> (DESIGN §4): the stored copy of
+ * GET/HEAD /v1/media?url=<original location> (docs/api.md, "Media path"): the stored copy of
  * an NFT's original media bytes. Served by plain node:http, because
  * trpc-to-openapi only answers JSON; described in /openapi.json by
  * media.openapi.ts.
@@ -14,12 +14,12 @@
  *  - Byte ranges (one range per request) for video: 206, or 416 when the
  *    range cannot be satisfied. If-Range and If-None-Match are honoured.
  */
-import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
-import { mediaPath } from '@/lib/media-path'
+import { mediaPath } from '@/db/media-path'
+import { sha256Hex } from '@/db/sha256'
 import { RequestAccess } from '@/server/auth/access'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
@@ -54,7 +54,7 @@ export async function findMedia(
   pool: Services['db']['pool'],
   url: string,
 ): Promise<StoredMediaObject | null> {
-  const urlSha256 = createHash('sha256').update(url, 'utf8').digest('hex')
+  const urlSha256 = sha256Hex(url)
   const { rows } = await pool.query<{ sha256: string; media_type: string; byte_size: number }>(
     `SELECT mo.sha256, mo.media_type, mo.byte_size
        FROM media_sources ms JOIN media_objects mo ON mo.sha256 = ms.media_sha256

@@ -72,6 +72,7 @@ export const nft = z
 export type Nft = z.infer<typeof nft>
 
 export const nftPage = pageOf(nft, tokenCursor).meta({ id: 'NftPage' })
+export type NftPage = z.infer<typeof nftPage>
 
 export const getNftInput = z.strictObject({
   address: address.describe('Contract address, lowercase.'),

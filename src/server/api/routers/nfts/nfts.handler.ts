@@ -7,21 +7,13 @@
  * from the unique (collection, token_id) key — a token id appears once per
  * collection, so that order is the same (token_id, id) order.
  */
-import type { Coverage } from '@/lib/schemas'
 import { historyOf } from '@/server/api/read/collection-row'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
 import { MEDIA_JOINS, mediaOrigin, NFT_COLUMNS, type NftRow, toNft } from '@/server/api/read/nft-row'
 import { buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
 import { ApiError } from '@/server/errors/api-error'
-import type { ListCollectionNftsInput, Nft } from './nft.schema'
-
-type TokenCursor = { after_token_id: string; after_id: number }
-type NftPage = {
-  data: Nft[]
-  pagination: { limit: number; has_more: boolean; next_page_params?: TokenCursor }
-  coverage: Coverage
-}
+import type { ListCollectionNftsInput, Nft, NftPage } from './nft.schema'
 
 export async function getNft(ctx: ReadContext, input: { address: string; tokenId: string }): Promise<Nft> {
   const { rows } = await ctx.db.pool.query<NftRow>(

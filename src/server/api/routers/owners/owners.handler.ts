@@ -4,20 +4,11 @@
  * token ids compared as numbers (tokens_owner_idx). A burned token's owner is
  * the zero address, so an owner's list holds the tokens they hold now.
  */
-import type { Coverage } from '@/lib/schemas'
 import type { ReadContext } from '@/server/api/read/context'
 import { globalCoverage } from '@/server/api/read/coverage'
 import { MEDIA_JOINS, mediaOrigin, NFT_COLUMNS, type NftRow, toNft } from '@/server/api/read/nft-row'
 import { buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
-import type { Nft } from '@/server/api/routers/nfts/nft.schema'
-import type { ListOwnerNftsInput } from './owners.schema'
-
-type OwnerCursor = { after_collection: string; after_token_id: string; after_id: number }
-type OwnerNftPage = {
-  data: Nft[]
-  pagination: { limit: number; has_more: boolean; next_page_params?: OwnerCursor }
-  coverage: Coverage
-}
+import type { ListOwnerNftsInput, OwnerNftPage } from './owners.schema'
 
 export async function listOwnerNfts(ctx: ReadContext, input: ListOwnerNftsInput): Promise<OwnerNftPage> {
   const limit = pageLimit(input.limit)

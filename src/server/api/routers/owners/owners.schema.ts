@@ -34,3 +34,4 @@ export const listOwnerNftsInput = z
 export type ListOwnerNftsInput = z.infer<typeof listOwnerNftsInput>
 
 export const ownerNftPage = pageOf(nft, ownerCursor).meta({ id: 'OwnerNftPage' })
+export type OwnerNftPage = z.infer<typeof ownerNftPage>

@@ -70,6 +70,7 @@ export const activityItem = z
 export type ActivityItem = z.infer<typeof activityItem>
 
 export const transferPage = pageOf(transfer, timeCursor).meta({ id: 'TransferPage' })
+export type TransferPage = z.infer<typeof transferPage>
 
 const feedParams = {
   limit: limitParam,

@@ -9,7 +9,7 @@
 import { historyOf } from '@/server/api/read/collection-row'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
-import { buildPage, microsToTimestamp, type Page, pageLimit, type TimeCursor } from '@/server/api/read/page'
+import { buildPage, microsToTimestamp, pageLimit } from '@/server/api/read/page'
 import {
   feedPageIds,
   TRANSFER_COLUMNS,
@@ -17,9 +17,7 @@ import {
   toTransfer,
   transferCursor,
 } from '@/server/api/read/transfer-row'
-import type { Transfer, TransferFeedInput } from './transfer.schema'
-
-type TransferPage = Page<Transfer, TimeCursor>
+import type { TransferFeedInput, TransferPage } from './transfer.schema'
 
 type Row = TransferRow & {
   known: boolean

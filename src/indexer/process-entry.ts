@@ -1,14 +1,14 @@
 /**
- * Indexer process entry: `tsx src/indexer/main.ts` with DATABASE_URL and
+ * Indexer process entry: `tsx src/indexer/process-entry.ts` with DATABASE_URL and
  * RPC_URL (and the rest of the configuration contract) in the environment.
  * Exit codes: 0 after SIGINT/SIGTERM, 2 bad configuration, 3 wrong chain id,
  * 1 any other failure.
  */
 import { type Config, loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
-import { createPool } from '@/server/db/pool'
+import { createPool } from '@/db/pool'
 import { ChainIdMismatchError, describeError } from './errors'
-import { runIndexer } from './run'
+import { runIndexer } from './run-indexer'
 import type { SyncOptions } from './sync/syncer'
 
 /** Optional tuning from the configuration contract (INDEXER_RANGE_BLOCKS, INDEXER_COMMIT_EVENTS, INDEXER_VERIFY). */

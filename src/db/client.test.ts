@@ -6,14 +6,8 @@
 import { spawnSync } from 'node:child_process'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  createPool,
-  createPrisma,
-  isDatabaseUnavailable,
-  schemaFromUrl,
-  urlWithSchema,
-} from '@/server/db/client'
-import { Prisma } from '@/server/db/generated/client'
+import { createPool, createPrisma, isDatabaseUnavailable, schemaFromUrl, urlWithSchema } from '@/db/client'
+import { Prisma } from '@/db/generated/client'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
 
 const MAX_UINT256 = (2n ** 256n - 1n).toString()

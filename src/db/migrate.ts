@@ -3,7 +3,8 @@
  * records each in `_prisma_migrations` exactly as Prisma Migrate does (same
  * table, sha256 checksums, started/finished timestamps), so `prisma migrate
  * deploy` agrees wherever Prisma's schema engine exists. The engine cannot be
- * downloaded here (DESIGN §5), hence this small replacement.
+ * downloaded offline (docs/design.md, "Installing and running offline"), hence
+ * this small replacement.
  *
  * Differences from Prisma, all on the safe side:
  *  - each migration runs in its own transaction, so a failure leaves nothing
@@ -17,7 +18,7 @@
  * `npm run db:migrate` runs this file against DATABASE_URL, or the embedded
  * database when it is unset (src/start/with-database.ts).
  */
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -25,8 +26,9 @@ import type pg from 'pg'
 import type pino from 'pino'
 import { createPool } from './client'
 import { quoteIdentifier, schemaFromUrl } from './connection-url'
+import { sha256Hex } from './sha256'
 
-export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../../prisma/migrations', import.meta.url))
+export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url))
 
 /** Prisma Migrate's advisory lock key: holding it also keeps `prisma migrate` out meanwhile. */
 const PRISMA_MIGRATE_LOCK = 72707369
@@ -236,7 +238,7 @@ export function readMigrations(migrationsDir: string): LocalMigration[] {
 
 /** Prisma's checksum: sha256 of the file's text, lowercase hex. */
 export function checksumOf(script: string): string {
-  return createHash('sha256').update(script).digest('hex')
+  return sha256Hex(script)
 }
 
 /** As Prisma: a checkout with other line endings (git on Windows) still matches. */
@@ -253,7 +255,7 @@ async function main(): Promise<void> {
     process.stderr.write('db:migrate: DATABASE_URL is not set\n')
     process.exit(1)
   }
-  const { createLogger } = await import('../../config/logger')
+  const { createLogger } = await import('../config/logger')
   const logger = createLogger({ name: 'migrate' })
   try {
     const { applied } = await migrate(url, { logger })

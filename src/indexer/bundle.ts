@@ -1,23 +1,23 @@
 /**
  * How the indexer process is started, by `npm start` and by the benchmark alike.
  *
- * It runs from one file that esbuild bundles from `main.ts` before the start
+ * It runs from one file that esbuild bundles from `process-entry.ts` before the start
  * (`.build/indexer.mjs`; not minified, so stack traces stay readable), not
- * through tsx: loading the module graph through tsx's loader took 1.3–1.9 s of every
- * start, the bundle starts in about 0.3 s. A standby that takes over from a
- * crashed indexer, or a restart after a deploy, is that much sooner back at work.
+ * through tsx, whose loader makes every start seconds slower: a standby that
+ * takes over from a crashed indexer, or a restart after a deploy, is that much
+ * sooner back at work.
  *
  * Memory: the live data is small (the decoded logs of a few ranges, each read
  * twice for verification, and one commit's parameters), but V8 lets the heap
  * grow toward its limit before it collects, so peak RSS reflects garbage, not
- * need. A 32 MiB young generation semi-space (V8's default here is 16) lets a
- * decoded eth_getLogs response die young instead of being promoted; a 224 MiB
- * old space keeps peak RSS under 400 MB with both reads of a range in memory at
- * once (64 MiB / 256 MiB peaked at 375–416 MiB; docs/indexer.md, Benchmark).
+ * need. A young generation larger than V8's default lets a decoded eth_getLogs
+ * response die young instead of being promoted; the old-space limit keeps peak
+ * RSS under 400 MB with both reads of a range in memory at once. The figures
+ * behind both values: docs/indexer.md, "Benchmark".
  */
 import path from 'node:path'
 
-export const INDEXER_SOURCE = 'src/indexer/main.ts'
+export const INDEXER_SOURCE = 'src/indexer/process-entry.ts'
 export const INDEXER_BUNDLE = '.build/indexer.mjs'
 export const INDEXER_NODE_ARGS = [
   '--max-old-space-size=224',

@@ -9,9 +9,9 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPool, createPrisma, isDatabaseUnavailable, urlWithSchema } from '@/db/client'
+import { migrate } from '@/db/migrate'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '@/dev/postgres'
-import { createPool, createPrisma, isDatabaseUnavailable, urlWithSchema } from '@/server/db/client'
-import { migrate } from '@/server/db/migrate'
 
 const MAX_CONNECTIONS = 20
 const address = (digit: string) => `0x${digit.repeat(40)}`

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { actualSchema, diffSchemas, expectedSchema, type SchemaShape } from '@/test/schema-drift'
 
-const schemaPath = new URL('../../../prisma/schema.prisma', import.meta.url)
+const schemaPath = new URL('../../prisma/schema.prisma', import.meta.url)
 const datamodel = readFileSync(schemaPath, 'utf8')
 
 describe('schema.prisma and the migrations', () => {

@@ -10,14 +10,8 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { quoteIdentifier, urlWithSchema } from '@/server/db/connection-url'
-import {
-  checksumOf,
-  DEFAULT_MIGRATIONS_DIR,
-  type MigrationRow,
-  migrate,
-  readMigrations,
-} from '@/server/db/migrate'
+import { quoteIdentifier, urlWithSchema } from '@/db/connection-url'
+import { checksumOf, DEFAULT_MIGRATIONS_DIR, type MigrationRow, migrate, readMigrations } from '@/db/migrate'
 import { isEmbeddedTestDatabase, testServerUrl } from '@/test/db'
 import { newTestSchemaName } from '@/test/schema-name'
 
@@ -274,7 +268,7 @@ describe('migrate()', () => {
 
 describe('npm run db:migrate', () => {
   const runScript = (env: Record<string, string>) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'src/server/db/migrate.ts'], {
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/db/migrate.ts'], {
       cwd: repoRoot,
       env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
       encoding: 'utf8',
