@@ -7,6 +7,8 @@ import { NextResponse } from 'next/server'
 import { requestMeta } from '@/server/auth/next-auth'
 import { issueNonce, SIWE_STATEMENT, siweExpectations } from '@/server/auth/siwe'
 import { allowNonceRequest } from '@/server/auth/siwe-nonce-limit'
+import { ApiError } from '@/server/errors/api-error'
+import { errorResponse } from '@/server/errors/error-body'
 import { getServices } from '@/server/services'
 
 export const dynamic = 'force-dynamic'
@@ -18,9 +20,10 @@ export async function POST(): Promise<Response> {
   const { clientIp } = await requestMeta()
   const limit = allowNonceRequest(clientIp)
   if (!limit.allowed) {
-    return NextResponse.json(
-      { error: { code: 'RATE_LIMITED', message: 'Too many sign-in attempts; try again shortly.' } },
-      { status: 429, headers: { ...NO_STORE, 'Retry-After': String(limit.retryAfterS) } },
+    return errorResponse(
+      new ApiError('RATE_LIMITED', 'Too many sign-in attempts; try again shortly.', {
+        headers: { 'Retry-After': String(limit.retryAfterS) },
+      }),
     )
   }
   try {
@@ -39,9 +42,6 @@ export async function POST(): Promise<Response> {
     )
   } catch (err) {
     logger.error({ err }, 'issuing a sign-in nonce failed')
-    return NextResponse.json(
-      { error: { code: 'SERVICE_UNAVAILABLE', message: 'Sign-in is unavailable right now.' } },
-      { status: 503, headers: NO_STORE },
-    )
+    return errorResponse(new ApiError('SERVICE_UNAVAILABLE', 'Sign-in is unavailable right now.'))
   }
 }

@@ -2,19 +2,9 @@
  * CSRF protection of the portal's internal tRPC endpoint (see route.ts).
  */
 import { ApiError, type ErrorCode } from '@/server/errors/api-error'
-import { errorBody } from '@/server/errors/error-body'
+import { errorResponse } from '@/server/errors/error-body'
 
-function refuse(code: ErrorCode, message: string): Response {
-  const error = new ApiError(code, message)
-  return new Response(errorBody(error), {
-    status: error.status,
-    headers: {
-      'Content-Type': 'application/json',
-      'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
-    },
-  })
-}
+const refuse = (code: ErrorCode, message: string): Response => errorResponse(new ApiError(code, message))
 
 /** Same-origin check: null when the request may proceed, else the refusal. */
 export function csrfRefusal(req: Request, publicOrigin: string): Response | null {
