@@ -162,7 +162,7 @@ export function notModifiedResponse(scoped: boolean): ResponseObject {
 }
 
 /** The media path's bytes (200, 206, 304) also carry the per-IP limit and may be embedded anywhere. */
-export function mediaSuccessHeaders() {
+export function mediaSuccessHeaders(): Record<string, HeaderObject | { $ref: string }> {
   return {
     ...headersOf(['RateLimit', 'RateLimit-Policy']),
     'Access-Control-Allow-Origin': { schema: { type: 'string', const: '*' } },
@@ -258,7 +258,7 @@ const codeOf = (status: number) =>
 export function errorResponse(
   status: number,
   context: ErrorContext,
-  extraHeaders: Record<string, unknown> = {},
+  extraHeaders: ResponseObject['headers'] = {},
   description = DESCRIPTIONS[status] ?? 'Error.',
 ): ResponseObject {
   return {

@@ -81,7 +81,10 @@ export function removeUnusedComponents(doc: OpenAPIObject): void {
   const components = (doc.components ?? {}) as Record<string, Record<string, unknown> | undefined>
   const used = new Set<string>()
   const visit = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(visit)
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item)
+      return
+    }
     if (!node || typeof node !== 'object') return
     for (const [key, value] of Object.entries(node)) {
       if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/')) {

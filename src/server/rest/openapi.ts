@@ -11,7 +11,13 @@
  * Redocly (`recommended`) and Spectral (`spectral:oas`) find nothing to
  * report in it (openapi-lint.test.ts).
  */
-import type { OpenAPIObject, OperationObject, ParameterObject, ResponseObject } from 'openapi3-ts/oas31'
+import type {
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  ResponseObject,
+  SchemaObject,
+} from 'openapi3-ts/oas31'
 import { generateOpenApiDocument } from 'trpc-to-openapi'
 import type { Config } from '@/config/env'
 import { appRouter } from '@/server/api/root'
@@ -87,13 +93,14 @@ function completeOperations(doc: OpenAPIObject, network: string): void {
     const operations = item as Partial<Record<Method, OperationObject>>
     for (const method of ['get', 'post'] as const) {
       const operation = operations[method]
-      if (!operation) continue
+      if (!operation?.responses) continue
+      const responses = operation.responses as Record<string, ResponseObject>
       const scope = scopeOf.get(`${method.toUpperCase()} ${path}`)
       describeSecurity(operation, scope)
       const parameters = (operation.parameters ?? []) as ParameterObject[]
       for (const parameter of parameters) {
         if (parameter.name === 'network' && parameter.schema) {
-          parameter.schema = networkParameterSchema(parameter.schema, network)
+          parameter.schema = networkParameterSchema(parameter.schema as SchemaObject, network)
         }
       }
       const context: ErrorContext = {
@@ -103,14 +110,13 @@ function completeOperations(doc: OpenAPIObject, network: string): void {
         parameterNames: parameters.map((p) => p.name),
       }
       const media = path === '/v1/media'
-      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      for (const [status, r] of Object.entries(responses)) {
         const code = Number(status)
-        const r = response as ResponseObject
         if (code >= 400) {
           // The media path's own descriptions and extra headers (Content-Range on 416) are kept.
           const own = media ? { ...r.headers } : {}
           delete own['X-Request-Id']
-          operation.responses[status] = errorResponse(code, context, own, media ? r.description : undefined)
+          responses[status] = errorResponse(code, context, own, media ? r.description : undefined)
         } else if (media) {
           r.headers = { ...r.headers, ...mediaSuccessHeaders() }
         } else if (code === 200) {
@@ -119,7 +125,7 @@ function completeOperations(doc: OpenAPIObject, network: string): void {
       }
       if (method === 'get' && !media) {
         operation.parameters = [...parameters, ifNoneMatchParameter as ParameterObject]
-        operation.responses['304'] = notModifiedResponse(scope !== undefined)
+        responses['304'] = notModifiedResponse(scope !== undefined)
       }
       if (method === 'get') operations.head = headOperation(operation, path)
     }
