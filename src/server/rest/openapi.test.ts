@@ -66,7 +66,7 @@ function operations(): Array<[string, string, OperationObject]> {
 }
 
 const operation = (method: string, path: string) =>
-  (doc.paths?.[path] as Record<string, OperationObject>)[method.toLowerCase()]!
+  (doc.paths![path] as Record<string, OperationObject>)[method.toLowerCase()]!
 
 /** The live response's API headers are all declared for this operation and status. */
 function expectDeclaredHeaders(res: Response, method: string, path: string) {
@@ -155,8 +155,9 @@ describe('the document', () => {
       }
     }
     expect(checked).toBeGreaterThan(50)
-    const code = (doc.components?.schemas?.ErrorEnvelope as SchemaObject).properties!.error as SchemaObject
-    expect((code.properties!.code as SchemaObject).enum).toEqual(
+    const envelope = doc.components!.schemas!.ErrorEnvelope as SchemaObject
+    const error = envelope.properties!.error as SchemaObject
+    expect((error.properties!.code as SchemaObject).enum).toEqual(
       expect.arrayContaining(['INVALID_ARGUMENT', 'INVALID_REQUEST', 'SERVICE_UNAVAILABLE', 'UNAVAILABLE']),
     )
   })
