@@ -43,7 +43,9 @@ export function completeSchemas(doc: OpenAPIObject, network: string): void {
   // The resources' own examples name a network: the one this deployment indexes.
   for (const schema of Object.values(schemas) as SchemaObject[]) {
     const example = schema.example as Record<string, unknown> | undefined
-    if (example && typeof example === 'object' && 'network' in example) example.network = network
+    // A copy: the example object may be the zod schema's own metadata, shared by every document.
+    if (example && typeof example === 'object' && 'network' in example)
+      schema.example = { ...example, network }
   }
 }
 

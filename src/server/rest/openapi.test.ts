@@ -17,6 +17,7 @@ import { API_ERROR_STATUS } from '@/server/errors/api-error'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { OpenApiContract, type OpenApiDoc } from '@/test/api-contract'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { openApiDocument } from './openapi'
 
 /** Headers of HTTP itself, not of this API. */
 const TRANSPORT = new Set([
@@ -213,5 +214,16 @@ describe('the document', () => {
     expect(String(status.last_seen_block).length).toBeLessThan(12)
     expect(await contract.expectExamplesValid()).toBeGreaterThanOrEqual(10)
     expect(Object.keys(schemas).filter((name) => name.startsWith('error.'))).toEqual([])
+  })
+
+  it("names the deployment's network in the enum and the examples, per document", () => {
+    const sepolia = openApiDocument({ PUBLIC_URL: 'https://nft-data.test', NETWORK: 'sepolia' })
+    const collection = sepolia.components!.schemas!.Collection as SchemaObject
+    expect(collection.example.network).toBe('sepolia')
+    const list = (sepolia.paths!['/v1/collections'] as Record<string, OperationObject>).get!
+    const network = (list.parameters as ParameterObject[]).find((p) => p.name === 'network')!
+    expect(network.schema).toMatchObject({ enum: ['sepolia'], default: 'sepolia' })
+    const devnet = openApiDocument({ PUBLIC_URL: 'https://nft-data.test', NETWORK: 'devnet' })
+    expect((devnet.components!.schemas!.Collection as SchemaObject).example.network).toBe('devnet')
   })
 })
