@@ -10,6 +10,7 @@ test('docs show the guide and the OpenAPI reference', async ({ page }) => {
     'Pagination',
     'Polling for new events',
     'Errors and retries',
+    'TypeScript client',
   ]) {
     await expect(page.getByRole('heading', { name: heading, level: 2 })).toBeVisible()
   }

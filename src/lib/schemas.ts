@@ -18,7 +18,7 @@ export const tokenId = z.string().regex(/^[0-9]{1,78}$/, 'must be a decimal stri
 /** Decimal string for block numbers and counters that can exceed 2^53. */
 export const decimalString = z.string().regex(/^[0-9]+$/)
 
-export const isoDateTime = z.string().describe('RFC 3339 timestamp, UTC')
+export const isoDateTime = z.string().meta({ format: 'date-time', description: 'RFC 3339 timestamp, UTC' })
 
 export const coverageStatus = z.enum(['unknown', 'partial', 'complete'])
 export type CoverageStatus = z.infer<typeof coverageStatus>
@@ -37,34 +37,36 @@ export const txHash = z.string().regex(/^0x[0-9a-f]{64}$/)
 // validation with a 400, while the OpenAPI document still shows the plain
 // integer/boolean type.
 
-/** An integer query parameter: decimal digits only, within [min, max]. */
-export function integerParam(min: number, max: number = Number.MAX_SAFE_INTEGER) {
+/**
+ * An integer query parameter: decimal digits only, within [min, max]. A
+ * `defaultValue` is documented only (the OpenAPI `default`): the handler
+ * applies it. It sits on the inner schema, where the JSON Schema conversion
+ * of a preprocess keeps it.
+ */
+export function integerParam(min: number, max: number = Number.MAX_SAFE_INTEGER, defaultValue?: number) {
+  const int = z
+    .int({ error: 'must be an integer' })
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`)
   return z.preprocess(
     (value) => (typeof value === 'string' && /^-?[0-9]{1,20}$/.test(value) ? Number(value) : value),
-    z
-      .int({ error: 'must be an integer' })
-      .min(min, `must be at least ${min}`)
-      .max(max, `must be at most ${max}`),
+    defaultValue === undefined ? int : int.meta({ default: defaultValue }),
   )
 }
 
-/** A boolean query parameter: exactly "true" or "false". */
+/** A boolean query parameter: exactly "true" or "false"; absent reads as false (documented as the default). */
 export function booleanParam() {
   return z.preprocess(
     (value) => (value === 'true' ? true : value === 'false' ? false : value),
-    z.boolean({ error: 'must be true or false' }),
+    z.boolean({ error: 'must be true or false' }).meta({ default: false }),
   )
 }
 
 export const PAGE_LIMIT_DEFAULT = 20
 export const PAGE_LIMIT_MAX = 100
 
-export const limitParam = integerParam(1, PAGE_LIMIT_MAX)
-
-  .meta({
-    default: PAGE_LIMIT_DEFAULT,
-    description: `Page size, 1 to ${PAGE_LIMIT_MAX}; default ${PAGE_LIMIT_DEFAULT}.`,
-  })
+export const limitParam = integerParam(1, PAGE_LIMIT_MAX, PAGE_LIMIT_DEFAULT)
+  .describe(`Page size, 1 to ${PAGE_LIMIT_MAX}; default ${PAGE_LIMIT_DEFAULT}.`)
   .optional()
 
 export const networkParam = z

@@ -16,6 +16,7 @@ const SECTIONS = [
   ['limits', 'Rate limits'],
   ['artwork', 'Artwork'],
   ['coverage', 'Coverage and confirmations'],
+  ['client', 'TypeScript client'],
   ['reference', 'API reference'],
 ] as const
 
@@ -369,6 +370,55 @@ const isVideo = nft.media_type?.startsWith('video/')`}</code>
               the head. The <a href="/">home page</a> shows it live.
             </li>
           </ul>
+        </section>
+
+        <section id="client" aria-labelledby="h-client">
+          <h2 id="h-client">TypeScript client</h2>
+          <p>
+            The repository ships a typed client (<code>src/client</code>, needs <code>openapi-fetch</code>):
+            types generated from <a href="/openapi.json">/openapi.json</a>, async iterators over every list,
+            retries of 429 and 503 with exponential backoff, jitter and <code>Retry-After</code>, and an
+            activity follower. Use it from your server, never in a browser.
+          </p>
+          <pre>
+            <code>{`import { createNftDataClient, NftDataApiError } from '@/client'
+
+const nft = createNftDataClient({
+  baseUrl: '${base}',
+  apiKey: process.env.NFT_API_KEY,
+  retry: { attempts: 5, baseDelayMs: 500 },   // the defaults
+})
+
+// One resource: typed path parameters and body
+const { data: token } = await nft.get('/v1/nfts/{address}/{tokenId}', {
+  path: { address: '0x5fbdb2315678afecb367f032d93f642f64180aa3', tokenId: '17' },
+})
+
+// Every item of a list: next_page_params are followed for you
+for await (const c of nft.items('/v1/collections', { query: { search: 'punk', limit: 100 } })) {
+  console.log(c.name, c.total_supply)
+}
+
+// Errors: one class with the envelope; both spellings of 400 and 503 codes accepted
+try {
+  await nft.get('/v1/collections/{address}', { path: { address } })
+} catch (err) {
+  if (err instanceof NftDataApiError && err.canonicalCode === 'NOT_FOUND') console.log(err.requestId)
+  else throw err
+}`}</code>
+          </pre>
+          <p>
+            <strong>Following new activity.</strong> <code>followActivity</code> polls the first page of{' '}
+            <code>/v1/activity</code> every 12 seconds, deduplicates on <code>transaction_hash</code> +{' '}
+            <code>log_index</code> (+ <code>batch_index</code>), reads further pages after a burst, and yields
+            each new event once, oldest first:
+          </p>
+          <pre>
+            <code>{`const stop = new AbortController()
+for await (const e of nft.followActivity({ query: { event_type: 'mint' }, skipExisting: true, signal: stop.signal })) {
+  console.log(e.block_number, e.collection_name, e.token_id, e.confirmations)
+}`}</code>
+          </pre>
         </section>
 
         <section id="reference" aria-labelledby="h-reference">

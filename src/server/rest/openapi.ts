@@ -1,66 +1,50 @@
 /**
  * The OpenAPI 3.1 document, generated from the procedures (served at
- * /openapi.json and rendered at /docs). trpc-to-openapi describes errors in
- * its own shape; the API answers with the specification's envelope, so every
- * error response is rewritten to point at ErrorEnvelope, and the headers each
- * /v1 response carries are declared.
+ * /openapi.json and rendered at /docs), then completed so that it says what
+ * the REST layer really does (docs/api.md, "The OpenAPI document"):
+ *  - every error response is the specification's envelope, with an example
+ *    of its status (trpc-to-openapi describes errors in its own shape);
+ *  - every header the handlers send is declared, 304 where an ETag applies;
+ *  - each operation names the scope it needs (in `security` and in words);
+ *  - HEAD is documented for every GET, as the REST layer answers it;
+ *  - formats, the network enum, defaults and examples; no unused component.
+ * Redocly (`recommended`) and Spectral (`spectral:oas`) find nothing to
+ * report in it (openapi-lint.test.ts).
  */
-
-import type { SchemaObject } from 'openapi3-ts/oas31'
-import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi'
+import type {
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  ResponseObject,
+  SchemaObject,
+} from 'openapi3-ts/oas31'
+import { generateOpenApiDocument } from 'trpc-to-openapi'
 import type { Config } from '@/config/env'
 import { mediaPathItem } from '@/server/api/routers/media/media.openapi'
+import { routeTable } from '@/server/api/internals/routes'
 import { v1Router } from '@/server/api/v1/router'
-import { API_ERROR_STATUS } from '@/server/errors/api-error'
+import {
+  type ErrorContext,
+  errorEnvelopeSchema,
+  errorResponse,
+  headerComponents,
+  ifNoneMatchParameter,
+  mediaSuccessHeaders,
+  notModifiedResponse,
+  successHeaders,
+} from './openapi-responses'
+import { completeSchemas, networkParameterSchema, removeUnusedComponents } from './openapi-schemas'
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Malformed parameter, cursor or filter (INVALID_ARGUMENT). Not retried unchanged.',
-  401: 'Missing, malformed, expired or revoked credential (UNAUTHORIZED).',
-  403: 'Missing scope, or origin not allowed (FORBIDDEN).',
-  404: 'Unknown resource (NOT_FOUND).',
-  405: 'Method not allowed on this path (METHOD_NOT_ALLOWED).',
-  429: 'A rate limit is exceeded (RATE_LIMITED); retry after `Retry-After` seconds.',
-  500: 'Unexpected failure (INTERNAL_ERROR); no internals are disclosed.',
-  503: 'A dependency is unavailable (SERVICE_UNAVAILABLE or RATE_LIMITER_UNAVAILABLE); retry with backoff.',
-}
-
-const errorEnvelopeSchema: SchemaObject = {
-  type: 'object',
-  required: ['error'],
-  additionalProperties: false,
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      additionalProperties: false,
-      properties: {
-        code: { type: 'string', enum: Object.keys(API_ERROR_STATUS) },
-        message: { type: 'string' },
-        request_id: { type: 'string', description: 'Unique id of the request, also sent as X-Request-Id.' },
-      },
-    },
-  },
-  example: {
-    error: { code: 'INVALID_ARGUMENT', message: 'limit: must be at most 100', request_id: '6f1c…' },
-  },
-}
-
-/** Beyond the specification: the index's freshness on every /v1 data response (one read of indexer_state, ≤ 250 ms old). */
-const freshnessHeaders = {
-  'X-Chain-Head': {
-    description:
-      'Extension: the chain head the indexer has observed (last_seen_block) when the response was made.',
-    schema: { type: 'string', pattern: '^[0-9]+$' },
-  },
-  'X-Confirmed-Block': {
-    description: 'Extension: the highest confirmed, fully indexed block (last_confirmed_block).',
-    schema: { type: 'string', pattern: '^[0-9]+$' },
-  },
-}
-
-const requestIdHeader = {
-  description: 'Unique id of this request; quote it when reporting a problem.',
-  schema: { type: 'string' },
+const TAGS: Record<string, string> = {
+  Authentication: 'Demo tokens for trying the API. Portal keys are created in the portal.',
+  Collections: 'ERC-721 contracts seen by the indexer.',
+  NFTs: 'Tokens, by collection or one at a time.',
+  Owners: 'Tokens currently held by an address.',
+  Transfers: 'Canonical transfer records of a collection or a token, newest first.',
+  Activity:
+    'Every canonical transfer of the network, newest first; poll its first page to follow new events.',
+  Indexer: "The index's coverage and freshness.",
+  Media: "The service's stored copies of NFT media.",
 }
 
 let cached: { key: string; doc: OpenAPIObject } | undefined
@@ -77,72 +61,119 @@ export function openApiDocument(config: Pick<Config, 'PUBLIC_URL' | 'NETWORK'>):
       bearer: {
         type: 'http',
         scheme: 'bearer',
-        description: 'A portal API key or a demo token from POST /v1/demo-token.',
+        description:
+          'A portal API key or a demo token from POST /v1/demo-token. The scopes an operation lists in its security requirement are the scopes the credential must carry.',
       },
     },
-  })
+  }) as OpenAPIObject
+  doc.info.contact = { name: 'API documentation', url: `${config.PUBLIC_URL}/docs` }
+  doc.info.license = { name: 'Proprietary', url: `${config.PUBLIC_URL}/docs` }
+  doc.paths = { ...doc.paths, '/v1/media': structuredClone(mediaPathItem) as never }
+  completeOperations(doc, config.NETWORK)
+  doc.tags = usedTags(doc).map((name) => ({ name, description: TAGS[name] ?? name }))
   doc.components ??= {}
   doc.components.schemas = { ...doc.components.schemas, ErrorEnvelope: errorEnvelopeSchema }
-  for (const pathItem of Object.values(doc.paths ?? {})) {
-    for (const operation of Object.values(
-      pathItem as Record<string, { responses?: Record<string, unknown>; security?: unknown[] }>,
-    )) {
-      if (!operation?.responses) continue
-      for (const [status, response] of Object.entries(operation.responses)) {
-        const code = Number(status)
-        if (code >= 400) {
-          operation.responses[status] = {
-            description: ERROR_DESCRIPTIONS[code] ?? 'Error',
-            headers: { 'X-Request-Id': requestIdHeader },
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
-          }
-        } else if (response && typeof response === 'object') {
-          const r = response as { headers?: Record<string, unknown> }
-          r.headers = {
-            ...r.headers,
-            'X-Request-Id': requestIdHeader,
-            ...(scoped(operation) ? freshnessHeaders : {}),
-          }
-        }
-      }
-    }
-  }
-  doc.paths = { ...doc.paths, '/v1/media': mediaPathItem } as OpenAPIObject['paths']
-  addHeadOperation(doc, '/v1/collections')
+  doc.components.headers = { ...headerComponents }
+  completeSchemas(doc, config.NETWORK)
+  removeUnusedComponents(doc)
   cached = { key, doc }
   return doc
 }
 
-/** /v1 read procedures (those with a bearer credential) carry the freshness headers. */
-function scoped(operation: { security?: unknown[] }): boolean {
-  return Array.isArray(operation.security) && operation.security.length > 0
+type Method = 'get' | 'head' | 'post'
+
+/** The scope of each /v1 operation, from the procedures' meta (the REST layer checks the same). */
+function scopes(): Map<string, string | undefined> {
+  return new Map(routeTable(v1Router).map((r) => [`${r.method} ${r.path}`, r.meta.scope]))
+}
+
+function completeOperations(doc: OpenAPIObject, network: string): void {
+  const scopeOf = scopes()
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    const operations = item as Partial<Record<Method, OperationObject>>
+    for (const method of ['get', 'post'] as const) {
+      const operation = operations[method]
+      if (!operation?.responses) continue
+      const responses = operation.responses as Record<string, ResponseObject>
+      const scope = scopeOf.get(`${method.toUpperCase()} ${path}`)
+      describeSecurity(operation, scope)
+      const parameters = (operation.parameters ?? []) as ParameterObject[]
+      for (const parameter of parameters) {
+        if (parameter.name === 'network' && parameter.schema) {
+          parameter.schema = networkParameterSchema(parameter.schema as SchemaObject, network)
+        }
+      }
+      const context: ErrorContext = {
+        path,
+        scope,
+        network,
+        parameterNames: parameters.map((p) => p.name),
+      }
+      const media = path === '/v1/media'
+      for (const [status, r] of Object.entries(responses)) {
+        const code = Number(status)
+        if (code >= 400) {
+          // The media path's own descriptions and extra headers (Content-Range on 416) are kept.
+          const own = media ? { ...r.headers } : {}
+          delete own['X-Request-Id']
+          responses[status] = errorResponse(code, context, own, media ? r.description : undefined)
+        } else if (media) {
+          r.headers = { ...r.headers, ...mediaSuccessHeaders() }
+        } else if (code === 200) {
+          r.headers = { ...r.headers, ...successHeaders(scope !== undefined) }
+        }
+      }
+      if (method === 'get' && !media) {
+        operation.parameters = [...parameters, ifNoneMatchParameter as ParameterObject]
+        responses['304'] = notModifiedResponse(scope !== undefined)
+      }
+      if (method === 'get') operations.head = headOperation(operation, path)
+    }
+  }
+}
+
+/** The scope in the security requirement (OAS 3.1 allows role names for any scheme) and in the description. */
+function describeSecurity(operation: OperationObject, scope: string | undefined): void {
+  if (scope) {
+    operation.security = [{ bearer: [scope] }]
+    operation.description = `${operation.description ?? ''}\n\nRequires scope: \`${scope}\`.`.trim()
+  } else {
+    operation.security = []
+    operation.description = `${operation.description ?? ''}\n\nRequires no credential.`.trim()
+  }
 }
 
 /**
- * The specification lists HEAD /v1/collections as an endpoint of its own:
- * the same parameters, statuses and headers as GET, without a body.
+ * HEAD answers every GET path (the REST layer and the media handler): the
+ * same parameters, statuses and headers, without a body.
  */
-function addHeadOperation(doc: OpenAPIObject, path: string) {
-  type Operation = {
-    operationId?: string
-    responses?: Record<string, Record<string, unknown>>
-    [k: string]: unknown
-  }
-  const item = doc.paths?.[path] as Record<string, Operation> | undefined
-  const get = item?.get
-  if (!item || !get?.responses) return
+function headOperation(get: OperationObject, path: string): OperationObject {
   const responses = Object.fromEntries(
-    Object.entries(get.responses).map(([status, response]) => {
-      const { content: _content, ...rest } = response
-      return [status, { ...rest, description: `${String(response.description ?? '')} (no body)`.trim() }]
+    Object.entries(get.responses ?? {}).map(([status, response]) => {
+      const { content: _content, ...rest } = response as ResponseObject
+      const description =
+        status === '304' ? rest.description : `${rest.description.replace(/\.?$/, '.')} No body.`
+      return [status, { ...rest, description }]
     }),
   )
-  item.head = {
+  const summary = path === '/v1/collections' ? 'Check the collection list' : (get.summary ?? path)
+  return {
     ...get,
-    operationId: `${get.operationId ?? 'operation'}-head`,
-    summary: 'Check the collection list (HEAD)',
-    description:
-      'Answers 200 with no body when the collection list is available; same parameters, checks and error statuses as GET.',
+    operationId: `${get.operationId ?? path}-head`,
+    summary: `${summary} (HEAD)`,
+    description: `Answers the same status and headers as GET ${path}, with no body.${
+      path === '/v1/collections' ? ' 200 when the collection list is available.' : ''
+    }\n\n${(get.description ?? '').split('\n\n').at(-1)}`,
     responses,
   }
+}
+
+function usedTags(doc: OpenAPIObject): string[] {
+  const names = new Set<string>()
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const operation of Object.values(item as Record<string, OperationObject>)) {
+      for (const tag of operation.tags ?? []) names.add(tag)
+    }
+  }
+  return [...names]
 }
