@@ -20,8 +20,8 @@ import type {
 } from 'openapi3-ts/oas31'
 import { generateOpenApiDocument } from 'trpc-to-openapi'
 import type { Config } from '@/config/env'
-import { mediaPathItem } from '@/server/api/routers/media/media.openapi'
 import { routeTable } from '@/server/api/internals/routes'
+import { mediaPathItem } from '@/server/api/routers/media/media.openapi'
 import { v1Router } from '@/server/api/v1/router'
 import {
   type ErrorContext,
