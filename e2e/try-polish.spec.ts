@@ -13,7 +13,6 @@ test('descriptions, aligned inputs, live examples, plurals and wrapping', async 
 
   // ── descriptions render code spans, never backticks ──
   const described = page.locator('[id$="-p-before_timestamp-help"]')
-  )
   await expect(described).toContainText('copied from next_page_params')
   await expect(described.locator('code')).toHaveText(['next_page_params', 'before_id'])
   for (const text of await page.getByTestId('param-description').allTextContents()) {
