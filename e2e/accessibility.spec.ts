@@ -13,9 +13,17 @@ const VIEWPORTS = [
   { name: 'mobile', width: 390, height: 844 },
 ] as const
 
+/**
+ * The API reference on /docs is Swagger UI's own markup (swagger-ui-dist), left out here:
+ * its method badges fail colour contrast and its servers <select> has no label
+ * (docs/portal.md, Accessibility). Everything the app renders itself is checked.
+ */
+const THIRD_PARTY = '[data-testid="api-reference"]'
+
 async function seriousViolations(page: Page) {
   const results = await new AxeBuilder({ page })
     .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
+    .exclude(THIRD_PARTY)
     .analyze()
   return results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')

@@ -28,11 +28,11 @@ export function lineBreaks(element: Locator): Promise<LineBreak[]> {
       if (chars[i]!.top > chars[i - 1]!.top + 2) {
         breaks.push({
           before: chars
-            .slice(Math.max(0, i - 12), i)
+            .slice(Math.max(0, i - 24), i)
             .map((c) => c.ch)
             .join(''),
           after: chars
-            .slice(i, i + 12)
+            .slice(i, i + 24)
             .map((c) => c.ch)
             .join(''),
         })
