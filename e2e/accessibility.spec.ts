@@ -50,7 +50,7 @@ async function tabTo(page: Page, target: Locator, maxPresses = 200) {
 }
 
 test('every page has no serious or critical axe violation, signed out and signed in', async ({ page }) => {
-  test.setTimeout(180_000)
+  test.setTimeout(420_000)
   const h1 = (name: string | RegExp) => () =>
     expect(page.getByRole('heading', { level: 1, name })).toBeVisible()
   await checkPage(page, '/', 'home', h1(/ERC-721 data/))
