@@ -7,7 +7,13 @@ export const metadata: Metadata = {
   title: { default: 'NFT Data API', template: '%s · NFT Data API' },
   description:
     'Read-only ERC-721 data — collections, NFTs, owners, transfers and activity — through a versioned REST API.',
-  icons: { icon: '/favicon.svg' },
+  // /favicon.ico for browsers and tools that ask for it by name; the SVG for the rest.
+  icons: {
+    icon: [
+      { url: '/favicon.ico', sizes: '16x16 32x32 48x48' },
+      { url: '/favicon.svg', type: 'image/svg+xml' },
+    ],
+  },
 }
 
 export const viewport: Viewport = { themeColor: '#0b0d12', colorScheme: 'dark' }

@@ -36,6 +36,9 @@ const childEnv: NodeJS.ProcessEnv = {
   DATA_DIR: dataDir,
   NODE_ENV: dev ? 'development' : 'production',
   NEXT_TELEMETRY_DISABLED: '1',
+  // The web process sees the devnet's RPC_URL like any node's: this tells it the chain is
+  // the embedded devnet, whose development wallet the portal may offer (docs/portal.md).
+  NFT_EMBEDDED_DEVNET: config.embeddedChain ? '1' : '0',
 }
 const stops: (() => Promise<void>)[] = []
 /** The embedded devnet created a new chain: data indexed from the old one is void. */

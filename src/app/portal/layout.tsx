@@ -1,11 +1,12 @@
 import type { Metadata } from 'next'
 import type { ReactNode } from 'react'
 import { NavLink } from '@/components/nav-link'
-import { PortalProviders } from '@/components/portal/providers'
-import { SignInPanel } from '@/components/portal/sign-in'
-import { SignOutButton } from '@/components/portal/sign-out-button'
+import { PortalProviders } from '@/components/portal/portal-providers'
+import { SignInPanel } from '@/components/portal/sign-in/sign-in-panel'
+import { SignOutButton } from '@/components/portal/sign-in/sign-out-button'
 import { getSessionUser } from '@/server/auth/next-auth'
 import { getServices } from '@/server/services'
+import { devWalletOffered } from './dev-wallet'
 
 export const dynamic = 'force-dynamic'
 
@@ -20,7 +21,9 @@ export default async function PortalLayout({ children }: { children: ReactNode }
   const { config } = getServices()
   const user = await getSessionUser()
   return (
-    <PortalProviders chainId={config.CHAIN_ID} network={config.NETWORK}>
+    <PortalProviders
+      chain={{ chainId: config.CHAIN_ID, network: config.NETWORK, devWallet: devWalletOffered(config) }}
+    >
       {user ? (
         <div className="portal">
           <div className="portal-bar">

@@ -1,5 +1,5 @@
 import type { Metadata } from 'next'
-import { KeysManager } from '@/components/portal/keys-manager'
+import { KeysManager } from '@/components/portal/keys/keys-manager'
 import { listApiKeys } from '@/server/auth/api-keys'
 import { getSessionUser } from '@/server/auth/next-auth'
 import { getServices } from '@/server/services'

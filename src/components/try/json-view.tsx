@@ -36,7 +36,9 @@ export function JsonView({ value }: { value: unknown }) {
   }
   if (last < text.length) parts.push(text.slice(last))
   return (
-    <pre className="json" data-testid="response-json">
+    // A scrolling region: focusable, so that a keyboard can scroll it too.
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: scrollable content must take focus (WCAG 2.1.1)
+    <pre className="json" data-testid="response-json" tabIndex={0}>
       <code>{parts}</code>
     </pre>
   )

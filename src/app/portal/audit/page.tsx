@@ -1,5 +1,5 @@
 import type { Metadata } from 'next'
-import { AuditTrail } from '@/components/portal/audit-trail'
+import { AuditTrail } from '@/components/portal/audit/audit-trail'
 
 export const metadata: Metadata = { title: 'Audit trail' }
 

@@ -1,0 +1,28 @@
+import type { AuditEventView } from '../trpc'
+
+export const ACTION_LABELS: Record<string, string> = {
+  sign_in: 'Signed in',
+  key_created: 'Key created',
+  key_rotated: 'Key rotated',
+  key_revoked: 'Key revoked',
+}
+
+function formatSeconds(s: number): string {
+  if (s % 86400 === 0) return `${s / 86400} day${s === 86400 ? '' : 's'}`
+  if (s % 3600 === 0) return `${s / 3600} hour${s === 3600 ? '' : 's'}`
+  return `${s} s`
+}
+
+/** One line on what happened, from the event's details, when they say something useful. */
+export function auditSummary(event: AuditEventView): string | null {
+  const d = event.details as Record<string, unknown> | null
+  if (!d || typeof d !== 'object') return null
+  if (event.action === 'key_created' && typeof d.name === 'string') return `“${d.name}”`
+  if (event.action === 'key_rotated' && typeof d.grace_seconds === 'number') {
+    return d.grace_seconds === 0
+      ? 'old secret ended at once'
+      : `old secret kept ${formatSeconds(d.grace_seconds)}`
+  }
+  if (event.action === 'sign_in' && typeof d.wallet === 'string') return d.wallet
+  return null
+}

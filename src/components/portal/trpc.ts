@@ -1,0 +1,41 @@
+'use client'
+/**
+ * The portal's typed access to its internal tRPC procedures (/api/trpc, the
+ * `keys` router) through @trpc/tanstack-react-query: components call
+ * `useTRPC()` and hand its queryOptions/mutationOptions to React Query, so
+ * query keys come from the procedure paths, never from hand-written arrays.
+ * View shapes are the procedures' outputs (src/server/auth/api-keys.ts, audit.ts).
+ */
+import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client'
+import type { inferRouterOutputs } from '@trpc/server'
+import { createTRPCContext } from '@trpc/tanstack-react-query'
+// The one place the portal names the server's router type.
+import type { PortalRouter } from '@/server/api/portal/router'
+
+export type { PortalRouter }
+
+export const { TRPCProvider, useTRPC } = createTRPCContext<PortalRouter>()
+
+export function createPortalTrpcClient() {
+  return createTRPCClient<PortalRouter>({
+    links: [httpBatchLink({ url: '/api/trpc', maxItems: 4 })],
+  })
+}
+
+type Outputs = inferRouterOutputs<PortalRouter>['keys']
+
+export type ApiKeyView = Outputs['list'][number]
+export type KeyWithSecret = Outputs['create']
+export type AuditPage = Outputs['auditEvents']
+export type AuditEventView = AuditPage['items'][number]
+
+/** A message fit for the page from a procedure's error. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof TRPCClientError) {
+    const code = (err.data as { code?: string } | undefined)?.code
+    if (code === 'UNAUTHORIZED') return 'Your session has ended. Reload the page and sign in again.'
+    if (code === 'FORBIDDEN') return 'The portal refused this request. Reload the page and try again.'
+    return err.message
+  }
+  return err instanceof Error ? err.message : 'Something went wrong.'
+}
