@@ -356,16 +356,19 @@ describe('`npm start` under signals', () => {
   it('confirms at the embedded devnet depth (2 blocks), in the indexer and on the pages', async () => {
     const html = await (await fetch(`${base}/`)).text()
     expect(html).toContain('A block counts as confirmed 2 blocks below the head')
-    // The indexer writes head and confirmed block together: their distance is its CONFIRMATIONS.
+    // The confirmed block is CONFIRMATIONS below the head once verification has caught up
+    // (a block is confirmed only when verified, which a loaded machine may delay a little):
+    // the distance is never below 2 and is exactly 2 when verification is current.
     const lags: bigint[] = []
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 8; i++) {
       const page = await (await fetch(`${base}/`)).text()
       const seen = /data-testid="last-seen-block">(\d+)</.exec(page)
       const confirmed = /data-testid="last-confirmed-block">(\d+)</.exec(page)
       lags.push(BigInt(seen![1]!) - BigInt(confirmed![1]!))
       await new Promise((r) => setTimeout(r, 700))
     }
-    expect(lags).toEqual([2n, 2n, 2n, 2n, 2n])
+    expect(lags.every((lag) => lag >= 2n && lag < 12n)).toBe(true)
+    expect(lags).toContain(2n)
   })
 
   it('answers malformed or hostile portal requests with a 4xx, never a 500', async () => {
