@@ -4,8 +4,15 @@ import type { z } from 'zod'
 import type { PortalContext } from '@/server/api/portal/trpc'
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '@/server/auth/api-keys'
 import { type Actor, listAuditEvents } from '@/server/auth/audit'
+import { readKeyUsage } from '@/server/auth/key-usage'
 import type { SessionUser } from '@/server/auth/session-user'
-import type { auditEventsInput, createKeyInput, revokeKeyInput, rotateKeyInput } from './keys.schema'
+import type {
+  auditEventsInput,
+  createKeyInput,
+  keyUsageInput,
+  revokeKeyInput,
+  rotateKeyInput,
+} from './keys.schema'
 
 type UserContext = Omit<PortalContext, 'user'> & { user: SessionUser }
 
@@ -39,3 +46,6 @@ export async function revokeKey(ctx: UserContext, input: z.infer<typeof revokeKe
 
 export const auditEvents = (ctx: UserContext, input: z.infer<typeof auditEventsInput>) =>
   listAuditEvents(ctx.db, ctx.user.id, input)
+
+export const keyUsage = (ctx: UserContext, input: z.infer<typeof keyUsageInput>) =>
+  readKeyUsage(ctx.db, ctx.user.id, BigInt(input.id))

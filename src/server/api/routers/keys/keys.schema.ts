@@ -25,6 +25,8 @@ export const rotateKeyInput = z.strictObject({
 
 export const revokeKeyInput = z.strictObject({ id: keyId })
 
+export const keyUsageInput = z.strictObject({ id: keyId })
+
 export const auditEventsInput = z
   .strictObject({
     limit: z.number().int().min(1).max(100).default(20),
