@@ -26,6 +26,7 @@ type Outputs = inferRouterOutputs<PortalRouter>['keys']
 
 export type ApiKeyView = Outputs['list'][number]
 export type KeyWithSecret = Outputs['create']
+export type KeyUsage = Outputs['usage']
 export type AuditPage = Outputs['auditEvents']
 export type AuditEventView = AuditPage['items'][number]
 
