@@ -57,7 +57,7 @@ export function KeysManager({ initialKeys }: { initialKeys?: ApiKeyView[] }) {
           <KeysTable
             caption="Active keys"
             keys={keys.data.filter((k) => k.status === 'active')}
-            actions={{ onRotate: dialogs.openRotate, onRevoke: dialogs.openRevoke }}
+            actions={{ onEdit: dialogs.openEdit, onRotate: dialogs.openRotate, onRevoke: dialogs.openRevoke }}
           />
           <KeysTable caption="Revoked keys" keys={keys.data.filter((k) => k.status === 'revoked')} />
           <UsagePanel keys={keys.data} />
