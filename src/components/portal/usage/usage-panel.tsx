@@ -17,7 +17,9 @@ function UsageTable({ usage }: { usage: KeyUsage }) {
   if (busy.length === 0) return <p className="muted">No requests in the last 7 days.</p>
   return (
     <details>
-      <summary>Requests per hour as a table ({busy.length} hours with requests)</summary>
+      <summary>
+        Requests per hour as a table ({busy.length} {busy.length === 1 ? 'hour' : 'hours'} with requests)
+      </summary>
       <div className="table-wrap">
         <table className="data-table" data-testid="usage-table">
           <caption className="visually-hidden">Requests per hour (UTC)</caption>
@@ -95,7 +97,13 @@ export function UsagePanel({ keys }: { keys: ApiKeyView[] }) {
               <dd>{usage.data.last_used_at ? <RelativeTime iso={usage.data.last_used_at} /> : 'never'}</dd>
             </div>
           </dl>
-          <UsageChart usage={usage.data} label={summary(name, usage.data)} />
+          <div>
+            <UsageChart usage={usage.data} label={summary(name, usage.data)} />
+            <div className="usage-axis muted small" aria-hidden="true">
+              <span>7 days ago</span>
+              <span>now</span>
+            </div>
+          </div>
           <p className="muted small">
             One bar per hour, the current hour on the right; counts reach this chart within about 10 seconds.
           </p>
