@@ -7,7 +7,7 @@
  * View shapes are the procedures' outputs (src/server/auth/api-keys.ts, audit.ts).
  */
 import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client'
-import type { inferRouterOutputs } from '@trpc/server'
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server'
 import { createTRPCContext } from '@trpc/tanstack-react-query'
 // The one place the portal names the server's router type.
 import type { PortalRouter } from '@/server/api/portal/router'
@@ -23,11 +23,16 @@ export function createPortalTrpcClient() {
 }
 
 type Outputs = inferRouterOutputs<PortalRouter>['keys']
+type Inputs = inferRouterInputs<PortalRouter>['keys']
 
 export type ApiKeyView = Outputs['list'][number]
 export type KeyWithSecret = Outputs['create']
+export type KeyUsage = Outputs['usage']
 export type AuditPage = Outputs['auditEvents']
 export type AuditEventView = AuditPage['items'][number]
+/** The audit trail's filters (key, action, dates), shared by the list and the export. */
+export type AuditFilterInput = Omit<Inputs['auditExport'], 'format'>
+export type AuditExportFormat = Inputs['auditExport']['format']
 
 /** A message fit for the page from a procedure's error. */
 export function errorMessage(err: unknown): string {

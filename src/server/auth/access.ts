@@ -6,7 +6,7 @@
  * calls a procedure, whose input parse is the fifth.
  *
  * AccessControl holds the long-lived parts of one web process (limiter,
- * credential verifier, key-use tracker, CORS origins). RequestAccess is the
+ * credential verifier, key-use tracker, per-key usage counter, CORS origins). RequestAccess is the
  * state of one request: the decisions taken (for the RateLimit headers) and
  * the concurrency slots held, released when the response ends or the client
  * goes away.
@@ -25,6 +25,7 @@ import { createRateLimiter, type RateLimiter } from '@/server/ratelimit/limiter'
 import type { LimitDecision, LimitPolicy, PolicyName } from '@/server/ratelimit/policy'
 import { LimiterUnavailableError } from '@/server/ratelimit/store'
 import { CorsOrigins, canonicalOrigin } from './cors-origins'
+import { KeyUsageCounter } from './key-usage'
 import { LastUsedTracker } from './last-used'
 import { displayPrefix, parseAuthorization } from './secrets'
 import { CredentialVerifier, type VerifiedCredential } from './verifier'
@@ -33,6 +34,8 @@ export interface AccessControl {
   limiter: RateLimiter
   verifier: CredentialVerifier
   lastUsed: LastUsedTracker
+  /** Requests per key, hour and status class (docs/portal.md, "Usage per key"). */
+  usage: KeyUsageCounter
   cors: CorsOrigins
   /** PUBLIC_URL's origin: demo tokens are accepted from it. */
   publicOrigin: string
@@ -50,6 +53,7 @@ export function createAccessControl(
   const publicOrigin = new URL(config.PUBLIC_URL).origin
   const limiter = options.limiter ?? createRateLimiter(config, logger)
   const lastUsed = new LastUsedTracker(db, logger)
+  const usage = new KeyUsageCounter(db, logger)
   return {
     limiter,
     verifier: new CredentialVerifier(db, {
@@ -58,12 +62,14 @@ export function createAccessControl(
       now: options.now,
     }),
     lastUsed,
+    usage,
     cors: new CorsOrigins(db, publicOrigin),
     publicOrigin,
     logger,
     ready: (timeoutMs) => limiter.ready(timeoutMs),
     async close() {
       await lastUsed.close()
+      await usage.close()
       await limiter.close()
     },
   }
@@ -87,6 +93,8 @@ export class RequestAccess {
   private held: Held[] = []
   private ip: Held | undefined
   private finished = false
+  /** The API key this request presented, once verified: its answer counts in the key's usage. */
+  private keyId: bigint | undefined
   readonly ipSubject: string
 
   constructor(
@@ -174,6 +182,7 @@ export class RequestAccess {
       )
     }
 
+    if (credential.kind === 'key') this.keyId = credential.id
     await this.limitCredential(credential)
 
     if (!credential.scopes.includes(scope)) {
@@ -198,6 +207,14 @@ export class RequestAccess {
       logger.trace({ requestId, credential: credential.subject }, 'credential accepted')
     }
     return credential
+  }
+
+  /**
+   * Counts the final answer in the key's usage — 429s and 403s included —
+   * when the request presented a valid API key; other requests are not attributed.
+   */
+  countResponse(status: number): void {
+    if (this.keyId !== undefined) this.control.usage.record(this.keyId, status)
   }
 
   private refused(requestId: string, reason: string, credential: string) {

@@ -1,5 +1,5 @@
 /**
- * Portal API keys: create, list, rotate, revoke. A key belongs to one wallet
+ * Portal API keys: create, list, update (scopes, origins), rotate, revoke. A key belongs to one wallet
  * user; every function here is scoped to that user, so a user can neither
  * see nor change another's keys (someone else's key id answers "not found").
  *
@@ -113,6 +113,17 @@ export function normalizeOrigin(origin: string): string {
   return url.origin
 }
 
+/** Scopes without repeats, in SCOPES order; at least one. */
+function normalizeScopes(scopes: readonly Scope[]): Scope[] {
+  const unique = [...new Set(scopes)].sort((a, b) => SCOPES.indexOf(a) - SCOPES.indexOf(b))
+  if (unique.length === 0) throw new ApiError('INVALID_ARGUMENT', 'A key needs at least one scope.')
+  return unique
+}
+
+function normalizeOrigins(origins: readonly string[]): string[] {
+  return [...new Set(origins.map(normalizeOrigin))]
+}
+
 export async function listApiKeys(db: Database, userId: bigint, now = new Date()): Promise<ApiKeyView[]> {
   const rows = await db.prisma.apiKey.findMany({
     where: { userId },
@@ -137,9 +148,8 @@ export async function createApiKey(
   input: CreateKeyInput,
   now = new Date(),
 ): Promise<{ key: ApiKeyView; secret: string }> {
-  const scopes = [...new Set(input.scopes ?? SCOPES)].sort((a, b) => SCOPES.indexOf(a) - SCOPES.indexOf(b))
-  if (scopes.length === 0) throw new ApiError('INVALID_ARGUMENT', 'A key needs at least one scope.')
-  const allowedOrigins = [...new Set((input.allowedOrigins ?? []).map(normalizeOrigin))]
+  const scopes = normalizeScopes(input.scopes ?? SCOPES)
+  const allowedOrigins = normalizeOrigins(input.allowedOrigins ?? [])
   const { secret, prefix, hash } = generateApiKeySecret()
   const key = await db.prisma.$transaction(async (tx) => {
     const active = await tx.apiKey.count({ where: { userId: actor.userId, status: 'active' } })
@@ -183,6 +193,47 @@ async function lockOwnKey(
   const row = rows[0]
   if (!row) throw new ApiError('NOT_FOUND', 'No such key.')
   return row
+}
+
+/**
+ * Changes a key's scopes and/or allowed origins (validated as at creation),
+ * audited with the values before and after. The caller clears its
+ * credential cache; other processes see the change within CREDENTIAL_CACHE_MS.
+ */
+export async function updateApiKey(
+  db: Database,
+  actor: Actor,
+  input: { keyId: bigint; scopes?: Scope[] | undefined; allowedOrigins?: string[] | undefined },
+  now = new Date(),
+): Promise<{ key: ApiKeyView }> {
+  const scopes = input.scopes && normalizeScopes(input.scopes)
+  const allowedOrigins = input.allowedOrigins && normalizeOrigins(input.allowedOrigins)
+  const key = await db.prisma.$transaction(async (tx) => {
+    const { status } = await lockOwnKey(tx, actor, input.keyId)
+    if (status !== 'active') throw new ApiError('CONFLICT', 'A revoked key cannot be changed.')
+    const before = await tx.apiKey.findUniqueOrThrow({
+      where: { id: input.keyId },
+      select: { scopes: true, allowedOrigins: true },
+    })
+    const updated = await tx.apiKey.update({
+      where: { id: input.keyId },
+      data: { ...(scopes ? { scopes } : {}), ...(allowedOrigins ? { allowedOrigins } : {}) },
+      select: keySelect,
+    })
+    const current = view(updated, now)
+    await writeAuditEvent(tx, actor, {
+      action: 'key_updated',
+      keyId: input.keyId,
+      keyPrefix: current.prefix,
+      details: {
+        before: { scopes: before.scopes, allowed_origins: before.allowedOrigins },
+        after: { scopes: updated.scopes, allowed_origins: updated.allowedOrigins },
+      },
+      at: now,
+    })
+    return updated
+  })
+  return { key: view(key, now) }
 }
 
 /**

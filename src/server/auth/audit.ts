@@ -1,13 +1,16 @@
 /**
  * The audit trail shown in the portal: sign-ins (written by the portal's
  * sign-in) and key changes (written here, in the same transaction as the
- * change). Newest first, keyset-paged by id.
+ * change). Newest first, keyset-paged by id, filtered by key, action and
+ * time; exported whole (same filters) as CSV or JSON by audit-export.ts.
  */
 
 import type { Database } from '@/db/database'
 import type { Prisma } from '@/db/generated/client'
+import { ApiError } from '@/server/errors/api-error'
 
-export type AuditAction = 'sign_in' | 'key_created' | 'key_rotated' | 'key_revoked'
+export const AUDIT_ACTIONS = ['sign_in', 'key_created', 'key_updated', 'key_rotated', 'key_revoked'] as const
+export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
 /** Who did it and from where. */
 export interface Actor {
@@ -56,19 +59,43 @@ export interface AuditEventView {
   created_at: string
 }
 
-/** One page of a user's audit events, newest first; `cursor` is the last id of the previous page. */
-export async function listAuditEvents(
-  db: Database,
-  userId: bigint,
-  page: { limit: number; cursor?: string | undefined },
-): Promise<{ items: AuditEventView[]; next_cursor: string | null }> {
-  const rows = await db.prisma.auditEvent.findMany({
-    where: { userId, ...(page.cursor ? { id: { lt: BigInt(page.cursor) } } : {}) },
-    orderBy: { id: 'desc' },
-    take: page.limit + 1,
-  })
-  const more = rows.length > page.limit
-  const items = rows.slice(0, page.limit).map((r) => ({
+/** Which of a user's events: one key's, one action's, within [from, to). Every field optional. */
+export interface AuditFilter {
+  keyId?: bigint | undefined
+  action?: AuditAction | undefined
+  from?: Date | undefined
+  /** Exclusive. */
+  to?: Date | undefined
+}
+
+function auditWhere(userId: bigint, filter: AuditFilter): Prisma.AuditEventWhereInput {
+  return {
+    userId,
+    ...(filter.keyId !== undefined ? { keyId: filter.keyId } : {}),
+    ...(filter.action ? { action: filter.action } : {}),
+    ...(filter.from || filter.to
+      ? {
+          createdAt: {
+            ...(filter.from ? { gte: filter.from } : {}),
+            ...(filter.to ? { lt: filter.to } : {}),
+          },
+        }
+      : {}),
+  }
+}
+
+function auditView(r: {
+  id: bigint
+  action: string
+  walletAddress: string
+  keyId: bigint | null
+  keyPrefix: string | null
+  clientIp: string | null
+  userAgent: string | null
+  details: Prisma.JsonValue
+  createdAt: Date
+}): AuditEventView {
+  return {
     id: r.id.toString(),
     action: r.action,
     wallet_address: r.walletAddress,
@@ -78,6 +105,45 @@ export async function listAuditEvents(
     user_agent: r.userAgent,
     details: r.details ?? null,
     created_at: r.createdAt.toISOString(),
-  }))
+  }
+}
+
+/** One page of a user's audit events, newest first; `cursor` is the last id of the previous page. */
+export async function listAuditEvents(
+  db: Database,
+  userId: bigint,
+  page: { limit: number; cursor?: string | undefined },
+  filter: AuditFilter = {},
+): Promise<{ items: AuditEventView[]; next_cursor: string | null }> {
+  const rows = await db.prisma.auditEvent.findMany({
+    where: { ...auditWhere(userId, filter), ...(page.cursor ? { id: { lt: BigInt(page.cursor) } } : {}) },
+    orderBy: { id: 'desc' },
+    take: page.limit + 1,
+  })
+  const more = rows.length > page.limit
+  const items = rows.slice(0, page.limit).map(auditView)
   return { items, next_cursor: more ? items[items.length - 1]!.id : null }
+}
+
+/** Most events one export holds; a larger selection is refused (narrow the dates). */
+export const MAX_EXPORTED_EVENTS = 10_000
+
+/** Every event of a user that the filter selects, newest first, for an export. */
+export async function allAuditEvents(
+  db: Database,
+  userId: bigint,
+  filter: AuditFilter,
+): Promise<AuditEventView[]> {
+  const rows = await db.prisma.auditEvent.findMany({
+    where: auditWhere(userId, filter),
+    orderBy: { id: 'desc' },
+    take: MAX_EXPORTED_EVENTS + 1,
+  })
+  if (rows.length > MAX_EXPORTED_EVENTS) {
+    throw new ApiError(
+      'INVALID_ARGUMENT',
+      `More than ${MAX_EXPORTED_EVENTS} events match; narrow the date range and export in parts.`,
+    )
+  }
+  return rows.map(auditView)
 }

@@ -17,6 +17,8 @@
  *    (and so its parameter checks) runs; every limited response carries the
  *    RateLimit headers, and the request's concurrency slots are released when
  *    the response ends or the client disconnects;
+ *  - usage: the answer of a request with a valid API key counts in the key's
+ *    hourly usage by status class (src/server/auth/key-usage.ts);
  *  - CORS: preflights are answered for allowed origins (PUBLIC_URL's and
  *    those some active key allows), whose responses carry
  *    Access-Control-Allow-Origin and expose the rate-limit and id headers.
@@ -133,11 +135,13 @@ export function createRestHandler(services: Services): RestHandler {
       addHeaders(headers, requestAccess.headers())
       addHeaders(headers, ctx.responseHeaders)
       addHeaders(headers, cors)
+      requestAccess.countResponse(200)
       return send(req, res, { status: 200, headers, body: JSON.stringify(data), head })
     } catch (err) {
       const error = toApiError(err)
       // The path only: a query string may carry what a client should not have put there.
       logFailure(services, error, requestId, (req.url ?? '').split('?')[0]!)
+      requestAccess.countResponse(error.status)
       return send(
         req,
         res,

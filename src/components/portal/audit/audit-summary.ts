@@ -3,6 +3,7 @@ import type { AuditEventView } from '../trpc'
 export const ACTION_LABELS: Record<string, string> = {
   sign_in: 'Signed in',
   key_created: 'Key created',
+  key_updated: 'Key changed',
   key_rotated: 'Key rotated',
   key_revoked: 'Key revoked',
 }
@@ -11,6 +12,24 @@ function formatSeconds(s: number): string {
   if (s % 86400 === 0) return `${s / 86400} day${s === 86400 ? '' : 's'}`
   if (s % 3600 === 0) return `${s / 3600} hour${s === 3600 ? '' : 's'}`
   return `${s} s`
+}
+
+type Access = { scopes?: unknown; allowed_origins?: unknown }
+
+function listed(value: unknown): string {
+  return Array.isArray(value) && value.length > 0 ? value.join(', ') : 'none'
+}
+
+/** "scopes: a, b → c; origins: none → https://x" — only what changed. */
+function updateSummary(before: unknown, after: unknown): string | null {
+  const b = (before ?? {}) as Access
+  const a = (after ?? {}) as Access
+  const parts: string[] = []
+  if (listed(b.scopes) !== listed(a.scopes)) parts.push(`scopes: ${listed(b.scopes)} → ${listed(a.scopes)}`)
+  if (listed(b.allowed_origins) !== listed(a.allowed_origins)) {
+    parts.push(`origins: ${listed(b.allowed_origins)} → ${listed(a.allowed_origins)}`)
+  }
+  return parts.length > 0 ? parts.join('; ') : 'no change'
 }
 
 /** One line on what happened, from the event's details, when they say something useful. */
@@ -23,6 +42,7 @@ export function auditSummary(event: AuditEventView): string | null {
       ? 'old secret ended at once'
       : `old secret kept ${formatSeconds(d.grace_seconds)}`
   }
+  if (event.action === 'key_updated') return updateSummary(d.before, d.after)
   if (event.action === 'sign_in' && typeof d.wallet === 'string') return d.wallet
   return null
 }

@@ -1,11 +1,22 @@
 'use client'
 
-import { errorMessage } from '../trpc'
+import { useQuery } from '@tanstack/react-query'
+import { useState } from 'react'
+import { errorMessage, useTRPC } from '../trpc'
+import { AuditFilterBar } from './audit-filter-bar'
+import { type AuditFilterForm, auditFilterInput, NO_AUDIT_FILTERS } from './audit-filters'
 import { AuditTable } from './audit-table'
+import { useAuditExport } from './use-audit-export'
 import { useAuditPages } from './use-audit-pages'
 
 export function AuditTrail() {
-  const { events, page, canGoNewer, canGoOlder, newer, older } = useAuditPages()
+  const trpc = useTRPC()
+  const keys = useQuery(trpc.keys.list.queryOptions())
+  const [form, setForm] = useState<AuditFilterForm>(NO_AUDIT_FILTERS)
+  const datesReversed = form.fromDate !== '' && form.toDate !== '' && form.toDate < form.fromDate
+  const filter = auditFilterInput(datesReversed ? { ...form, toDate: '' } : form)
+  const { events, page, canGoNewer, canGoOlder, newer, older } = useAuditPages(filter)
+  const exporter = useAuditExport()
   return (
     <>
       <div className="page-head">
@@ -15,7 +26,34 @@ export function AuditTrail() {
             Every sign-in and key change of your account, newest first, with where it came from.
           </p>
         </div>
+        <div className="export-actions">
+          {(['csv', 'json'] as const).map((format) => (
+            <button
+              key={format}
+              type="button"
+              className="button secondary small"
+              disabled={exporter.isPending}
+              onClick={() => exporter.mutate({ filter, format })}
+            >
+              Export {format.toUpperCase()}
+            </button>
+          ))}
+        </div>
       </div>
+      <AuditFilterBar value={form} onChange={setForm} keys={keys.data ?? []} />
+      {datesReversed ? (
+        <p className="field-error" role="alert">
+          The last day is before the first; it is ignored.
+        </p>
+      ) : null}
+      {exporter.isError ? (
+        <p className="alert error" role="alert">
+          {errorMessage(exporter.error)}
+        </p>
+      ) : null}
+      <p className="visually-hidden" role="status" aria-live="polite">
+        {exporter.isSuccess ? `Downloaded ${exporter.data}.` : ''}
+      </p>
       {events.isPending ? (
         <p className="muted" role="status">
           Loading events…
@@ -25,7 +63,7 @@ export function AuditTrail() {
           {errorMessage(events.error)}
         </p>
       ) : events.data.items.length === 0 ? (
-        <p className="muted">No events yet.</p>
+        <p className="muted">No events match.</p>
       ) : (
         <AuditTable items={events.data.items} page={page} busy={events.isFetching} />
       )}

@@ -2,25 +2,29 @@
 
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
-import { useTRPC } from '../trpc'
+import { type AuditFilterInput, useTRPC } from '../trpc'
 
 export const AUDIT_PAGE_SIZE = 20
 
 /**
- * The audit trail page by page: the procedure's cursors of the pages seen so
- * far make "Newer" a step back without a cursor of its own.
+ * The audit trail page by page under the given filters: the procedure's
+ * cursors of the pages seen so far make "Newer" a step back without a cursor
+ * of its own. Other filters start again at the first page.
  */
-export function useAuditPages() {
+export function useAuditPages(filter: AuditFilterInput) {
   const trpc = useTRPC()
-  // [undefined, page-2 cursor, page-3 cursor, …]
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined])
+  const filterKey = JSON.stringify(filter)
+  // [undefined, page-2 cursor, page-3 cursor, …] of the filters in filterKey.
+  const [pages, setPages] = useState<{ filterKey: string; cursors: (string | undefined)[] }>({
+    filterKey,
+    cursors: [undefined],
+  })
+  const cursors = pages.filterKey === filterKey ? pages.cursors : [undefined]
   const cursor = cursors[cursors.length - 1]
   const events = useQuery(
     trpc.keys.auditEvents.queryOptions(
-      cursor ? { limit: AUDIT_PAGE_SIZE, cursor } : { limit: AUDIT_PAGE_SIZE },
-      {
-        placeholderData: keepPreviousData,
-      },
+      { limit: AUDIT_PAGE_SIZE, ...filter, ...(cursor ? { cursor } : {}) },
+      { placeholderData: keepPreviousData },
     ),
   )
   const nextCursor = events.data?.next_cursor
@@ -29,9 +33,9 @@ export function useAuditPages() {
     page: cursors.length,
     canGoNewer: cursors.length > 1,
     canGoOlder: Boolean(nextCursor) && !events.isFetching,
-    newer: () => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c)),
+    newer: () => setPages({ filterKey, cursors: cursors.length > 1 ? cursors.slice(0, -1) : cursors }),
     older: () => {
-      if (nextCursor) setCursors((c) => [...c, nextCursor])
+      if (nextCursor) setPages({ filterKey, cursors: [...cursors, nextCursor] })
     },
   }
 }

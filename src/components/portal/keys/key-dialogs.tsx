@@ -2,18 +2,29 @@
 
 import { Dialog } from '@/components/ui/dialog'
 import { CreateKeyForm } from './create-key-form'
+import { EditKeyForm } from './edit-key-form'
 import { RevokeKeyForm } from './revoke-key-form'
 import { RotateKeyForm } from './rotate-key-form'
 import { SecretReveal } from './secret-reveal'
 import type { useKeyDialogs } from './use-key-dialogs'
 
-/** The four dialogs of the keys page; `dialogs` says which one is open. */
+/** The five dialogs of the keys page; `dialogs` says which one is open. */
 export function KeyDialogs({ dialogs }: { dialogs: ReturnType<typeof useKeyDialogs> }) {
   const { dialog, close } = dialogs
   return (
     <>
       <Dialog open={dialog?.kind === 'create'} title="Create an API key" onClose={close}>
         <CreateKeyForm onCancel={close} onCreated={dialogs.created} />
+      </Dialog>
+
+      <Dialog
+        open={dialog?.kind === 'edit'}
+        title={dialog?.kind === 'edit' ? `Edit “${dialog.key.name}”` : 'Edit key'}
+        onClose={close}
+      >
+        {dialog?.kind === 'edit' ? (
+          <EditKeyForm apiKey={dialog.key} onCancel={close} onUpdated={dialogs.updated} />
+        ) : null}
       </Dialog>
 
       <Dialog

@@ -1,6 +1,7 @@
 'use client'
 
 import { type ApiKeyView, errorMessage } from '../trpc'
+import { UsagePanel } from '../usage/usage-panel'
 import { KeyDialogs } from './key-dialogs'
 import { KeysTable } from './keys-table'
 import { useApiKeys } from './use-api-keys'
@@ -56,9 +57,10 @@ export function KeysManager({ initialKeys }: { initialKeys?: ApiKeyView[] }) {
           <KeysTable
             caption="Active keys"
             keys={keys.data.filter((k) => k.status === 'active')}
-            actions={{ onRotate: dialogs.openRotate, onRevoke: dialogs.openRevoke }}
+            actions={{ onEdit: dialogs.openEdit, onRotate: dialogs.openRotate, onRevoke: dialogs.openRevoke }}
           />
           <KeysTable caption="Revoked keys" keys={keys.data.filter((k) => k.status === 'revoked')} />
+          <UsagePanel keys={keys.data} />
         </>
       )}
 

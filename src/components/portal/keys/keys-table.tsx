@@ -32,17 +32,23 @@ function AllowedOrigins({ origins }: { origins: string[] }) {
   )
 }
 
-function KeyActions({
-  apiKey,
-  onRotate,
-  onRevoke,
-}: {
-  apiKey: ApiKeyView
+interface KeyActionHandlers {
+  onEdit: (key: ApiKeyView) => void
   onRotate: (key: ApiKeyView) => void
   onRevoke: (key: ApiKeyView) => void
-}) {
+}
+
+function KeyActions({ apiKey, onEdit, onRotate, onRevoke }: KeyActionHandlers & { apiKey: ApiKeyView }) {
   return (
     <td data-label="Actions" className="actions">
+      <button
+        type="button"
+        className="button secondary small"
+        onClick={() => onEdit(apiKey)}
+        aria-label={`Edit ${apiKey.name}`}
+      >
+        Edit
+      </button>
       <button
         type="button"
         className="button secondary small"
@@ -63,7 +69,7 @@ function KeyActions({
   )
 }
 
-/** A captioned table of keys; with actions it offers rotate and revoke on each row. */
+/** A captioned table of keys; with actions it offers edit, rotate and revoke on each row. */
 export function KeysTable({
   caption,
   keys,
@@ -71,7 +77,7 @@ export function KeysTable({
 }: {
   caption: string
   keys: ApiKeyView[]
-  actions?: { onRotate: (key: ApiKeyView) => void; onRevoke: (key: ApiKeyView) => void }
+  actions?: KeyActionHandlers
 }) {
   if (keys.length === 0) return null
   return (

@@ -29,6 +29,19 @@ export function useCreateKey(onCreated: (result: KeyWithSecret) => void) {
   )
 }
 
+export function useUpdateKey(onUpdated: (result: { key: ApiKeyView }) => void) {
+  const trpc = useTRPC()
+  const refresh = useRefreshKeysAndAudit()
+  return useMutation(
+    trpc.keys.update.mutationOptions({
+      onSuccess: (result) => {
+        refresh()
+        onUpdated(result)
+      },
+    }),
+  )
+}
+
 export function useRotateKey(onRotated: (result: KeyWithSecret, graceSeconds: number) => void) {
   const trpc = useTRPC()
   const refresh = useRefreshKeysAndAudit()

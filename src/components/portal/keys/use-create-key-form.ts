@@ -1,24 +1,20 @@
 'use client'
 
 import { type FormEvent, useState } from 'react'
-import { SCOPES, type Scope } from '@/lib/scopes'
+import { SCOPES } from '@/lib/scopes'
 import type { KeyWithSecret } from '../trpc'
-import { parseOrigins } from './parse-origins'
 import { useCreateKey } from './use-api-keys'
+import { type KeyAccessErrors, useKeyAccess } from './use-key-access'
 
-export interface CreateKeyErrors {
+export interface CreateKeyErrors extends KeyAccessErrors {
   name?: string
-  scopes?: string
-  origins?: string
 }
 
-/** Checks the form as the procedure would; the messages say how to fix each field. */
-function validate(name: string, scopes: Scope[], originsError: string | undefined): CreateKeyErrors {
+/** Checks the name as the procedure would; the messages say how to fix it. */
+function validateName(name: string): CreateKeyErrors {
   return {
     ...(name.trim() === '' ? { name: 'Give the key a name, e.g. “production backend”.' } : {}),
     ...(name.trim().length > 64 ? { name: 'At most 64 characters.' } : {}),
-    ...(scopes.length === 0 ? { scopes: 'Choose at least one scope.' } : {}),
-    ...(originsError ? { origins: originsError } : {}),
   }
 }
 
@@ -32,30 +28,22 @@ export function useCreateKeyForm(
   onCreated: (result: KeyWithSecret) => void,
 ) {
   const [name, setName] = useState('')
-  const [scopes, setScopes] = useState<Scope[]>([...SCOPES])
-  const [origins, setOrigins] = useState('')
+  const access = useKeyAccess({ scopes: SCOPES, origins: [] })
   const [errors, setErrors] = useState<CreateKeyErrors>({})
   const create = useCreateKey(onCreated)
 
-  function toggleScope(scope: Scope, checked: boolean) {
-    // Kept in the order of SCOPES, whatever order they were ticked in.
-    setScopes((current) =>
-      checked ? SCOPES.filter((s) => s === scope || current.includes(s)) : current.filter((s) => s !== scope),
-    )
-  }
-
   function submit(event: FormEvent) {
     event.preventDefault()
-    const parsed = parseOrigins(origins)
-    const found = validate(name, scopes, parsed.error)
+    const checked = access.check()
+    const found = { ...validateName(name), ...checked.errors }
     setErrors(found)
     if (Object.keys(found).length > 0) {
       const first = found.name ? fieldIds.name : found.scopes ? fieldIds.firstScope : fieldIds.origins
       document.getElementById(first)?.focus()
       return
     }
-    create.mutate({ name: name.trim(), scopes, allowed_origins: parsed.origins })
+    create.mutate({ name: name.trim(), scopes: access.scopes, allowed_origins: checked.allowedOrigins })
   }
 
-  return { name, setName, scopes, toggleScope, origins, setOrigins, errors, submit, create }
+  return { name, setName, access, errors, submit, create }
 }

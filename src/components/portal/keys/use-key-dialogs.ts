@@ -6,6 +6,7 @@ import type { ApiKeyView, KeyWithSecret } from '../trpc'
 /** The one key dialog open at a time, if any; a new or rotated secret is the last step of both. */
 export type KeyDialog =
   | { kind: 'create' }
+  | { kind: 'edit'; key: ApiKeyView }
   | { kind: 'rotate'; key: ApiKeyView }
   | { kind: 'revoke'; key: ApiKeyView }
   | { kind: 'secret'; title: string; result: KeyWithSecret; note?: string }
@@ -23,11 +24,16 @@ export function useKeyDialogs() {
     announcement,
     close: () => setDialog(null),
     openCreate: () => setDialog({ kind: 'create' }),
+    openEdit: (key: ApiKeyView) => setDialog({ kind: 'edit', key }),
     openRotate: (key: ApiKeyView) => setDialog({ kind: 'rotate', key }),
     openRevoke: (key: ApiKeyView) => setDialog({ kind: 'revoke', key }),
     created: (result: KeyWithSecret) => {
       setAnnouncement(`Key ${result.key.name} created.`)
       setDialog({ kind: 'secret', title: 'Your new API key', result })
+    },
+    updated: (key: ApiKeyView) => {
+      setAnnouncement(`Key ${key.name} updated.`)
+      setDialog(null)
     },
     rotated: (result: KeyWithSecret, note: string) => {
       setAnnouncement(`Key ${result.key.name} rotated.`)

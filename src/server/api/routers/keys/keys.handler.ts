@@ -2,10 +2,20 @@
 
 import type { z } from 'zod'
 import type { PortalContext } from '@/server/api/portal/trpc'
-import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '@/server/auth/api-keys'
-import { type Actor, listAuditEvents } from '@/server/auth/audit'
+import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, updateApiKey } from '@/server/auth/api-keys'
+import { type Actor, type AuditFilter, allAuditEvents, listAuditEvents } from '@/server/auth/audit'
+import { auditExport } from '@/server/auth/audit-export'
+import { readKeyUsage } from '@/server/auth/key-usage'
 import type { SessionUser } from '@/server/auth/session-user'
-import type { auditEventsInput, createKeyInput, revokeKeyInput, rotateKeyInput } from './keys.schema'
+import type {
+  auditEventsInput,
+  auditExportInput,
+  createKeyInput,
+  keyUsageInput,
+  revokeKeyInput,
+  rotateKeyInput,
+  updateKeyInput,
+} from './keys.schema'
 
 type UserContext = Omit<PortalContext, 'user'> & { user: SessionUser }
 
@@ -22,6 +32,16 @@ export const createKey = (ctx: UserContext, input: z.infer<typeof createKeyInput
     allowedOrigins: input.allowed_origins,
   })
 
+export async function updateKey(ctx: UserContext, input: z.infer<typeof updateKeyInput>) {
+  const result = await updateApiKey(ctx.db, actor(ctx), {
+    keyId: BigInt(input.id),
+    scopes: input.scopes,
+    allowedOrigins: input.allowed_origins,
+  })
+  ctx.credentials.clear()
+  return result
+}
+
 export async function rotateKey(ctx: UserContext, input: z.infer<typeof rotateKeyInput>) {
   const result = await rotateApiKey(ctx.db, actor(ctx), {
     keyId: BigInt(input.id),
@@ -37,5 +57,20 @@ export async function revokeKey(ctx: UserContext, input: z.infer<typeof revokeKe
   return result
 }
 
+function auditFilter(input: Omit<z.infer<typeof auditExportInput>, 'format'>): AuditFilter {
+  return {
+    keyId: input.key_id ? BigInt(input.key_id) : undefined,
+    action: input.action,
+    from: input.from ? new Date(input.from) : undefined,
+    to: input.to ? new Date(input.to) : undefined,
+  }
+}
+
 export const auditEvents = (ctx: UserContext, input: z.infer<typeof auditEventsInput>) =>
-  listAuditEvents(ctx.db, ctx.user.id, input)
+  listAuditEvents(ctx.db, ctx.user.id, input, auditFilter(input))
+
+export const exportAudit = async (ctx: UserContext, input: z.infer<typeof auditExportInput>) =>
+  auditExport(await allAuditEvents(ctx.db, ctx.user.id, auditFilter(input)), input.format)
+
+export const keyUsage = (ctx: UserContext, input: z.infer<typeof keyUsageInput>) =>
+  readKeyUsage(ctx.db, ctx.user.id, BigInt(input.id))

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { SCOPES } from '@/lib/scopes'
 import { MAX_GRACE_SECONDS } from '@/server/auth/api-keys'
+import { AUDIT_ACTIONS } from '@/server/auth/audit'
 
 /** Ids are PostgreSQL bigints: a larger number is bad input here, not an error in the database. */
 const INT64_MAX = 9223372036854775807n
@@ -17,6 +18,17 @@ export const createKeyInput = z.strictObject({
   allowed_origins: z.array(z.string().max(200)).max(20).optional(),
 })
 
+/** New scopes and/or allowed origins of a key, checked as at creation (at least one of the two). */
+export const updateKeyInput = z
+  .strictObject({
+    id: keyId,
+    scopes: createKeyInput.shape.scopes,
+    allowed_origins: createKeyInput.shape.allowed_origins,
+  })
+  .refine((u) => u.scopes !== undefined || u.allowed_origins !== undefined, {
+    message: 'give scopes, allowed_origins or both',
+  })
+
 export const rotateKeyInput = z.strictObject({
   id: keyId,
   /** How long the old secret keeps working: 0 (default) = stops at once; at most 7 days. */
@@ -25,10 +37,30 @@ export const rotateKeyInput = z.strictObject({
 
 export const revokeKeyInput = z.strictObject({ id: keyId })
 
+export const keyUsageInput = z.strictObject({ id: keyId })
+
+/** Which events: one key's, one action's, from (inclusive) to (exclusive) — the list's and the export's. */
+const auditFilter = {
+  key_id: keyId.optional(),
+  action: z.enum(AUDIT_ACTIONS).optional(),
+  from: z.iso.datetime({ offset: true }).optional(),
+  to: z.iso.datetime({ offset: true }).optional(),
+}
+
+const fromBeforeTo = (f: { from?: string | undefined; to?: string | undefined }) =>
+  !f.from || !f.to || Date.parse(f.from) < Date.parse(f.to)
+const FROM_BEFORE_TO = { message: 'from must be before to', path: ['to'] }
+
 export const auditEventsInput = z
   .strictObject({
     limit: z.number().int().min(1).max(100).default(20),
     /** next_cursor of the previous page. */
     cursor: keyId.optional(),
+    ...auditFilter,
   })
+  .refine(fromBeforeTo, FROM_BEFORE_TO)
   .default({ limit: 20 })
+
+export const auditExportInput = z
+  .strictObject({ format: z.enum(['csv', 'json']), ...auditFilter })
+  .refine(fromBeforeTo, FROM_BEFORE_TO)

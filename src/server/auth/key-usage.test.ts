@@ -1,0 +1,147 @@
+/**
+ * Usage per key over HTTP with a real Redis limiter and PostgreSQL: answers of
+ * requests with a valid key are counted by status class (2xx / 4xx / 429) in
+ * memory, written to api_key_usage_hourly only by the flush (adding to what
+ * is there), kept 7 days, and shown to the key's owner only (keys.usage).
+ */
+import { TRPCError } from '@trpc/server'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Database } from '@/db/database'
+import { portalRouter } from '@/server/api/portal/router'
+import type { PortalContext } from '@/server/api/portal/trpc'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { startTestRedis, type TestRedis } from '@/test/redis-server'
+import { asDatabase, get, serveApi, type TestWeb, uniqueIp } from '@/test/serve-api'
+import { createApiKey, ensureUser } from './api-keys'
+import { hourStart, KeyUsageCounter, readKeyUsage } from './key-usage'
+import type { SessionUser } from './session-user'
+
+const HOUR = 3600_000
+let tdb: TestDatabase
+let db: Database
+let redis: TestRedis
+let s: TestWeb
+let alice: SessionUser
+let bob: SessionUser
+
+async function usageRows(keyId: string) {
+  const { rows } = await tdb.pool.query(
+    `SELECT hour, ok_count, client_error_count, rate_limited_count, server_error_count
+       FROM api_key_usage_hourly WHERE key_id = $1 ORDER BY hour`,
+    [keyId],
+  )
+  return rows
+}
+
+function keys(user: SessionUser) {
+  const ctx: PortalContext = {
+    db,
+    credentials: { clear() {} },
+    clientIp: '203.0.113.1',
+    userAgent: 't',
+    user,
+  }
+  return portalRouter.createCaller(ctx).keys
+}
+
+beforeAll(async () => {
+  tdb = await createTestDatabase({ poolSize: 10 })
+  db = asDatabase(tdb)
+  redis = await startTestRedis()
+  alice = await ensureUser(db, '0x00000000000000000000000000000000000a11ce')
+  bob = await ensureUser(db, '0x0000000000000000000000000000000000000b0b')
+  // Three requests a minute per key; the per-IP limit out of the way.
+  s = await serveApi(tdb.url, {
+    REDIS_URL: redis.url,
+    TRUST_PROXY: '1',
+    RATE_LIMIT_KEY: 'sec=3,min=3,concurrent=10',
+    RATE_LIMIT_IP_KEY: 'sec=100,min=1000,concurrent=50',
+  })
+})
+
+afterAll(async () => {
+  try {
+    await s?.close()
+    await tdb?.drop()
+  } finally {
+    await redis?.stop()
+  }
+})
+
+describe('usage per key', () => {
+  it('counts 2xx, 4xx and 429 answers in memory and writes them only when flushed', async () => {
+    const { key, secret } = await createApiKey(
+      db,
+      { userId: alice.id, address: alice.address },
+      { name: 'counted', scopes: ['read:status'] },
+    )
+    const send = (path: string) => get(s.base, path, { credential: secret, ip: uniqueIp() })
+    const statuses: number[] = []
+    statuses.push((await send('/v1/indexer/status')).status)
+    statuses.push((await send('/v1/indexer/status')).status)
+    // Lacks read:collections: 403 after the credential's limit counted it.
+    statuses.push((await send('/v1/collections')).status)
+    statuses.push((await send('/v1/indexer/status')).status)
+    statuses.push((await send('/v1/indexer/status')).status)
+    expect(statuses).toEqual([200, 200, 403, 429, 429])
+    // Not attributed: an unknown key, and no key at all.
+    await get(s.base, '/v1/indexer/status', { credential: `${secret.slice(0, -1)}x`, ip: uniqueIp() })
+    await get(s.base, '/v1/indexer/status', { ip: uniqueIp() })
+
+    // No write per request: nothing in the table before the flush.
+    expect(await usageRows(key.id)).toEqual([])
+    await s.services.access.usage.flush()
+    const rows = await usageRows(key.id)
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).toMatchObject({
+      ok_count: 2,
+      client_error_count: 1,
+      rate_limited_count: 2,
+      server_error_count: 0,
+    })
+    expect(rows[0].hour.getTime()).toBe(hourStart(Date.now()))
+    expect(await tdb.pool.query('SELECT 1 FROM api_key_usage_hourly')).toHaveProperty('rowCount', 1)
+
+    // The owner sees the series, the totals and the last use.
+    await s.services.access.lastUsed.flush()
+    const usage = await keys(alice).usage({ id: key.id })
+    expect(usage.hours).toHaveLength(168)
+    expect(usage.hours.at(-1)).toMatchObject({ ok: 2, client_error: 1, rate_limited: 2, server_error: 0 })
+    expect(usage.totals).toEqual({ ok: 2, client_error: 1, rate_limited: 2, server_error: 0 })
+    expect(Date.parse(usage.last_used_at!)).toBeGreaterThan(Date.now() - 60_000)
+  })
+
+  it('adds each flush to the hour, and keeps 7 days', async () => {
+    const { key } = await createApiKey(db, { userId: alice.id, address: alice.address }, { name: 'window' })
+    const id = BigInt(key.id)
+    const now = Date.now()
+    const counter = new KeyUsageCounter(db, undefined, { flushIntervalMs: 60_000 })
+    counter.record(id, 200, now)
+    counter.record(id, 500, now)
+    counter.record(id, 404, now - 6 * 24 * HOUR)
+    counter.record(id, 200, now - 8 * 24 * HOUR)
+    await counter.flush(now)
+    counter.record(id, 204, now)
+    counter.record(id, 304, now)
+    await counter.close()
+
+    const usage = await readKeyUsage(db, alice.id, id, now)
+    expect(usage.hours).toHaveLength(168)
+    expect(usage.hours[0]!.hour).toBe(new Date(hourStart(now) - 167 * HOUR).toISOString())
+    expect(usage.hours.at(-1)).toMatchObject({ ok: 3, server_error: 1 })
+    expect(usage.totals).toEqual({ ok: 3, client_error: 1, rate_limited: 0, server_error: 1 })
+    // The 8-day-old hour was pruned from the table, not just left out.
+    const hours = (await usageRows(key.id)).map((r) => r.hour.getTime())
+    expect(hours).toEqual([hourStart(now - 6 * 24 * HOUR), hourStart(now)])
+  })
+
+  it("refuses another user's key as not found, and a bad id as bad input", async () => {
+    const { key } = await createApiKey(db, { userId: alice.id, address: alice.address }, { name: 'private' })
+    await expect(keys(bob).usage({ id: key.id })).rejects.toSatisfy(
+      (e) => e instanceof TRPCError && e.code === 'NOT_FOUND',
+    )
+    await expect(keys(alice).usage({ id: 'x' })).rejects.toSatisfy(
+      (e) => e instanceof TRPCError && e.code === 'BAD_REQUEST',
+    )
+  })
+})
