@@ -6,6 +6,7 @@
  */
 import { request as playwrightRequest } from '@playwright/test'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
+import { createKeyInPortal } from './helpers/portal'
 
 /** anvil's first dev account, the development wallet's. */
 const DEV_ACCOUNT = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
@@ -29,16 +30,7 @@ test('no extension: guidance, then the development wallet signs in and a new key
   await expect(page.getByTestId('signed-in-address')).toHaveAttribute('title', DEV_ACCOUNT)
 
   const name = `first run ${Date.now()}`
-  await page.getByRole('button', { name: 'Create key' }).first().click()
-  const create = page.getByRole('dialog', { name: 'Create an API key' })
-  await create.getByLabel('Name').fill(name)
-  await create.getByRole('button', { name: 'Create key' }).click()
-  const secret = await page
-    .getByRole('dialog', { name: 'Your new API key' })
-    .getByTestId('new-secret')
-    .inputValue()
-  await page.getByRole('button', { name: 'I have stored the secret' }).click()
-  await expect(page.getByTestId('key-row').filter({ hasText: name })).toBeVisible()
+  const secret = await createKeyInPortal(page, name)
 
   const api = await playwrightRequest.newContext({ baseURL })
   const res = await api.get('/v1/collections?limit=1', { headers: { Authorization: `Bearer ${secret}` } })

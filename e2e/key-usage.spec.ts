@@ -6,6 +6,7 @@
  */
 import { request as playwrightRequest } from '@playwright/test'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
+import { createKeyInPortal } from './helpers/portal'
 
 test('edit a key’s scopes and see its usage chart after a few API calls', async ({ page, baseURL }) => {
   test.setTimeout(120_000)
@@ -15,15 +16,7 @@ test('edit a key’s scopes and see its usage chart after a few API calls', asyn
   await expect(page.getByRole('heading', { name: 'API keys', level: 1 })).toBeVisible()
 
   const name = `usage ${Date.now()}`
-  await page.getByRole('button', { name: 'Create key' }).first().click()
-  const create = page.getByRole('dialog', { name: 'Create an API key' })
-  await create.getByLabel('Name').fill(name)
-  await create.getByRole('button', { name: 'Create key' }).click()
-  const secret = await page
-    .getByRole('dialog', { name: 'Your new API key' })
-    .getByTestId('new-secret')
-    .inputValue()
-  await page.getByRole('button', { name: 'I have stored the secret' }).click()
+  const secret = await createKeyInPortal(page, name)
 
   const call = async (path: string) =>
     (await api.get(path, { headers: { Authorization: `Bearer ${secret}` } })).status()

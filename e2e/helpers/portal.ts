@@ -1,0 +1,16 @@
+import { expect, type Page } from '@playwright/test'
+
+/** Creates a key with default scopes from the keys page and returns its secret (shown once). */
+export async function createKeyInPortal(page: Page, name: string): Promise<string> {
+  await page.getByRole('button', { name: 'Create key' }).first().click()
+  const create = page.getByRole('dialog', { name: 'Create an API key' })
+  await create.getByLabel('Name').fill(name)
+  await create.getByRole('button', { name: 'Create key' }).click()
+  const secret = await page
+    .getByRole('dialog', { name: 'Your new API key' })
+    .getByTestId('new-secret')
+    .inputValue()
+  await page.getByRole('button', { name: 'I have stored the secret' }).click()
+  await expect(page.getByTestId('key-row').filter({ hasText: name })).toBeVisible()
+  return secret
+}
