@@ -98,6 +98,10 @@ export const envSchema = z.object({
   LOG_LEVEL: optional(z.enum(levels, { error: `must be one of ${levels.join(', ')}` })).default('info'),
   /** Upper bound of any single API query, so a hostile request can never run long. */
   DB_STATEMENT_TIMEOUT_MS: optional(nonNegativeInt.min(100, 'must be at least 100')).default(5000),
+  /** Connections of the web process's API pool; one client may use half of them at once (docs/auth.md). */
+  DB_POOL_SIZE: optional(
+    nonNegativeInt.min(2, 'must be at least 2').max(1000, 'must be at most 1000'),
+  ).default(10),
   /** Limits of a portal API key (spec: 5/s, 300/min, 10 concurrent). */
   RATE_LIMIT_KEY: optional(rateLimitProfile).default({ perSecond: 5, perMinute: 300, concurrent: 10 }),
   /** Limits of a demo token (spec: 1/s, 30/min, 2 concurrent). */

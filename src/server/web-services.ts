@@ -13,39 +13,67 @@ import type { Config } from '@/config/env'
 import { createLogger, type Logger } from '@/config/logger'
 import { type Database, openDatabase } from '@/db/database'
 import { type AccessControl, createAccessControl } from '@/server/auth/access'
+import { PoolShares } from '@/server/ratelimit/pool-shares'
 
 export interface Services {
   config: Config
+  /** The API pool: procedures, the portal, everything but credential checks. */
   db: Database
+  /**
+   * A small pool of its own for credential and CORS-origin lookups, so that
+   * admission never queues behind API queries (docs/auth.md, "Admission before waiting").
+   */
+  credentialDb: Database
+  /** The API pool's connections one subject (key, demo token, client address) may use at once. */
+  poolShares: PoolShares
   logger: Logger
   /** Credentials (and their cache), rate limits, key-use tracking and CORS origins. */
   access: AccessControl
 }
 
 export interface WebServicesOptions {
-  /** An open database (tests, benchmarks); default: a pool on config.DATABASE_URL. */
+  /** An open database (tests, benchmarks); default: a pool of DB_POOL_SIZE on config.DATABASE_URL. */
   db?: Database
+  /** The credential pool (tests); default: its own pool on config.DATABASE_URL, or `db` when that is given. */
+  credentialDb?: Database
   logger?: Logger
 }
 
+/** Connections of the credential pool: lookups are primary-key reads, cached up to CREDENTIAL_CACHE_MS. */
+const CREDENTIAL_POOL_SIZE = 2
+
 export function createWebServices(config: Config, options: WebServicesOptions = {}): Services {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'web' })
-  const db = options.db ?? openWebDatabase(config)
-  return { config, db, logger, access: createAccessControl({ config, db, logger }) }
+  const db = options.db ?? openWebDatabase(config, config.DB_POOL_SIZE, 'nft-web')
+  const credentialDb =
+    options.credentialDb ?? options.db ?? openWebDatabase(config, CREDENTIAL_POOL_SIZE, 'nft-web-credentials')
+  // Half the pool: one subject cannot leave the others without connections.
+  const poolShares = new PoolShares(Math.max(1, Math.floor(db.pool.options.max / 2)))
+  return {
+    config,
+    db,
+    credentialDb,
+    poolShares,
+    logger,
+    access: createAccessControl({ config, db, credentialDb, logger }),
+  }
 }
 
-function openWebDatabase(config: Config): Database {
+function openWebDatabase(config: Config, max: number, applicationName: string): Database {
   if (!config.DATABASE_URL) throw new Error('DATABASE_URL is not set: start the service with `npm start`')
   return openDatabase(config.DATABASE_URL, {
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-    applicationName: 'nft-web',
+    max,
+    applicationName,
   })
 }
 
-/** Stops what createWebServices started (the database only when it opened it). */
+/** Stops what createWebServices started (the databases only when it opened them). */
 export async function closeWebServices(services: Services, options: { closeDb?: boolean } = {}) {
   await services.access.close()
-  if (options.closeDb ?? true) await services.db.close()
+  if (!(options.closeDb ?? true)) return
+  if (services.credentialDb !== services.db) await services.credentialDb.close()
+  await services.db.close()
 }
 
 const shared = globalThis as unknown as { nftWebServices?: Services }

@@ -17,10 +17,13 @@ export async function serveApi(databaseUrl: string, env: Record<string, string> 
   const config = parseConfig({
     NETWORK: 'devnet',
     LOG_LEVEL: 'silent',
+    DB_POOL_SIZE: '30',
     ...env,
   } as unknown as NodeJS.ProcessEnv)
-  const db = openDatabase(databaseUrl, { statementTimeoutMs: 20_000, max: 30 })
-  const services = createWebServices(config, { db, logger: createLogger({ level: 'silent' }) })
+  const db = openDatabase(databaseUrl, { statementTimeoutMs: 20_000, max: config.DB_POOL_SIZE })
+  // Credential lookups on a small pool of their own, as in the web process.
+  const credentialDb = openDatabase(databaseUrl, { statementTimeoutMs: 20_000, max: 2 })
+  const services = createWebServices(config, { db, credentialDb, logger: createLogger({ level: 'silent' }) })
   const web = await createWebServer({ services })
   await new Promise<void>((resolve) => web.server.listen(0, '127.0.0.1', resolve))
   const { port } = web.server.address() as AddressInfo

@@ -46,24 +46,26 @@ export interface AccessControl {
 }
 
 export function createAccessControl(
-  services: { config: Config; db: Database; logger?: Logger },
+  /** credentialDb: the pool of credential and origin lookups; default db. */
+  services: { config: Config; db: Database; credentialDb?: Database; logger?: Logger },
   options: { limiter?: RateLimiter; now?: () => number } = {},
 ): AccessControl {
   const { config, db, logger } = services
+  const credentialDb = services.credentialDb ?? db
   const publicOrigin = new URL(config.PUBLIC_URL).origin
   const limiter = options.limiter ?? createRateLimiter(config, logger)
   const lastUsed = new LastUsedTracker(db, logger)
   const usage = new KeyUsageCounter(db, logger)
   return {
     limiter,
-    verifier: new CredentialVerifier(db, {
+    verifier: new CredentialVerifier(credentialDb, {
       cacheMs: config.CREDENTIAL_CACHE_MS,
       publicOrigin,
       now: options.now,
     }),
     lastUsed,
     usage,
-    cors: new CorsOrigins(db, publicOrigin),
+    cors: new CorsOrigins(credentialDb, publicOrigin),
     publicOrigin,
     logger,
     ready: (timeoutMs) => limiter.ready(timeoutMs),

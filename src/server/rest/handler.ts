@@ -121,7 +121,12 @@ export function createRestHandler(services: Services): RestHandler {
       const input = route.takesInput
         ? Object.assign(queryInput(searchParams), pathParams(route, pathname))
         : undefined
-      const data = await callProcedure(route.procedure, route.procedurePath, ctx, input)
+      // The database part of the request, within the subject's share of the pool.
+      const subject = ctx.credential?.subject ?? requestAccess.ipSubject
+      const [data, fresh] = await services.poolShares.run(subject, async () => {
+        const data = await callProcedure(route.procedure, route.procedurePath, ctx, input)
+        return [data, ctx.credential ? await freshness(ctx.snapshot) : NO_HEADERS] as const
+      })
       // One literal, then the few optional headers one by one: an object spread of
       // several header objects cost a sixth of the request (instruction counts, docs/api.md).
       const headers: Record<string, string> = {
@@ -131,7 +136,7 @@ export function createRestHandler(services: Services): RestHandler {
         'Cache-Control': 'private, no-cache',
         'X-Request-Id': requestId,
       }
-      if (ctx.credential) addHeaders(headers, await freshness(ctx.snapshot))
+      addHeaders(headers, fresh)
       addHeaders(headers, requestAccess.headers())
       addHeaders(headers, ctx.responseHeaders)
       addHeaders(headers, cors)
