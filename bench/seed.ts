@@ -246,11 +246,16 @@ export async function seed(options: SeedOptions): Promise<SeedShape> {
 }
 
 /** DATABASE_URL's server, database nft_bench (or BENCH_DATABASE_URL). */
-export function benchDatabaseUrl(): string {
-  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL
+/**
+ * The database of one scale: `nft_bench` for scale 1, `nft_bench_s3` for
+ * scale 3 and so on, so that several scales can be compared side by side
+ * (bench/cost.ts). BENCH_DATABASE_URL names the scale-1 database instead.
+ */
+export function benchDatabaseUrl(scale = 1): string {
+  if (process.env.BENCH_DATABASE_URL && scale === 1) return process.env.BENCH_DATABASE_URL
   const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
   const url = new URL(base)
-  url.pathname = '/nft_bench'
+  url.pathname = scale === 1 ? '/nft_bench' : `/nft_bench_s${String(scale).replace('.', '_')}`
   url.searchParams.delete('options')
   url.searchParams.delete('schema')
   return url.toString()
@@ -271,12 +276,17 @@ export async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
-async function main() {
-  const args = process.argv.slice(2)
-  const scaleArg = args.indexOf('--scale')
-  const scale = scaleArg === -1 ? 1 : Number(args[scaleArg + 1])
+/** `--scale N` of a bench command line; 1 without it. */
+export function scaleArgument(args: string[]): number {
+  const at = args.indexOf('--scale')
+  const scale = at === -1 ? 1 : Number(args[at + 1])
   if (!(scale > 0)) throw new Error('--scale must be a positive number')
-  const url = benchDatabaseUrl()
+  return scale
+}
+
+async function main() {
+  const scale = scaleArgument(process.argv.slice(2))
+  const url = benchDatabaseUrl(scale)
   await ensureDatabase(url)
   const shape = shapeFor(scale)
   console.log(
