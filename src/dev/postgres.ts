@@ -41,7 +41,7 @@ export interface EmbeddedPostgresOptions {
   port?: number
   /** Default 127.0.0.1 (never reachable from other machines unless asked). */
   host?: string
-  /** Open connections allowed at once; default 20 (pools of web, indexer and tools). */
+  /** Open connections allowed at once; default 32 (the web process's two pools, the indexer's and tools'). */
   maxConnections?: number
 }
 
@@ -56,7 +56,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     throw err
   }
   const queue = await SessionQueue.create(db)
-  const maxConnections = options.maxConnections ?? 20
+  const maxConnections = options.maxConnections ?? 32
   const handlers = new Set<PGLiteSocketHandler>()
   const sockets = new Set<Socket>()
 
