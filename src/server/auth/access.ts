@@ -236,6 +236,25 @@ export class RequestAccess {
     return rateLimitHeaders(this.decisions)
   }
 
+  private responseOver = false
+  private workOver = false
+
+  /**
+   * The response is over: sent, or its client left. The slots come back once
+   * the request's work is over too — a client that leaves does not stop the
+   * queries it started, so leaving cannot make room for more of them.
+   */
+  responseClosed(): void {
+    this.responseOver = true
+    if (this.workOver) this.release()
+  }
+
+  /** The request's work (procedure, queries) is over; see responseClosed. */
+  workFinished(): void {
+    this.workOver = true
+    if (this.responseOver) this.release()
+  }
+
   /** Frees every concurrency slot held (response finished or client gone). Idempotent. */
   release(): void {
     this.finished = true

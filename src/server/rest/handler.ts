@@ -87,7 +87,7 @@ export function createRestHandler(services: Services): RestHandler {
     const cors = origin === undefined ? NO_HEADERS : await corsHeaders(access, origin)
     if (req.method === 'OPTIONS') return preflight(req, res, requestId, cors)
     const requestAccess = new RequestAccess(access, ip)
-    res.on('close', () => requestAccess.release())
+    res.on('close', () => requestAccess.responseClosed())
     // Headers a procedure set (freshness) also go on its error responses.
     let procedureHeaders: Record<string, string> = NO_HEADERS
     try {
@@ -152,6 +152,8 @@ export function createRestHandler(services: Services): RestHandler {
         res,
         errorResponse(error, requestId, head, { ...procedureHeaders, ...requestAccess.headers(), ...cors }),
       )
+    } finally {
+      requestAccess.workFinished()
     }
   }
 }
