@@ -97,8 +97,8 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
       // expiry); the token's own absolute end wins.
       encode: (params) => {
         const end = params.token?.sessionEnd
-        const left = typeof end === 'number' ? end - Math.floor(Date.now() / 1000) : params.maxAge
-        return encode({ ...params, maxAge: Math.max(0, Math.min(left ?? maxAgeS, maxAgeS)) })
+        const maxAge = typeof end === 'number' ? Math.max(0, end - Math.floor(Date.now() / 1000)) : maxAgeS
+        return encode({ ...params, maxAge })
       },
     },
     pages: { signIn: '/portal', error: '/portal' },
@@ -179,7 +179,10 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
     },
     events: {
       async signOut({ token }) {
-        if (typeof token?.sid === 'string') await endPortalSession(db, token.sid, await deps.requestMeta())
+        if (typeof token?.sid !== 'string') return
+        // The row is revoked even when the request's IP and user agent cannot be read.
+        const meta = await deps.requestMeta().catch(() => ({ clientIp: null, userAgent: null }))
+        await endPortalSession(db, token.sid, meta)
       },
     },
     logger: {
