@@ -44,7 +44,7 @@ test('no extension: guidance, then the development wallet signs in and a new key
     'data-action',
     'key_created',
   )
-  await page.getByRole('button', { name: 'Sign out' }).click()
+  await page.getByRole('button', { name: 'Sign out', exact: true }).click()
   await expect(page.getByRole('heading', { name: 'Sign in with your wallet' })).toBeVisible()
 })
 

@@ -2,11 +2,14 @@
  * The developer portal end to end, in Chromium, with a wallet that signs with
  * a real key: sign in; create a key and read its secret from the page; call
  * the API with it from the test process; rotate (old secret 401, new 200);
- * revoke (401); see the four events in the audit trail; sign out.
+ * revoke (401); see the four events in the audit trail; sign out (the old
+ * cookie stops working). "Sign out everywhere" ends another client's session
+ * of the same wallet too.
  */
 import { type APIRequestContext, request as playwrightRequest } from '@playwright/test'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
+import { getNonce, siweMessage, submitSignIn } from './helpers/siwe'
 import { E2E_WALLET_NAME, injectWallet } from './helpers/wallet'
 
 /** An authenticated read from the test process (a server, so no Origin header). */
@@ -107,11 +110,63 @@ test('sign in, create, use, rotate and revoke a key, read the audit trail, sign 
   await page.screenshot({ path: `${SCREENSHOTS}/portal-keys-mobile.png`, fullPage: true })
   await page.setViewportSize({ width: 1280, height: 720 })
 
-  // ── sign out ──
-  await page.getByRole('button', { name: 'Sign out' }).click()
+  // ── sign out: a copy of the cookie taken before stops working too ──
+  const cookie = (await page.context().cookies()).find((c) => c.name === 'next-auth.session-token')!
+  const copied = await playwrightRequest.newContext({
+    baseURL,
+    extraHTTPHeaders: { Cookie: `${cookie.name}=${cookie.value}` },
+  })
+  expect((await copied.get('/api/trpc/keys.list')).status()).toBe(200)
+  await page.getByRole('button', { name: 'Sign out', exact: true }).click()
   await expect(page.getByRole('heading', { name: 'Sign in with your wallet' })).toBeVisible()
   expect(await (await page.request.get('/api/auth/session')).json()).toEqual({})
   expect((await page.context().cookies()).some((c) => c.name === 'next-auth.session-token')).toBe(false)
   expect((await page.request.get('/api/trpc/keys.list')).status()).toBe(401)
-  await api.dispose()
+  expect((await copied.get('/api/trpc/keys.list')).status()).toBe(401)
+  await Promise.all([api.dispose(), copied.dispose()])
+})
+
+test('sign out everywhere ends every session of the wallet', async ({ page, baseURL }) => {
+  const account = privateKeyToAccount(generatePrivateKey())
+  await injectWallet(page, { signer: account })
+  await page.goto('/portal')
+  await page.getByRole('button', { name: `Sign in with ${E2E_WALLET_NAME}` }).click()
+  await expect(page.getByRole('heading', { name: 'API keys', level: 1 })).toBeVisible()
+
+  // The same wallet signed in from another client (another browser, a script).
+  const elsewhere = await playwrightRequest.newContext({ baseURL })
+  const message = siweMessage(await getNonce(elsewhere), account)
+  expect((await submitSignIn(elsewhere, message, await account.signMessage({ message }))).error).toBeNull()
+  expect((await elsewhere.get('/api/trpc/keys.list')).status()).toBe(200)
+
+  // The confirmation's default keeps the sessions.
+  await page.getByRole('button', { name: 'Sign out everywhere' }).click()
+  const confirm = page.getByRole('dialog', { name: 'Sign out everywhere?' })
+  await expect(confirm.getByRole('button', { name: 'Stay signed in' })).toBeFocused()
+  await page.screenshot({ path: `${SCREENSHOTS}/portal-sign-out-everywhere.png` })
+  await confirm.getByRole('button', { name: 'Stay signed in' }).click()
+  await expect(confirm).toBeHidden()
+  expect((await elsewhere.get('/api/trpc/keys.list')).status()).toBe(200)
+
+  await page.getByRole('button', { name: 'Sign out everywhere' }).click()
+  await confirm.getByRole('button', { name: 'Sign out everywhere' }).click()
+  await expect(page.getByRole('heading', { name: 'Sign in with your wallet' })).toBeVisible()
+  // The other client's session has ended too (the check is made on every request: no wait).
+  expect((await elsewhere.get('/api/trpc/keys.list')).status()).toBe(401)
+  expect(await (await elsewhere.get('/api/auth/session')).json()).toEqual({})
+
+  // Signed in again, the trail shows what happened, newest first.
+  await page.getByRole('button', { name: `Sign in with ${E2E_WALLET_NAME}` }).click()
+  await page.getByRole('link', { name: 'Audit trail' }).click()
+  const rows = page.getByTestId('audit-row')
+  await expect(rows).toHaveCount(4)
+  expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-action')))).toEqual([
+    'sign_in',
+    'sign_out_everywhere',
+    'sign_in',
+    'sign_in',
+  ])
+  await expect(rows.nth(1)).toContainText('Signed out everywhere')
+  await expect(rows.nth(1)).toContainText('2 sessions ended')
+  await elsewhere.dispose()
 })

@@ -4,6 +4,7 @@ import { NavLink } from '@/components/nav-link'
 import { PortalProviders } from '@/components/portal/portal-providers'
 import { SignInPanel } from '@/components/portal/sign-in/sign-in-panel'
 import { SignOutButton } from '@/components/portal/sign-in/sign-out-button'
+import { SignOutEverywhereButton } from '@/components/portal/sign-in/sign-out-everywhere'
 import { getSessionUser } from '@/server/auth/next-auth'
 import { getServices } from '@/server/services'
 import { devWalletOffered } from './dev-wallet'
@@ -39,6 +40,7 @@ export default async function PortalLayout({ children }: { children: ReactNode }
                 {shortAddress(user.address)}
               </code>
               <SignOutButton />
+              <SignOutEverywhereButton />
             </div>
           </div>
           {children}

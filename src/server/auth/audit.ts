@@ -1,7 +1,8 @@
 /**
- * The audit trail shown in the portal: sign-ins (written by the portal's
- * sign-in) and key changes (written here, in the same transaction as the
- * change). Newest first, keyset-paged by id, filtered by key, action and
+ * The audit trail shown in the portal: sign-ins, refused sign-ins, sign-outs
+ * (written by the portal's sessions, ./portal-sessions.ts and
+ * ./sign-in-refusals.ts) and key changes (written in the same transaction as
+ * the change). Newest first, keyset-paged by id, filtered by key, action and
  * time; exported whole (same filters) as CSV or JSON by audit-export.ts.
  */
 
@@ -9,7 +10,16 @@ import type { Database } from '@/db/database'
 import type { Prisma } from '@/db/generated/client'
 import { ApiError } from '@/server/errors/api-error'
 
-export const AUDIT_ACTIONS = ['sign_in', 'key_created', 'key_updated', 'key_rotated', 'key_revoked'] as const
+export const AUDIT_ACTIONS = [
+  'sign_in',
+  'sign_in_refused',
+  'sign_out',
+  'sign_out_everywhere',
+  'key_created',
+  'key_updated',
+  'key_rotated',
+  'key_revoked',
+] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
 /** Who did it and from where. */

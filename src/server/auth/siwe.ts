@@ -13,7 +13,8 @@
  *     signature verified through the indexed chain's RPC — an EOA by
  *     ecrecover, a smart-contract wallet by ERC-1271 `isValidSignature`
  *     (viem's verifyMessage does both, and ERC-6492 for undeployed ones).
- *  4. recordSignIn() upserts the user and writes the sign_in audit event.
+ *  4. recordSignIn() upserts the user, starts the portal session and writes
+ *     the sign_in audit event.
  *
  * Consuming the nonce before the RPC call means a forged or replayed
  * message costs one indexed DELETE, never a call to the node; a failed
@@ -26,6 +27,7 @@ import type { Config } from '@/config/env'
 import type { Database } from '@/db/database'
 import { ApiError } from '@/server/errors/api-error'
 import { writeAuditEvent } from './audit'
+import { startPortalSession } from './portal-sessions'
 
 /** How long an issued nonce can be used. */
 export const NONCE_TTL_MS = 5 * 60_000
@@ -253,23 +255,33 @@ export interface SignInRecord {
   userAgent: string | null
 }
 
-/** Upserts the user and writes the sign_in audit event, in one transaction. */
-export async function recordSignIn(db: Database, record: SignInRecord, now = new Date()) {
+/**
+ * Upserts the user, starts its portal session (./portal-sessions.ts) and
+ * writes the sign_in audit event, in one transaction.
+ */
+export async function recordSignIn(
+  db: Database,
+  record: SignInRecord,
+  options: { now?: Date; lifetimeMs?: number } = {},
+) {
+  const now = options.now ?? new Date()
   return db.prisma.$transaction(async (tx) => {
     const user = await tx.user.upsert({
       where: { address: record.address },
       create: { address: record.address, lastSignInAt: now },
       update: { lastSignInAt: now },
     })
+    const meta = { clientIp: record.clientIp, userAgent: record.userAgent }
+    const session = await startPortalSession(tx, user.id, meta, { now, lifetimeMs: options.lifetimeMs })
     await writeAuditEvent(
       tx,
-      { userId: user.id, address: user.address, clientIp: record.clientIp, userAgent: record.userAgent },
+      { userId: user.id, address: user.address, ...meta },
       {
         action: 'sign_in',
         details: { wallet: record.contractWallet ? 'contract (ERC-1271)' : 'externally owned account' },
         at: now,
       },
     )
-    return { id: user.id.toString(), address: user.address }
+    return { id: user.id.toString(), address: user.address, session }
   })
 }

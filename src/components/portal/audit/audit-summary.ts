@@ -2,10 +2,27 @@ import type { AuditEventView } from '../trpc'
 
 export const ACTION_LABELS: Record<string, string> = {
   sign_in: 'Signed in',
+  sign_in_refused: 'Sign-in refused',
+  sign_out: 'Signed out',
+  sign_out_everywhere: 'Signed out everywhere',
   key_created: 'Key created',
   key_updated: 'Key changed',
   key_rotated: 'Key rotated',
   key_revoked: 'Key revoked',
+}
+
+/** Why a sign-in was refused, from the server's code (src/server/auth/siwe.ts). */
+const REFUSAL_REASONS: Record<string, string> = {
+  MALFORMED_MESSAGE: 'unreadable message',
+  WRONG_DOMAIN: 'message for another site',
+  WRONG_URI: 'message for another address',
+  WRONG_CHAIN: 'message for another chain',
+  UNSUPPORTED_VERSION: 'unsupported message version',
+  EXPIRED: 'expired request',
+  NOT_YET_VALID: 'request not valid yet',
+  NONCE_INVALID: 'used or unknown request',
+  BAD_SIGNATURE: 'signature does not match the wallet',
+  CHAIN_UNAVAILABLE: 'chain unreachable to check the signature',
 }
 
 function formatSeconds(s: number): string {
@@ -44,5 +61,11 @@ export function auditSummary(event: AuditEventView): string | null {
   }
   if (event.action === 'key_updated') return updateSummary(d.before, d.after)
   if (event.action === 'sign_in' && typeof d.wallet === 'string') return d.wallet
+  if (event.action === 'sign_in_refused' && typeof d.reason === 'string') {
+    return Object.hasOwn(REFUSAL_REASONS, d.reason) ? REFUSAL_REASONS[d.reason]! : d.reason
+  }
+  if (event.action === 'sign_out_everywhere' && typeof d.sessions === 'number') {
+    return `${d.sessions} session${d.sessions === 1 ? '' : 's'} ended`
+  }
   return null
 }

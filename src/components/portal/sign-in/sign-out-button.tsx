@@ -1,14 +1,10 @@
 'use client'
 
-import { useRouter } from 'next/navigation'
-import { signOut } from 'next-auth/react'
 import { useState } from 'react'
-import { useConfig } from 'wagmi'
-import { disconnect } from 'wagmi/actions'
+import { useSignOut } from './use-sign-out'
 
 export function SignOutButton() {
-  const router = useRouter()
-  const config = useConfig()
+  const signOut = useSignOut()
   const [busy, setBusy] = useState(false)
   return (
     <button
@@ -17,9 +13,7 @@ export function SignOutButton() {
       disabled={busy}
       onClick={async () => {
         setBusy(true)
-        await signOut({ redirect: false })
-        await disconnect(config).catch(() => undefined)
-        router.refresh()
+        await signOut()
         setBusy(false)
       }}
     >

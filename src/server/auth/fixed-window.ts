@@ -1,0 +1,33 @@
+/**
+ * A per-process fixed-window counter: at most `limit` events per key in each
+ * window of `windowMs`. Small and local on purpose — it bounds writes that
+ * anyone can cause (a nonce row, a refused-sign-in audit row) where an exact
+ * global count is not needed; the numbers and why are in docs/portal.md.
+ */
+export class FixedWindowCounter {
+  private readonly windows = new Map<string, { start: number; count: number }>()
+
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+    /** Past this many keys, windows that have ended are dropped. */
+    private readonly maxTracked = 10_000,
+  ) {}
+
+  /** Counts one event for `key`; `retryAfterS` says when the next is allowed if this one is not. */
+  take(key: string, now = Date.now()): { allowed: boolean; retryAfterS: number } {
+    if (this.windows.size > this.maxTracked) {
+      for (const [k, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(k)
+    }
+    let w = this.windows.get(key)
+    if (!w || now - w.start >= this.windowMs) {
+      w = { start: now, count: 0 }
+      this.windows.set(key, w)
+    }
+    if (w.count >= this.limit) {
+      return { allowed: false, retryAfterS: Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000)) }
+    }
+    w.count += 1
+    return { allowed: true, retryAfterS: 0 }
+  }
+}
