@@ -12,6 +12,7 @@
 import type { Config } from '@/config/env'
 import { createLogger, type Logger } from '@/config/logger'
 import { type Database, openDatabase } from '@/db/database'
+import { openReadReplicas, type ReadReplicas } from '@/db/read-replicas'
 import { type AccessControl, createAccessControl } from '@/server/auth/access'
 
 export interface Services {
@@ -20,6 +21,8 @@ export interface Services {
   logger: Logger
   /** Credentials (and their cache), rate limits, key-use tracking and CORS origins. */
   access: AccessControl
+  /** Where /v1 reads run: a streaming replica that qualifies, else `db` (docs/operations.md, "Read replicas"). */
+  reads: ReadReplicas
 }
 
 export interface WebServicesOptions {
@@ -31,7 +34,9 @@ export interface WebServicesOptions {
 export function createWebServices(config: Config, options: WebServicesOptions = {}): Services {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'web' })
   const db = options.db ?? openWebDatabase(config)
-  return { config, db, logger, access: createAccessControl({ config, db, logger }) }
+  // The read replicas (DATABASE_READ_URL) and their probe.
+  const reads = openReadReplicas(config, db, logger)
+  return { config, db, logger, access: createAccessControl({ config, db, logger }), reads }
 }
 
 function openWebDatabase(config: Config): Database {
@@ -45,6 +50,7 @@ function openWebDatabase(config: Config): Database {
 /** Stops what createWebServices started (the database only when it opened it). */
 export async function closeWebServices(services: Services, options: { closeDb?: boolean } = {}) {
   await services.access.close()
+  await services.reads.close()
   if (options.closeDb ?? true) await services.db.close()
 }
 

@@ -29,6 +29,7 @@ import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib'
 import { callProcedure } from '@/server/api/internals/call-procedure'
 import { matchPath, pathParams, queryInput, type Route, routeTable } from '@/server/api/internals/routes'
 import { freshnessHeaders, type IndexerSnapshot, requestSnapshot } from '@/server/api/read/indexer-snapshot'
+import { readOnReplica } from '@/server/api/read/replica-read'
 import { createMediaHandler, isMediaRequest } from '@/server/api/routers/media/media.handler'
 import { v1Router } from '@/server/api/v1/router'
 import type { V1Context } from '@/server/api/v1/trpc'
@@ -121,7 +122,9 @@ export function createRestHandler(services: Services): RestHandler {
       const input = route.takesInput
         ? Object.assign(queryInput(searchParams), pathParams(route, pathname))
         : undefined
-      const data = await callProcedure(route.procedure, route.procedurePath, ctx, input)
+      const call = () => callProcedure(route.procedure, route.procedurePath, ctx, input)
+      // Read endpoints run on a read replica when one qualifies (docs/operations.md, "Read replicas").
+      const data = route.meta.scope ? await readOnReplica(services.reads, ctx, call) : await call()
       // One literal, then the few optional headers one by one: an object spread of
       // several header objects cost a sixth of the request (instruction counts, docs/api.md).
       const headers: Record<string, string> = {
