@@ -216,7 +216,9 @@ export class ReadReplicas {
     } catch (err) {
       return this.setState(replica, 'unreachable', undefined, errorCode(err))
     }
-    if (!row?.recovering || row.replayed === null) return this.setState(replica, 'not in recovery', undefined)
+    if (!row?.recovering) return this.setState(replica, 'not in recovery', undefined)
+    // In recovery but nothing replayed yet (still restoring): behind by an unknown amount.
+    if (row.replayed === null) return this.setState(replica, 'lagging', undefined)
     const lagMs = this.history.lagMs(parseLsn(row.replayed), performance.now())
     if (lagMs === undefined) return this.setState(replica, 'primary position unknown', undefined)
     this.setState(replica, lagMs > this.options.maxLagMs ? 'lagging' : 'ok', lagMs)
