@@ -287,11 +287,15 @@ export function isReplicaFailure(err: unknown): boolean {
   return false
 }
 
-/** A failure's code for the log (a SQLSTATE or a socket error code), never its message. */
+/**
+ * A failure's code for the log: the innermost one (a SQLSTATE or a socket
+ * error code under the wrappers), else the innermost message, cut short.
+ */
 function errorCode(err: unknown): string | undefined {
+  let found: string | undefined
   for (let e = err, depth = 0; e instanceof Error && depth < 6; e = e.cause, depth++) {
     const code = (e as { code?: unknown }).code
-    if (typeof code === 'string') return code
+    found = typeof code === 'string' ? code : e.message.slice(0, 80)
   }
-  return err instanceof Error ? err.message.slice(0, 80) : undefined
+  return found
 }
