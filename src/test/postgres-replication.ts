@@ -180,7 +180,11 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
       'fast',
       '--no-sync',
     ])
-    appendFileSync(path.join(replicaDir, 'postgresql.conf'), `port = ${replicaPort}\n`)
+    // A read that conflicts with replay is cancelled at once, not after the default 30 s.
+    appendFileSync(
+      path.join(replicaDir, 'postgresql.conf'),
+      [`port = ${replicaPort}`, 'max_standby_streaming_delay = 0', ''].join('\n'),
+    )
     const replica = await cluster('replica', replicaPort)
 
     const waitForReplay = async (timeoutMs = 30_000) => {

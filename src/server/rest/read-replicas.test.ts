@@ -58,6 +58,17 @@ async function observe() {
   }
 }
 
+/** A request's read context as the REST layer builds it, for calling readOnReplica directly. */
+function readTarget() {
+  const db = api.services.reads.primary
+  return {
+    config: api.config,
+    db,
+    snapshot: requestSnapshot({ db, config: api.config }),
+    responseHeaders: {},
+  }
+}
+
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
 
 beforeAll(async () => {
@@ -116,15 +127,31 @@ describe('reads on a streaming replica (DATABASE_READ_URL)', () => {
     expect(await observe()).toEqual({ head: '8', blocks: range(1, 8), statusHead: '8', statusHeader: '8' })
   })
 
+  it('retry a read on the primary when replay cancels it on the replica (a conflict with recovery)', async () => {
+    await pgs.primary.pool.query('CREATE TABLE replay_conflict (n int)')
+    await pgs.waitForReplay()
+    await waitFor(() => replicaStatus().usable, 'the replica to qualify')
+    const target = readTarget()
+    let attempts = 0
+    const read = readOnReplica(api.services.reads, target, async () => {
+      attempts++
+      const { rows } = await target.db.pool.query(
+        'SELECT pg_is_in_recovery() AS standby, pg_sleep(1.5), (SELECT count(*) FROM replay_conflict)',
+      )
+      return rows[0].standby as boolean
+    })
+    // The read holds a lock on the table on the replica when the primary alters it:
+    // replaying that needs the lock, and the replica cancels the read (SQLSTATE 40001).
+    await new Promise((r) => setTimeout(r, 500))
+    await pgs.primary.pool.query('ALTER TABLE replay_conflict ADD COLUMN m int')
+    expect(await read).toBe(false)
+    expect(attempts).toBe(2)
+    await waitFor(() => replicaStatus().usable, 'the replica to qualify again')
+  })
+
   it('retry a read on the primary when its replica dies in the middle of it', async () => {
     const reads = api.services.reads
-    const db = reads.primary
-    const target = {
-      config: api.config,
-      db,
-      snapshot: requestSnapshot({ db, config: api.config }),
-      responseHeaders: {},
-    }
+    const target = readTarget()
     let attempts = 0
     const read = readOnReplica(reads, target, async () => {
       attempts++
