@@ -55,6 +55,17 @@ describe('configuration contract', () => {
     expect(config.embeddedChain).toBe(false)
   })
 
+  it('takes read replicas of DATABASE_URL, and refuses them without it', () => {
+    const replicas = 'postgres://r@replica-1:5432/db, postgres://r@replica-2:5432/db'
+    const config = parseConfig({ DATABASE_URL: 'postgres://u@h:5432/db', DATABASE_READ_URL: replicas })
+    expect(config.DATABASE_READ_URL).toBe(replicas)
+    expect(config.DATABASE_READ_MAX_LAG_S).toBe(5)
+    expect(parseConfig({}).DATABASE_READ_URL).toBeUndefined()
+    expect(() => parseConfig({ DATABASE_READ_URL: 'postgres://r@replica-1/db' })).toThrow(
+      'Invalid configuration: DATABASE_READ_URL needs DATABASE_URL',
+    )
+  })
+
   it.each([
     ['PORT', 'abc'],
     ['PORT', '70000'],
@@ -71,6 +82,8 @@ describe('configuration contract', () => {
     ['NETWORK', 'Main Net'],
     ['AUTH_SECRET', 'short'],
     ['LOG_LEVEL', 'loud'],
+    ['DATABASE_READ_URL', 'postgres://r@replica-1/db,mysql://r@replica-2/db'],
+    ['DATABASE_READ_MAX_LAG_S', '0'],
   ])('rejects %s=%s naming the variable', (variable, value) => {
     let error: unknown
     try {
@@ -90,6 +103,12 @@ describe('configuration contract', () => {
     ['DATABASE_URL', 'mysql://admin:s3cr3t-pw@db.internal:3306/nft', 's3cr3t-pw', 'mysql://db.internal:3306'],
     ['DATABASE_URL', 'postgres://admin:s3cr3t-pw@db.internal:54x2/nft', 's3cr3t-pw', undefined],
     ['DATABASE_URL', 'postgres://admin:s3c/r3t@db.internal/nft', 's3c/r3t', undefined],
+    [
+      'DATABASE_READ_URL',
+      'postgres://admin:s3cr3t-pw@replica.internal:5432/nft,redis://admin:s3cr3t-pw@x/',
+      's3cr3t-pw',
+      'postgres://replica.internal:5432',
+    ],
     ['REDIS_URL', 'http://:s3cr3t-pw@cache.internal:6379/0', 's3cr3t-pw', 'http://cache.internal:6379'],
     ['REDIS_URL', 'redis//default:s3cr3t-pw@cache.internal:6379', 's3cr3t-pw', undefined],
     [

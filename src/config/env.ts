@@ -36,6 +36,15 @@ const postgresUrl = z
   .trim()
   .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), 'must be a postgres:// URL')
 
+/** One postgres:// URL, or several separated by commas (DATABASE_READ_URL: streaming replicas). */
+const postgresUrlList = z
+  .string()
+  .trim()
+  .refine((v) => {
+    const urls = v.split(',').map((u) => u.trim())
+    return urls.length <= 16 && urls.every((u) => /^postgres(ql)?:\/\/[^\s,]+$/.test(u) && URL.canParse(u))
+  }, 'must be a postgres:// URL, or up to 16 separated by commas')
+
 const redisUrl = z
   .string()
   .trim()
@@ -73,6 +82,12 @@ export const envSchema = z.object({
   PORT: optional(port).default(3000),
   PUBLIC_URL: optional(httpUrl),
   DATABASE_URL: optional(postgresUrl),
+  /** Streaming replicas of DATABASE_URL that serve the /v1 reads (docs/operations.md, "Read replicas"). */
+  DATABASE_READ_URL: optional(postgresUrlList),
+  /** A replica further behind the primary than this many seconds serves no read. */
+  DATABASE_READ_MAX_LAG_S: optional(
+    nonNegativeInt.min(1, 'must be at least 1').max(3600, 'must be at most 3600'),
+  ).default(5),
   REDIS_URL: optional(redisUrl),
   RPC_URL: optional(httpUrlList),
   NETWORK: optional(
@@ -186,6 +201,7 @@ export class ConfigError extends Error {
 const URL_VARIABLES = new Set([
   'PUBLIC_URL',
   'DATABASE_URL',
+  'DATABASE_READ_URL',
   'REDIS_URL',
   'RPC_URL',
   'IPFS_GATEWAY',
@@ -219,6 +235,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(variable, `${issue.message} (${describeValue(variable, env[variable])})`)
   }
   const e = result.data
+  if (e.DATABASE_READ_URL !== undefined && e.DATABASE_URL === undefined) {
+    throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL: replicas are replicas of that primary')
+  }
   const embeddedChain = e.RPC_URL === undefined
   return {
     ...e,

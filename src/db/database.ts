@@ -4,7 +4,7 @@
  * everything else.
  */
 import type pg from 'pg'
-import { createPool, createPrisma } from './client'
+import { createPool, createPrisma, type PoolOptions } from './client'
 import type { PrismaClient } from './generated/client'
 
 export interface Database {
@@ -13,10 +13,7 @@ export interface Database {
   close(): Promise<void>
 }
 
-export function openDatabase(
-  url: string,
-  options: { statementTimeoutMs?: number; max?: number; applicationName?: string } = {},
-): Database {
+export function openDatabase(url: string, options: PoolOptions = {}): Database {
   const pool = createPool(url, options)
   const prisma = createPrisma(pool)
   return {

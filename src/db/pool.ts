@@ -14,6 +14,8 @@ export interface PoolOptions {
   /** Most connections the pool opens. */
   max?: number
   applicationName?: string
+  /** Give up opening a connection after this long (default: wait as long as the OS does). */
+  connectTimeoutMs?: number
 }
 
 /** The schema each pool was bound to, so createPrisma can default to it. */
@@ -36,6 +38,7 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
     options: renderOptions(settings),
     max: options.max ?? 10,
     application_name: options.applicationName,
+    connectionTimeoutMillis: options.connectTimeoutMs,
   })
   // An idle connection that the server drops (restart, admin shutdown) is
   // reported here; without a listener Node would crash the process. The pool

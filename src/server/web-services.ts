@@ -12,6 +12,7 @@
 import type { Config } from '@/config/env'
 import { createLogger, type Logger } from '@/config/logger'
 import { type Database, openDatabase } from '@/db/database'
+import { openReadReplicas, type ReadReplicas } from '@/db/read-replicas'
 import { type AccessControl, createAccessControl } from '@/server/auth/access'
 import { PoolShares } from '@/server/ratelimit/pool-shares'
 
@@ -29,6 +30,8 @@ export interface Services {
   logger: Logger
   /** Credentials (and their cache), rate limits, key-use tracking and CORS origins. */
   access: AccessControl
+  /** Where /v1 reads run: a streaming replica that qualifies, else `db` (docs/operations.md, "Read replicas"). */
+  reads: ReadReplicas
 }
 
 export interface WebServicesOptions {
@@ -56,6 +59,8 @@ export function createWebServices(config: Config, options: WebServicesOptions = 
     poolShares,
     logger,
     access: createAccessControl({ config, db, credentialDb, logger }),
+    // The read replicas (DATABASE_READ_URL) and their probe.
+    reads: openReadReplicas(config, db, logger),
   }
 }
 
@@ -71,6 +76,7 @@ function openWebDatabase(config: Config, max: number, applicationName: string): 
 /** Stops what createWebServices started (the databases only when it opened them). */
 export async function closeWebServices(services: Services, options: { closeDb?: boolean } = {}) {
   await services.access.close()
+  await services.reads.close()
   if (!(options.closeDb ?? true)) return
   if (services.credentialDb !== services.db) await services.credentialDb.close()
   await services.db.close()

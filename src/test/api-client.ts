@@ -6,12 +6,12 @@
  */
 import type { AddressInfo } from 'node:net'
 import { type Config, parseConfig } from '@/config/env'
-import { createLogger } from '@/config/logger'
+import { createLogger, type Logger } from '@/config/logger'
 import { openDatabase } from '@/db/database'
 import { clearIndexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { createApiKey, ensureUser } from '@/server/auth/api-keys'
 import { createWebServer, type WebServer } from '@/server/http/server'
-import { closeWebServices, createWebServices } from '@/server/web-services'
+import { closeWebServices, createWebServices, type Services } from '@/server/web-services'
 
 export const TEST_LIMITS = 'sec=100000,min=10000000,concurrent=1000'
 
@@ -20,6 +20,7 @@ export interface ApiServer {
   config: Config
   web: WebServer
   db: ReturnType<typeof openDatabase>
+  services: Services
   /** The bearer credential every request sends. */
   token: string
   /** GET (or another method) with the credential; path includes the query. */
@@ -34,6 +35,7 @@ export interface ApiServer {
 export async function startApiServer(
   databaseUrl: string,
   env: Record<string, string> = {},
+  options: { logger?: Logger } = {},
 ): Promise<ApiServer> {
   const config = parseConfig({
     NETWORK: 'devnet',
@@ -47,7 +49,8 @@ export async function startApiServer(
   const db = openDatabase(databaseUrl, { statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, max: 10 })
   const user = await ensureUser(db, '0x00000000000000000000000000000000000a11ce')
   const { secret } = await createApiKey(db, { userId: user.id, address: user.address }, { name: 'api tests' })
-  const services = createWebServices(config, { db, logger: createLogger({ level: 'silent' }) })
+  const logger = options.logger ?? createLogger({ level: 'silent' })
+  const services = createWebServices(config, { db, logger })
   const web = await createWebServer({ services })
   await new Promise<void>((resolve) => web.server.listen(0, '127.0.0.1', resolve))
   const { port } = web.server.address() as AddressInfo
@@ -62,6 +65,7 @@ export async function startApiServer(
     config,
     web,
     db,
+    services,
     token: secret,
     request,
     async json<T>(path: string) {

@@ -4,83 +4,19 @@
  * refused within a second on both, both fail closed while Redis is down and
  * recover, and no key or token ever reaches their logs.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Database } from '@/db/database'
 import { SNAPSHOT_TTL_MS } from '@/server/api/read/indexer-snapshot'
 import { createApiKey, ensureUser, revokeApiKey, rotateApiKey } from '@/server/auth/api-keys'
-import { generateApiKeySecret } from '@/server/auth/secrets'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
-import { freePort, startTestRedis, type TestRedis } from '@/test/redis-server'
+import { startTestRedis, type TestRedis } from '@/test/redis-server'
 import { asDatabase, get, uniqueIp } from '@/test/serve-api'
+import { startWebProcess, type WebProcess } from '@/test/web-process'
 
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
 const STATUS = '/v1/indexer/status'
 const PUBLIC_URL = 'http://try.example.test'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-interface WebProcess {
-  name: string
-  base: string
-  logs: string[]
-  child: ChildProcess
-  stop(): Promise<void>
-}
-
-async function startWeb(name: string, env: Record<string, string>): Promise<WebProcess> {
-  const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join('src', 'server', 'main.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      ...env,
-      PORT: String(port),
-      WEB_API_ONLY: '1',
-      LOG_LEVEL: 'trace',
-      NETWORK: 'devnet',
-      TRUST_PROXY: '1',
-      PUBLIC_URL,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const logs: string[] = []
-  child.stdout!.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')))
-  child.stderr!.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')))
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  const base = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited: ${logs.join('')}`)
-    const ok = await fetch(`${base}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    )
-    if (ok) break
-    if (Date.now() > deadline) throw new Error(`${name} did not start: ${logs.join('')}`)
-    await sleep(200)
-  }
-  // Warm up (JIT, Redis scripts, Prisma) from a documentation address before timing-sensitive tests.
-  for (const [p, credential] of [
-    ['/v1/warm-up', undefined],
-    [STATUS, undefined],
-    [STATUS, generateApiKeySecret().secret],
-  ] as const) {
-    await (await get(base, p, { credential, ip: '192.0.2.254' })).arrayBuffer()
-  }
-  return {
-    name,
-    base,
-    logs,
-    child,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM')
-      await exited
-    },
-  }
-}
 
 async function holdIndexerState(pool: pg.Pool): Promise<() => Promise<void>> {
   const client = await pool.connect()
@@ -141,8 +77,8 @@ beforeAll(async () => {
   redis = await startTestRedis()
   const user = await ensureUser(db, '0x0000000000000000000000000000000000000c0c')
   actor = { userId: user.id, address: user.address }
-  const env = { DATABASE_URL: tdb.url, REDIS_URL: redis.url }
-  ;[a, b] = await Promise.all([startWeb('A', env), startWeb('B', env)])
+  const env = { DATABASE_URL: tdb.url, REDIS_URL: redis.url, PUBLIC_URL }
+  ;[a, b] = await Promise.all([startWebProcess('A', env), startWebProcess('B', env)])
 })
 
 afterAll(async () => {

@@ -29,6 +29,7 @@ import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib'
 import { callProcedure } from '@/server/api/internals/call-procedure'
 import { matchPath, pathParams, queryInput, type Route, routeTable } from '@/server/api/internals/routes'
 import { freshnessHeaders, type IndexerSnapshot, requestSnapshot } from '@/server/api/read/indexer-snapshot'
+import { readOnReplica } from '@/server/api/read/replica-read'
 import { createMediaHandler, isMediaRequest } from '@/server/api/routers/media/media.handler'
 import { v1Router } from '@/server/api/v1/router'
 import type { V1Context } from '@/server/api/v1/trpc'
@@ -121,10 +122,12 @@ export function createRestHandler(services: Services): RestHandler {
       const input = route.takesInput
         ? Object.assign(queryInput(searchParams), pathParams(route, pathname))
         : undefined
-      // The database part of the request, within the subject's share of the pool.
+      // The database part of the request, within the subject's share of the pool. Read
+      // endpoints run on a read replica when one qualifies (docs/operations.md, "Read replicas").
       const subject = ctx.credential?.subject ?? requestAccess.ipSubject
       const [data, fresh] = await services.poolShares.run(subject, async () => {
-        const data = await callProcedure(route.procedure, route.procedurePath, ctx, input)
+        const call = () => callProcedure(route.procedure, route.procedurePath, ctx, input)
+        const data = route.meta.scope ? await readOnReplica(services.reads, ctx, call) : await call()
         return [data, ctx.credential ? await freshness(ctx.snapshot) : NO_HEADERS] as const
       })
       // One literal, then the few optional headers one by one: an object spread of
