@@ -13,6 +13,7 @@ import type { Config } from '@/config/env'
 import { createLogger, type Logger } from '@/config/logger'
 import { type Database, openDatabase } from '@/db/database'
 import { type AccessControl, createAccessControl } from '@/server/auth/access'
+import { WebMetrics } from '@/server/metrics'
 
 export interface Services {
   config: Config
@@ -20,18 +21,23 @@ export interface Services {
   logger: Logger
   /** Credentials (and their cache), rate limits, key-use tracking and CORS origins. */
   access: AccessControl
+  /** Prometheus metrics; undefined when METRICS_PORT is unset (nothing is recorded). */
+  metrics: WebMetrics | undefined
 }
 
 export interface WebServicesOptions {
   /** An open database (tests, benchmarks); default: a pool on config.DATABASE_URL. */
   db?: Database
   logger?: Logger
+  /** Record metrics (default: when METRICS_PORT is set); the benchmark compares both. */
+  metrics?: boolean
 }
 
 export function createWebServices(config: Config, options: WebServicesOptions = {}): Services {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'web' })
   const db = options.db ?? openWebDatabase(config)
-  return { config, db, logger, access: createAccessControl({ config, db, logger }) }
+  const metrics = (options.metrics ?? config.METRICS_PORT !== undefined) ? new WebMetrics(db.pool) : undefined
+  return { config, db, logger, metrics, access: createAccessControl({ config, db, logger, metrics }) }
 }
 
 function openWebDatabase(config: Config): Database {
