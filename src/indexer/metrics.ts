@@ -50,7 +50,7 @@ export class IndexerMetrics implements RpcObserver {
     )
     this.verified = gauge(
       'nft_indexer_verified_block',
-      'End of the verified prefix (last_verified_block); absent before the first verified block.',
+      'End of the verified prefix (last_verified_block); 0 before the first verified block.',
     )
     this.lag = gauge(
       'nft_indexer_lag_blocks',
