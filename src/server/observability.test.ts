@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, parseConfig } from '@/config/env'
 import { metricsPort } from '@/config/metrics-endpoint'
 import { createApiKey, ensureUser } from '@/server/auth/api-keys'
+import { TEST_LIMITS } from '@/test/api-client'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { freePort } from '@/test/redis-server'
 import { asDatabase, serveApi, type TestWeb } from '@/test/serve-api'
@@ -158,6 +159,9 @@ describe('the web process’s metrics', () => {
       DATABASE_URL: tdb.url,
       PORT: String(port),
       METRICS_PORT: String(metrics),
+      // The test's few requests come faster than the default 5 per second.
+      RATE_LIMIT_KEY: TEST_LIMITS,
+      RATE_LIMIT_IP_KEY: TEST_LIMITS,
     })
     try {
       const base = `http://127.0.0.1:${port}`
