@@ -3,7 +3,7 @@ const nextConfig = {
   reactStrictMode: true,
   poweredByHeader: false,
   // Server-only packages loaded from node_modules at run time, not bundled.
-  serverExternalPackages: ['pg', 'pino', 'ioredis', '@prisma/adapter-pg'],
+  serverExternalPackages: ['pg', 'pino', 'pino-pretty', 'prom-client', 'ioredis', '@prisma/adapter-pg'],
   // Types are checked once, by `npm run typecheck` in the test command; the
   // start-up build skips a second pass.
   typescript: { ignoreBuildErrors: true },

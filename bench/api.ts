@@ -8,8 +8,11 @@
  *     the deepest page there is when the list is shorter).
  *  2. Throughput through the full stack (credential, rate limits, tRPC, zod,
  *     ETag) next to the floor — the same SQL by bare node:http + pg
- *     (bench/floor-server.ts) — with the ratio. The two take turns in rounds
- *     (BENCH_ROUNDS, 3, of BENCH_SECONDS, 2 s each); each figure is the median round.
+ *     (bench/floor-server.ts) — with the ratio; and the full stack once more
+ *     with Prometheus metrics recorded (as with METRICS_PORT set), with the
+ *     metrics-on/off ratio (target: less than 3 % lost). The three take turns
+ *     in rounds (BENCH_ROUNDS, 3, of BENCH_SECONDS, 2 s each); each figure is
+ *     the median round.
  *
  * BENCH_ONLY=<text> runs only the cases whose name contains it (e.g. `indexer/status`).
  *
@@ -37,7 +40,9 @@ const HIGH_LIMITS = 'sec=1000000,min=100000000,concurrent=100000'
 
 // ───────────────────────────── child: a server ─────────────────────────────
 
-async function serve(kind: 'full' | 'floor', url: string) {
+type ServerKind = 'full' | 'full-metrics' | 'floor'
+
+async function serve(kind: ServerKind, url: string) {
   const timings = new Map<string, number[]>()
   const record = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const started = performance.now()
@@ -73,7 +78,11 @@ async function serve(kind: 'full' | 'floor', url: string) {
       statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
       applicationName: 'bench-web',
     })
-    const services = createWebServices(config, { db, logger: createLogger({ level: 'silent' }) })
+    const services = createWebServices(config, {
+      db,
+      logger: createLogger({ level: 'silent' }),
+      metrics: kind === 'full-metrics',
+    })
     const web = await createWebServer({ services })
     server = web.server
   }
@@ -98,7 +107,7 @@ interface Child {
   stop(): void
 }
 
-async function startChild(kind: 'full' | 'floor', url: string): Promise<Child> {
+async function startChild(kind: ServerKind, url: string): Promise<Child> {
   const child = fork(fileURLToPath(import.meta.url), ['--serve', kind, url], {
     execArgv: ['--import', 'tsx'],
     // Servers run as `npm start` runs them (e.g. responses are not parsed again, src/server/api/internals/response-schema.ts).
@@ -346,6 +355,7 @@ async function main() {
   const auth = { Authorization: `Bearer ${secret}` }
 
   const full = await startChild('full', url)
+  const withMetrics = await startChild('full-metrics', url)
   const floor = await startChild('floor', url)
   try {
     console.log(`\nserver-side latency, ${LATENCY_SAMPLES} sequential requests each (ms)`)
@@ -370,23 +380,34 @@ async function main() {
       `\nthroughput, first pages, ${CONCURRENCY} keep-alive connections, median of ${THROUGHPUT_ROUNDS} alternating rounds of ${THROUGHPUT_SECONDS} s (req/s)`,
     )
     const throughputRows: Array<Record<string, string>> = []
+    const metricsRatios: number[] = []
     for (const c of cases) {
       const fullRates: number[] = []
+      const metricsRates: number[] = []
       const floorRates: number[] = []
       for (let round = 0; round < THROUGHPUT_ROUNDS; round++) {
         fullRates.push(await throughput(full.port, c.first, auth))
+        metricsRates.push(await throughput(withMetrics.port, c.first, auth))
         floorRates.push(await throughput(floor.port, c.first, {}))
       }
       const fullRate = percentile(fullRates, 50)
+      const metricsRate = percentile(metricsRates, 50)
       const floorRate = percentile(floorRates, 50)
+      metricsRatios.push(metricsRate / fullRate)
       throughputRows.push({
         endpoint: c.name,
         'full stack': fullRate.toFixed(0),
         floor: floorRate.toFixed(0),
         ratio: `${((fullRate / floorRate) * 100).toFixed(0)} %`,
+        'metrics on': metricsRate.toFixed(0),
+        'on/off': `${((metricsRate / fullRate) * 100).toFixed(1)} %`,
       })
     }
     console.table(throughputRows)
+    // Over all endpoints (geometric mean): one endpoint's round is noisy on a shared machine, the set much less.
+    const metricsRatio = Math.exp(
+      metricsRatios.reduce((sum, r) => sum + Math.log(r), 0) / metricsRatios.length,
+    )
 
     const worstP95 = Math.max(
       ...Object.values(fullLatency).flatMap((r) => [r.first[1], ...(r.deep ? [r.deep[1]] : [])]),
@@ -394,6 +415,9 @@ async function main() {
     const worstRatio = Math.min(...throughputRows.map((r) => Number.parseFloat(r.ratio!)))
     console.log(
       `\nworst p95 ${worstP95.toFixed(2)} ms (target < 10 ms); lowest full-stack/floor ratio ${worstRatio} % (target ≥ 80 % on the database endpoints)`,
+    )
+    console.log(
+      `metrics on/off throughput ${(metricsRatio * 100).toFixed(1)} % over all endpoints (geometric mean; target ≥ 97 %, i.e. < 3 % lost)`,
     )
     const out = path.join(HERE, 'results')
     mkdirSync(out, { recursive: true })
@@ -406,6 +430,7 @@ async function main() {
           concurrency: CONCURRENCY,
           latency: rows,
           throughput: throughputRows,
+          metricsOnOffRatio: metricsRatio,
         },
         null,
         2,
@@ -413,6 +438,7 @@ async function main() {
     )
   } finally {
     full.stop()
+    withMetrics.stop()
     floor.stop()
     agent.destroy()
     // An account holds at most 25 active keys: each run gives its key back.
@@ -426,7 +452,7 @@ export const apiResultsFile = (scale: number) => (scale === 1 ? 'api.json' : `ap
 
 const serveAt = process.argv.indexOf('--serve')
 if (serveAt !== -1) {
-  void serve(process.argv[serveAt + 1] as 'full' | 'floor', process.argv[serveAt + 2]!)
+  void serve(process.argv[serveAt + 1] as ServerKind, process.argv[serveAt + 2]!)
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   main().then(
     () => process.exit(0),

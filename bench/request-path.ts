@@ -11,6 +11,9 @@
  * these shared machines moves by ±30 % from one minute to the next; the
  * instruction count of the same code moves by about 1 %, which is what makes
  * a change of a few per cent visible (docs/api.md, "The request path").
+ *
+ * BENCH_METRICS=on records Prometheus metrics on the way, as with METRICS_PORT
+ * set (docs/operations.md, "Metrics"): run it both ways to see what they cost.
  */
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
@@ -96,7 +99,11 @@ async function requestLoop() {
     },
   }
   const rest = createRestHandler(
-    createWebServices(config, { db: db as never, logger: createLogger({ level: 'silent' }) }),
+    createWebServices(config, {
+      db: db as never,
+      logger: createLogger({ level: 'silent' }),
+      metrics: process.env.BENCH_METRICS === 'on',
+    }),
   )
   const socket = new NullSocket()
 
@@ -187,7 +194,7 @@ async function main() {
   }
   rounds.sort((a, b) => a - b)
   console.log(
-    `GET ${PATH}, in-process: ${rounds[Math.floor(rounds.length / 2)]!.toFixed(1)} µs per request (median of ${ROUNDS} rounds of ${REQUESTS}; rounds ${rounds.map((r) => r.toFixed(1)).join(', ')})`,
+    `GET ${PATH}, in-process, metrics ${process.env.BENCH_METRICS === 'on' ? 'on' : 'off'}: ${rounds[Math.floor(rounds.length / 2)]!.toFixed(1)} µs per request (median of ${ROUNDS} rounds of ${REQUESTS}; rounds ${rounds.map((r) => r.toFixed(1)).join(', ')})`,
   )
   if (!hasValgrind()) {
     console.log('instructions per request: not counted (valgrind is not installed)')

@@ -80,6 +80,15 @@ const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as
 
 export const envSchema = z.object({
   PORT: optional(port).default(3000),
+  /**
+   * Prometheus metrics (docs/operations.md, "Metrics"): the web process serves them on this
+   * port, the indexer on the next one (METRICS_PORT + 1). Unset: no metrics at all.
+   */
+  METRICS_PORT: optional(port.max(65534, 'must be at most 65534 (the indexer uses METRICS_PORT + 1)')),
+  /** Interface the metrics ports listen on; loopback by default (the scraper runs beside the service). */
+  METRICS_HOST: optional(
+    z.string().regex(/^[A-Za-z0-9.:-]{1,253}$/, 'must be a host name or an IP address like 127.0.0.1'),
+  ).default('127.0.0.1'),
   PUBLIC_URL: optional(httpUrl),
   DATABASE_URL: optional(postgresUrl),
   /** Streaming replicas of DATABASE_URL that serve the /v1 reads (docs/operations.md, "Read replicas"). */
@@ -237,6 +246,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const e = result.data
   if (e.DATABASE_READ_URL !== undefined && e.DATABASE_URL === undefined) {
     throw new ConfigError('DATABASE_READ_URL', 'needs DATABASE_URL: replicas are replicas of that primary')
+  }
+  if (e.METRICS_PORT !== undefined && (e.METRICS_PORT === e.PORT || e.METRICS_PORT + 1 === e.PORT)) {
+    // The public port must never serve metrics: they describe traffic, keys' policies, the database.
+    throw new ConfigError(
+      'METRICS_PORT',
+      `must differ from PORT, and so must METRICS_PORT + 1 (the indexer's) (got ${e.METRICS_PORT}, PORT ${e.PORT})`,
+    )
   }
   const embeddedChain = e.RPC_URL === undefined
   return {

@@ -236,6 +236,33 @@ export function readMigrations(migrationsDir: string): LocalMigration[] {
     })
 }
 
+/** The names of the migrations in `migrationsDir`, in order. */
+export function migrationNames(migrationsDir: string = DEFAULT_MIGRATIONS_DIR): string[] {
+  return readMigrations(migrationsDir).map((m) => m.name)
+}
+
+/**
+ * Those of `expected` (migration names) that the database behind `pool` has
+ * not recorded as applied (readiness, docs/operations.md "Health and
+ * readiness"). A database without `_prisma_migrations` lacks them all.
+ */
+export async function missingMigrations(
+  pool: Pick<pg.Pool, 'query'>,
+  expected: readonly string[],
+): Promise<string[]> {
+  let applied: Set<string>
+  try {
+    const { rows } = await pool.query<{ migration_name: string }>(
+      'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+    )
+    applied = new Set(rows.map((r) => r.migration_name))
+  } catch (err) {
+    if ((err as { code?: string }).code === '42P01') return [...expected] // undefined_table
+    throw err
+  }
+  return expected.filter((name) => !applied.has(name))
+}
+
 /** Prisma's checksum: sha256 of the file's text, lowercase hex. */
 export function checksumOf(script: string): string {
   return sha256Hex(script)

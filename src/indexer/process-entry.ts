@@ -6,8 +6,10 @@
  */
 import { type Config, loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
+import { metricsPort, serveMetrics } from '@/config/metrics-endpoint'
 import { createPool } from '@/db/pool'
 import { ChainIdMismatchError, describeError } from './errors'
+import { IndexerMetrics } from './metrics'
 import { runIndexer } from './run-indexer'
 import type { SyncOptions } from './sync/syncer'
 
@@ -33,6 +35,22 @@ if (!config.DATABASE_URL || !config.RPC_URL) {
 const tuning = syncTuning(config)
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'indexer' })
 const pool = createPool(config.DATABASE_URL, { max: 8 })
+// Prometheus metrics on METRICS_PORT + 1 (the web process has METRICS_PORT; docs/operations.md, "Metrics").
+const port = metricsPort(config, 'indexer')
+const metrics = port === undefined ? undefined : new IndexerMetrics(pool, config.NETWORK, logger)
+const metricsEndpoint =
+  metrics && port !== undefined
+    ? await serveMetrics({
+        registry: metrics.registry,
+        port,
+        host: config.METRICS_HOST,
+        beforeScrape: () => metrics.refresh(),
+        logger,
+      }).catch((err) => {
+        logger.fatal({ err, port }, 'metrics port unavailable')
+        process.exit(1)
+      })
+    : undefined
 const controller = new AbortController()
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -42,7 +60,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 try {
-  await runIndexer({ config, pool, logger, signal: controller.signal, sync: tuning })
+  await runIndexer({ config, pool, logger, signal: controller.signal, sync: tuning, metrics })
+  await metricsEndpoint?.close()
   await pool.end()
   process.exit(0)
 } catch (err) {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { Config } from '@/config/env'
 import { ChainIdMismatchError, IndexerError } from './errors'
 import { type MetadataQueueOptions, runMetadataQueue } from './metadata/queue'
+import type { IndexerMetrics } from './metrics'
 import { createRpc, splitRpcUrls } from './rpc/client'
 import { EndpointPool, type EndpointPoolOptions } from './rpc/endpoint-pool'
 import { AdaptiveRange } from './rpc/get-logs'
@@ -24,6 +25,8 @@ export interface RunIndexerOptions {
   onCommit?: Syncer['onCommit']
   /** Endpoint tuning (time-out, concurrency); tests shorten the time-out. */
   rpc?: Partial<Omit<EndpointPoolOptions, 'urls'>>
+  /** Prometheus metrics (when METRICS_PORT is set; docs/operations.md, "Metrics"). */
+  metrics?: IndexerMetrics
 }
 
 /**
@@ -32,11 +35,12 @@ export interface RunIndexerOptions {
  * until `signal` aborts. Rejects on a wrong chain or a lost leader lock.
  */
 export async function runIndexer(options: RunIndexerOptions): Promise<void> {
-  const { config, pool, logger } = options
+  const { config, pool, logger, metrics } = options
   if (!config.RPC_URL) throw new IndexerError('RPC_URL is required by the indexer')
   const endpoints = new EndpointPool({
     urls: splitRpcUrls(config.RPC_URL),
     timeoutMs: config.RPC_TIMEOUT_MS,
+    observer: metrics,
     ...options.rpc,
   })
   const chainId = await checkEndpoints(endpoints, config.CHAIN_ID, logger, options.signal)
@@ -44,6 +48,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
   const lock = await acquireLeaderLock(pool, { network: config.NETWORK, logger, signal: options.signal })
   const stop = new AbortController()
   const signal = AbortSignal.any([options.signal, lock.lost, stop.signal])
+  metrics?.leader(true)
   try {
     await ensureIndexerState(pool, { network: config.NETWORK, chainId, startBlock: config.START_BLOCK })
     const syncOptions: SyncOptions = {
@@ -98,7 +103,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
       const metadataRpc = createRpc({ pool: endpoints, logger, signal, background: true })
       tasks.push(
         runMetadataQueue(
-          { config, pool, rpc: metadataRpc, logger, signal, yieldToSync: () => syncer.backfilling },
+          { config, pool, rpc: metadataRpc, logger, signal, metrics, yieldToSync: () => syncer.backfilling },
           options.metadata,
         ),
       )
@@ -114,6 +119,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
     )
     if (lock.lost.aborted) throw lock.lost.reason
   } finally {
+    metrics?.leader(false)
     await lock.release().catch(() => undefined)
   }
 }

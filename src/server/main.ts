@@ -4,6 +4,7 @@
  */
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
+import { type MetricsEndpoint, metricsPort, serveMetrics } from '@/config/metrics-endpoint'
 import { createWebServer } from '@/server/http/server'
 import { closeWebServices, createWebServices } from '@/server/web-services'
 
@@ -28,6 +29,20 @@ web.server.on('error', (err) => {
   logger.fatal({ err }, 'web server failed')
   process.exit(1)
 })
+// Prometheus metrics on their own port, never PORT (docs/operations.md, "Metrics").
+const port = metricsPort(config, 'web')
+let metricsEndpoint: MetricsEndpoint | undefined
+if (services.metrics && port !== undefined) {
+  metricsEndpoint = await serveMetrics({
+    registry: services.metrics.registry,
+    port,
+    host: config.METRICS_HOST,
+    logger,
+  }).catch((err) => {
+    logger.fatal({ err, port }, 'metrics port unavailable')
+    process.exit(1)
+  })
+}
 
 let stopping = false
 async function stop(signal: string) {
@@ -37,6 +52,7 @@ async function stop(signal: string) {
   const force = setTimeout(() => process.exit(1), 10_000)
   force.unref()
   await web.close().catch(() => {})
+  await metricsEndpoint?.close().catch(() => {})
   await closeWebServices(services).catch(() => {})
   process.exit(0)
 }

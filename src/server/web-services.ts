@@ -14,6 +14,7 @@ import { createLogger, type Logger } from '@/config/logger'
 import { type Database, openDatabase } from '@/db/database'
 import { openReadReplicas, type ReadReplicas } from '@/db/read-replicas'
 import { type AccessControl, createAccessControl } from '@/server/auth/access'
+import { WebMetrics } from '@/server/metrics'
 import { PoolShares } from '@/server/ratelimit/pool-shares'
 
 export interface Services {
@@ -32,6 +33,8 @@ export interface Services {
   access: AccessControl
   /** Where /v1 reads run: a streaming replica that qualifies, else `db` (docs/operations.md, "Read replicas"). */
   reads: ReadReplicas
+  /** Prometheus metrics; undefined when METRICS_PORT is unset (nothing is recorded). */
+  metrics: WebMetrics | undefined
 }
 
 export interface WebServicesOptions {
@@ -40,6 +43,8 @@ export interface WebServicesOptions {
   /** The credential pool (tests); default: its own pool on config.DATABASE_URL, or `db` when that is given. */
   credentialDb?: Database
   logger?: Logger
+  /** Record metrics (default: when METRICS_PORT is set); the benchmark compares both. */
+  metrics?: boolean
 }
 
 /** Connections of the credential pool: lookups are primary-key reads, cached up to CREDENTIAL_CACHE_MS. */
@@ -52,13 +57,15 @@ export function createWebServices(config: Config, options: WebServicesOptions = 
     options.credentialDb ?? options.db ?? openWebDatabase(config, CREDENTIAL_POOL_SIZE, 'nft-web-credentials')
   // Half the pool: one subject cannot leave the others without connections.
   const poolShares = new PoolShares(Math.max(1, Math.floor(db.pool.options.max / 2)))
+  const metrics = (options.metrics ?? config.METRICS_PORT !== undefined) ? new WebMetrics(db.pool) : undefined
   return {
     config,
     db,
     credentialDb,
     poolShares,
     logger,
-    access: createAccessControl({ config, db, credentialDb, logger }),
+    metrics,
+    access: createAccessControl({ config, db, credentialDb, logger, metrics }),
     // The read replicas (DATABASE_READ_URL) and their probe.
     reads: openReadReplicas(config, db, logger),
   }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { Config } from '@/config/env'
 import type { MetadataQueueReport } from '@/db/indexer-state'
 import { describeError, isAbortError } from '../errors'
+import type { IndexerMetrics } from '../metrics'
 import type { Rpc } from '../rpc/client'
 import { backoffDelay, sleep } from '../rpc/retry'
 import { processCollections } from './collection-info'
@@ -65,6 +66,8 @@ export async function runMetadataQueue(
     rpc: Rpc
     logger: Logger
     signal: AbortSignal
+    /** Told each count of the backlog (src/indexer/metrics.ts). */
+    metrics?: Pick<IndexerMetrics, 'metadataBacklog'>
     /** While true (backfill), the queue slows to one batch per idle period so ingestion comes first. */
     yieldToSync?: () => boolean
   },
@@ -152,7 +155,8 @@ export async function runMetadataQueue(
     }),
     keepRunning('report', async () => {
       const started = performance.now()
-      await reportQueue(pool, config.NETWORK, limits.scheduler!, pipeline, logger)
+      const backlog = await reportQueue(pool, config.NETWORK, limits.scheduler!, pipeline, logger)
+      deps.metrics?.metadataBacklog(backlog)
       // Counting a backlog of millions takes a while: then count less often (at most 5 % of the time).
       await sleep(Math.max(options.reportMs ?? 10_000, 20 * (performance.now() - started)), signal)
     }),
@@ -182,7 +186,7 @@ async function reportQueue(
   scheduler: HostScheduler,
   pipeline: TokenPipeline,
   logger: Logger,
-) {
+): Promise<Record<string, number>> {
   const backlog = await metadataBacklog(pool)
   const stats = scheduler.stats()
   const backedOff = stats.backedOff.slice(0, 100)
@@ -208,4 +212,5 @@ async function reportQueue(
         .join(', ')}; ${stats.backedOff.length} host(s) backed off`,
     )
   }
+  return backlog
 }

@@ -102,11 +102,17 @@ export function createRpc(options: RpcOptions): Rpc {
         const wire = options.background ? endpoint.backgroundWire : endpoint.wire
         const result = (await wire.call(method, params, signal)) as T
         endpoint.succeeded(performance.now() - started)
+        pool.observer?.rpcAttempt(method, endpoint.index)
         opts.onServed?.(endpoint)
         return result
       } catch (err) {
         if (signal?.aborted) throw signal.reason ?? err
         endpoint.failed(err)
+        pool.observer?.rpcAttempt(
+          method,
+          endpoint.index,
+          err instanceof RpcRequestError ? err.kind : 'network',
+        )
         const wrapped = new IndexerError(`RPC ${method} failed on ${endpoint.label}`, { cause: err })
         if (opts.retry === false || attempt >= (opts.retries ?? retries) || !isTransientRpcError(err))
           throw wrapped

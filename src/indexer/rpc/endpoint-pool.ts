@@ -7,9 +7,17 @@
  */
 import type { RpcEndpointState } from '@/db/indexer-state'
 import { Endpoint, type EndpointOptions, type EndpointState } from './endpoint'
+import type { RpcFaultKind } from './transport'
+
+/** Told of every JSON-RPC attempt (the process's metrics, src/indexer/metrics.ts). */
+export interface RpcObserver {
+  /** `endpoint`: 0-based position in RPC_URL; `fault`: set when the attempt failed. */
+  rpcAttempt(method: string, endpoint: number, fault?: RpcFaultKind): void
+}
 
 export interface EndpointPoolOptions extends Partial<EndpointOptions> {
   urls: string[]
+  observer?: RpcObserver
 }
 
 export interface PickOptions {
@@ -28,6 +36,7 @@ export interface EndpointSummary extends RpcEndpointState {
 
 export class EndpointPool {
   readonly endpoints: Endpoint[]
+  readonly observer: RpcObserver | undefined
 
   constructor(options: EndpointPoolOptions) {
     if (options.urls.length === 0) throw new Error('at least one RPC endpoint is required')
@@ -39,6 +48,7 @@ export class EndpointPool {
       restOnFailure: options.restOnFailure ?? options.urls.length > 1,
     }
     this.endpoints = options.urls.map((url, i) => new Endpoint(url, i, settings))
+    this.observer = options.observer
   }
 
   /** The best head any trusted endpoint has reported. */

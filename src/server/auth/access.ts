@@ -18,6 +18,7 @@ import type { Logger } from '@/config/logger'
 import type { Database } from '@/db/database'
 import type { Scope } from '@/lib/scopes'
 import { ApiError } from '@/server/errors/api-error'
+import type { WebMetrics } from '@/server/metrics'
 import { rateLimitedError } from '@/server/ratelimit/errors'
 import { rateLimitHeaders } from '@/server/ratelimit/headers'
 import { ipSubject } from '@/server/ratelimit/ip'
@@ -40,6 +41,7 @@ export interface AccessControl {
   /** PUBLIC_URL's origin: demo tokens are accepted from it. */
   publicOrigin: string
   logger?: Logger
+  metrics?: WebMetrics
   /** Waits (bounded) for the limiter store; requests fail closed until it answers. */
   ready(timeoutMs?: number): Promise<boolean>
   close(): Promise<void>
@@ -47,10 +49,10 @@ export interface AccessControl {
 
 export function createAccessControl(
   /** credentialDb: the pool of credential and origin lookups; default db. */
-  services: { config: Config; db: Database; credentialDb?: Database; logger?: Logger },
+  services: { config: Config; db: Database; credentialDb?: Database; logger?: Logger; metrics?: WebMetrics },
   options: { limiter?: RateLimiter; now?: () => number } = {},
 ): AccessControl {
-  const { config, db, logger } = services
+  const { config, db, logger, metrics } = services
   const credentialDb = services.credentialDb ?? db
   const publicOrigin = new URL(config.PUBLIC_URL).origin
   const limiter = options.limiter ?? createRateLimiter(config, logger)
@@ -62,12 +64,14 @@ export function createAccessControl(
       cacheMs: config.CREDENTIAL_CACHE_MS,
       publicOrigin,
       now: options.now,
+      metrics,
     }),
     lastUsed,
     usage,
     cors: new CorsOrigins(credentialDb, publicOrigin),
     publicOrigin,
     logger,
+    metrics,
     ready: (timeoutMs) => limiter.ready(timeoutMs),
     async close() {
       await lastUsed.close()
@@ -130,6 +134,7 @@ export class RequestAccess {
     const policy = this.control.limiter.policies[name]
     const decision = await this.acquire(policy, this.ipSubject)
     this.decisions.push({ scope: 'ip', decision })
+    this.control.metrics?.limitDecision(name, 'ip', decision.allowed)
     if (!decision.allowed) throw rateLimitedError(decision, 'this client address', this.headers())
     this.ip = { policy, subject: this.ipSubject }
     this.hold(this.ip)
@@ -140,9 +145,11 @@ export class RequestAccess {
    * IP's share back too: a rejected request consumes nothing.
    */
   async limitCredential(credential: VerifiedCredential): Promise<void> {
-    const policy = this.control.limiter.policies[credential.kind === 'key' ? 'key' : 'demo']
+    const name = credential.kind === 'key' ? 'key' : 'demo'
+    const policy = this.control.limiter.policies[name]
     const decision = await this.acquire(policy, credential.subject)
     this.decisions.push({ scope: 'credential', decision })
+    this.control.metrics?.limitDecision(name, 'credential', decision.allowed)
     if (!decision.allowed) {
       await this.refundIp()
       const who = credential.kind === 'key' ? 'this API key' : 'this demo token'

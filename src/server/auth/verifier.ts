@@ -14,6 +14,7 @@ import type { Database } from '@/db/database'
 import { sha256Hex } from '@/db/sha256'
 import type { Scope } from '@/lib/scopes'
 import { SCOPES } from '@/lib/scopes'
+import type { WebMetrics } from '@/server/metrics'
 import { sameHash } from './secrets'
 
 export interface VerifiedCredential {
@@ -40,7 +41,13 @@ export class CredentialVerifier {
 
   constructor(
     private readonly db: Database,
-    private readonly options: { cacheMs: number; publicOrigin: string; now?: () => number },
+    private readonly options: {
+      cacheMs: number
+      publicOrigin: string
+      now?: () => number
+      /** Counts cache hits and misses. */
+      metrics?: Pick<WebMetrics, 'credentialCache'>
+    },
   ) {}
 
   private now(): number {
@@ -52,8 +59,12 @@ export class CredentialVerifier {
     const hash = sha256Hex(presented.secret)
     const now = this.now()
     const cached = this.cache.get(hash)
-    if (cached && cached.validUntil > now) return usable(cached.credential, now)
+    if (cached && cached.validUntil > now) {
+      this.options.metrics?.credentialCache(true)
+      return usable(cached.credential, now)
+    }
     if (cached) this.cache.delete(hash)
+    this.options.metrics?.credentialCache(false)
 
     let lookup = this.inflight.get(hash)
     if (!lookup) {

@@ -9,9 +9,16 @@ import path from 'node:path'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
 import { CLIENT_IP_HEADER, clientIp } from '@/server/http/client-ip'
+import { createReadiness } from '@/server/readiness'
 import { createRestHandler } from '@/server/rest/handler'
 import { openApiDocument } from '@/server/rest/openapi'
 import { type Services, shareWithNext } from '@/server/web-services'
+
+/** Route labels of requests outside /v1 (docs/operations.md, "Metrics"). */
+const NEXT_ROUTE = 'next'
+const BAD_TARGET_ROUTE = 'bad_target'
+
+const NO_STORE = { 'Cache-Control': 'no-store' }
 
 type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
 
@@ -31,6 +38,8 @@ export async function createWebServer({ services, next = false }: WebServerOptio
   // Requests fail closed until the limiter store (Redis when REDIS_URL is set) answers.
   await services.access.ready(2000)
   const rest = createRestHandler(services)
+  const readiness = createReadiness(services)
+  const metrics = services.metrics
   let nextHandler: NextHandler | undefined
   let closeNext: (() => Promise<void>) | undefined
   if (next) {
@@ -51,21 +60,45 @@ export async function createWebServer({ services, next = false }: WebServerOptio
     closeNext = () => app.close()
   }
 
+  /** Counts a request outside /v1 (which counts itself, by route template) when it ends. */
+  const count = (route: string, req: IncomingMessage, res: ServerResponse) => {
+    if (!metrics) return
+    const started = performance.now()
+    res.once('finish', () =>
+      metrics.request(route, req.method ?? '', res.statusCode, (performance.now() - started) / 1000),
+    )
+  }
+
   const server = createServer((req, res) => {
     const url = originForm(req)
     if (url === undefined) {
+      count(BAD_TARGET_ROUTE, req, res)
       // `GET *` (asterisk-form) or `host:port` (authority-form) names no resource here,
       // and Next.js answers them with a 500.
       sendError(res, new ApiError('INVALID_ARGUMENT', 'The request target must be a path starting with /.'))
     } else if (url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?')) {
       void rest(req, res)
     } else if (url === '/openapi.json' || url.startsWith('/openapi.json?')) {
+      count('/openapi.json', req, res)
       sendJson(res, 200, JSON.stringify(openApiDocument(services.config)), {
         'Access-Control-Allow-Origin': '*',
       })
     } else if (url === '/healthz') {
-      sendJson(res, 200, JSON.stringify({ status: 'ok' }))
+      // Alive: the process answers. It checks nothing else (that is /readyz).
+      count('/healthz', req, res)
+      sendJson(res, 200, JSON.stringify({ status: 'ok' }), NO_STORE)
+    } else if (url === '/readyz') {
+      count('/readyz', req, res)
+      void readiness().then(({ ready, checks }) =>
+        sendJson(
+          res,
+          ready ? 200 : 503,
+          JSON.stringify({ status: ready ? 'ready' : 'not_ready', checks }),
+          NO_STORE,
+        ),
+      )
     } else if (nextHandler) {
+      count(NEXT_ROUTE, req, res)
       // Next.js sees headers only, and keeps a client-sent X-Forwarded-For: hand it the
       // client IP computed here under TRUST_PROXY, overwriting anything the client sent.
       req.headers[CLIENT_IP_HEADER] = clientIp(req, services.config.TRUST_PROXY)
@@ -74,6 +107,7 @@ export async function createWebServer({ services, next = false }: WebServerOptio
         if (!res.headersSent) sendError(res, new ApiError('INTERNAL_ERROR', 'Page failed.'))
       })
     } else {
+      count(NEXT_ROUTE, req, res)
       sendError(res, new ApiError('NOT_FOUND', 'Not found.'))
     }
   })

@@ -167,6 +167,9 @@ export class MemoryLimitStore implements LimitStore {
     }
   }
 
+  /** In the process: always answers. */
+  async ping(): Promise<void> {}
+
   async close(): Promise<void> {
     clearInterval(this.sweeper)
     this.subjects.clear()

@@ -190,6 +190,14 @@ export class RedisLimitStore implements LimitStore {
     }
   }
 
+  async ping(): Promise<void> {
+    try {
+      await this.redis.ping()
+    } catch (err) {
+      throw new LimiterUnavailableError(err)
+    }
+  }
+
   async release(policy: LimitPolicy, subject: string, token: string): Promise<void> {
     if (!policy.concurrent) return
     try {

@@ -22,6 +22,8 @@ export interface LimitStore {
    * lease expires on its own.
    */
   release(policy: LimitPolicy, subject: string, token: string): Promise<void>
+  /** Resolves when the store answers a round trip now; throws LimiterUnavailableError otherwise (readiness). */
+  ping(): Promise<void>
   close(): Promise<void>
 }
 

@@ -30,7 +30,7 @@ import { callProcedure } from '@/server/api/internals/call-procedure'
 import { matchPath, pathParams, queryInput, type Route, routeTable } from '@/server/api/internals/routes'
 import { freshnessHeaders, type IndexerSnapshot, requestSnapshot } from '@/server/api/read/indexer-snapshot'
 import { readOnReplica } from '@/server/api/read/replica-read'
-import { createMediaHandler, isMediaRequest } from '@/server/api/routers/media/media.handler'
+import { createMediaHandler, isMediaRequest, MEDIA_PATH } from '@/server/api/routers/media/media.handler'
 import { v1Router } from '@/server/api/v1/router'
 import type { V1Context } from '@/server/api/v1/trpc'
 import { type AccessControl, RequestAccess } from '@/server/auth/access'
@@ -39,9 +39,13 @@ import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
 import { toApiError } from '@/server/errors/to-api-error'
 import { clientIp } from '@/server/http/client-ip'
+import { UNMATCHED_ROUTE } from '@/server/metrics'
 import type { Services } from '@/server/web-services'
 
 const MIN_COMPRESS_BYTES = 1024
+
+/** Route label of CORS preflights, answered before the route table is read. */
+const PREFLIGHT_ROUTE = 'preflight'
 
 type Send = { status: number; headers: Record<string, string>; body: string; head: boolean }
 
@@ -79,24 +83,40 @@ export function createRestHandler(services: Services): RestHandler {
   // GET /v1/media answers bytes, not JSON: its own node:http handler (public, limited per IP).
   const media = createMediaHandler(services)
 
+  const metrics = services.metrics
+  /** Records the answered request under its route template (docs/operations.md, "Metrics"). */
+  const observe = (route: string, method: string | undefined, status: number, started: number) =>
+    metrics?.request(route, method ?? '', status, (performance.now() - started) / 1000)
+
   return async function handleRest(req, res) {
+    const started = metrics ? performance.now() : 0
     const requestId = randomUUID()
-    if (isMediaRequest(req.url)) return media(req, res, requestId)
+    if (isMediaRequest(req.url)) {
+      // Media streams a file: it counts when the last byte went out.
+      if (metrics) res.once('finish', () => observe(MEDIA_PATH, req.method, res.statusCode, started))
+      return media(req, res, requestId)
+    }
     const head = req.method === 'HEAD'
     const ip = clientIp(req, services.config.TRUST_PROXY)
     const origin = req.headers.origin
     const cors = origin === undefined ? NO_HEADERS : await corsHeaders(access, origin)
-    if (req.method === 'OPTIONS') return preflight(req, res, requestId, cors)
+    if (req.method === 'OPTIONS') {
+      preflight(req, res, requestId, cors)
+      return observe(PREFLIGHT_ROUTE, req.method, res.statusCode, started)
+    }
     const requestAccess = new RequestAccess(access, ip)
     res.on('close', () => requestAccess.responseClosed())
     // Headers a procedure set (freshness) also go on its error responses.
     let procedureHeaders: Record<string, string> = NO_HEADERS
+    // The route template the request counts under: the matched path's, else "unmatched".
+    let routeLabel = UNMATCHED_ROUTE
     try {
       const { pathname, searchParams } = parseTarget(req.url)
       const candidates = matchPath(routes, pathname)
       const route =
         candidates.find((r) => r.method === req.method) ??
         (head ? candidates.find((r) => r.method === 'GET') : undefined)
+      if (candidates.length > 0) routeLabel = candidates[0]!.path
       // The client IP's limit comes before anything else, unknown paths included.
       await requestAccess.limitIp(ipPolicy(route, req.headers.authorization))
       if (candidates.length === 0) throw new ApiError('NOT_FOUND', `There is no endpoint at ${pathname}.`)
@@ -144,17 +164,19 @@ export function createRestHandler(services: Services): RestHandler {
       addHeaders(headers, ctx.responseHeaders)
       addHeaders(headers, cors)
       requestAccess.countResponse(200)
-      return send(req, res, { status: 200, headers, body: JSON.stringify(data), head })
+      send(req, res, { status: 200, headers, body: JSON.stringify(data), head })
+      return observe(routeLabel, req.method, res.statusCode, started)
     } catch (err) {
       const error = toApiError(err)
       // The path only: a query string may carry what a client should not have put there.
       logFailure(services, error, requestId, (req.url ?? '').split('?')[0]!)
       requestAccess.countResponse(error.status)
-      return send(
+      send(
         req,
         res,
         errorResponse(error, requestId, head, { ...procedureHeaders, ...requestAccess.headers(), ...cors }),
       )
+      return observe(routeLabel, req.method, res.statusCode, started)
     } finally {
       requestAccess.workFinished()
     }

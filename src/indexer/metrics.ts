@@ -1,0 +1,130 @@
+/**
+ * The indexer process's Prometheus metrics (docs/operations.md, "Metrics"):
+ * block progress and lag, JSON-RPC requests and their faults, the metadata
+ * backlog. Built only when METRICS_PORT is set.
+ *
+ * Block gauges are read from indexer_state when Prometheus scrapes (one small
+ * query, the row /v1/indexer/status shows); the metadata backlog is the count
+ * the metadata queue already takes on its report timer. Nothing is counted
+ * per event except RPC requests, with label sets built once.
+ */
+import type pg from 'pg'
+import { Counter, Gauge, Registry } from 'prom-client'
+import type { Logger } from '@/config/logger'
+import type { RpcObserver } from './rpc/endpoint-pool'
+import type { RpcFaultKind } from './rpc/transport'
+import { readIndexerState } from './store/state'
+
+type RequestLabels = { method: string; endpoint: string }
+
+export class IndexerMetrics implements RpcObserver {
+  readonly registry = new Registry()
+  private readonly head: Gauge
+  private readonly indexed: Gauge
+  private readonly confirmed: Gauge
+  private readonly verified: Gauge
+  private readonly lag: Gauge
+  private readonly stateReadFailures: Counter
+  private readonly leaderGauge: Gauge
+  private readonly backlog: Gauge<'outcome'>
+  private readonly rpcRequests: Counter<'method' | 'endpoint'>
+  private readonly rpcErrors: Counter<'method' | 'endpoint' | 'kind'>
+  /** Label sets by method, then by endpoint position. */
+  private readonly requestLabels = new Map<string, RequestLabels[]>()
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly network: string,
+    private readonly logger?: Logger,
+  ) {
+    const registers = [this.registry]
+    const gauge = (name: string, help: string) => new Gauge({ name, help, registers })
+    this.head = gauge('nft_indexer_head_block', 'The chain head the indexer last saw (last_seen_block).')
+    this.indexed = gauge(
+      'nft_indexer_indexed_block',
+      'End of the contiguously indexed range (last_indexed_block).',
+    )
+    this.confirmed = gauge(
+      'nft_indexer_confirmed_block',
+      'The last block served as confirmed: indexed, deep enough and verified (last_confirmed_block).',
+    )
+    this.verified = gauge(
+      'nft_indexer_verified_block',
+      'End of the verified prefix (last_verified_block); 0 before the first verified block.',
+    )
+    this.lag = gauge(
+      'nft_indexer_lag_blocks',
+      'Blocks between the chain head and the indexed end (lag_blocks).',
+    )
+    this.stateReadFailures = new Counter({
+      name: 'nft_indexer_state_read_failures_total',
+      help: 'Scrapes whose read of indexer_state failed (the block gauges then keep their last values).',
+      registers,
+    })
+    this.leaderGauge = gauge(
+      'nft_indexer_leader',
+      '1 while this process holds the leader lock and writes; 0 while it waits as a standby.',
+    )
+    this.leaderGauge.set(0)
+    this.backlog = new Gauge({
+      name: 'nft_indexer_metadata_backlog',
+      help: 'Tokens waiting for a metadata fetch or retry, by current outcome (as of the last queue report).',
+      labelNames: ['outcome'],
+      registers,
+    })
+    this.rpcRequests = new Counter({
+      name: 'nft_indexer_rpc_requests_total',
+      help: 'JSON-RPC requests sent (each attempt), by method and endpoint (position in RPC_URL).',
+      labelNames: ['method', 'endpoint'],
+      registers,
+    })
+    this.rpcErrors = new Counter({
+      name: 'nft_indexer_rpc_errors_total',
+      help: 'Failed JSON-RPC attempts, by method, endpoint and fault kind (rate_limited, http, bad_body, network, timeout, rpc).',
+      labelNames: ['method', 'endpoint', 'kind'],
+      registers,
+    })
+  }
+
+  /** One JSON-RPC attempt; `fault` when it failed. `endpoint` is the 0-based position in RPC_URL. */
+  rpcAttempt(method: string, endpoint: number, fault?: RpcFaultKind): void {
+    let byEndpoint = this.requestLabels.get(method)
+    if (!byEndpoint) {
+      byEndpoint = []
+      this.requestLabels.set(method, byEndpoint)
+    }
+    let labels = byEndpoint[endpoint]
+    if (!labels) {
+      labels = { method, endpoint: String(endpoint + 1) }
+      byEndpoint[endpoint] = labels
+    }
+    this.rpcRequests.inc(labels)
+    if (fault) this.rpcErrors.inc({ ...labels, kind: fault })
+  }
+
+  /** The metadata queue's latest count of its backlog, by outcome. */
+  metadataBacklog(backlog: Record<string, number>): void {
+    for (const [outcome, n] of Object.entries(backlog)) this.backlog.set({ outcome }, n)
+  }
+
+  /** This process took (true) or gave up (false) the leader lock. */
+  leader(holds: boolean): void {
+    this.leaderGauge.set(holds ? 1 : 0)
+  }
+
+  /** Reads the block gauges from indexer_state; on failure they keep their last values. */
+  async refresh(): Promise<void> {
+    try {
+      const state = await readIndexerState(this.pool, this.network)
+      this.head.set(Number(state.lastSeenBlock))
+      this.confirmed.set(Number(state.lastConfirmedBlock))
+      if (state.lastIndexedBlock !== null) this.indexed.set(Number(state.lastIndexedBlock))
+      if (state.lastVerifiedBlock !== null) this.verified.set(Number(state.lastVerifiedBlock))
+      const lag = state.lastSeenBlock - (state.lastIndexedBlock ?? 0n)
+      this.lag.set(lag > 0n ? Number(lag) : 0)
+    } catch (err) {
+      this.stateReadFailures.inc()
+      this.logger?.debug({ err }, 'metrics: indexer_state not read')
+    }
+  }
+}

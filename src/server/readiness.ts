@@ -1,0 +1,75 @@
+/**
+ * Readiness of the web process (GET /readyz; docs/operations.md, "Health and
+ * readiness"): it can serve /v1 when the database answers, the rate-limiter
+ * store answers (requests fail closed without it), and every migration in
+ * prisma/migrations is applied. /healthz, by contrast, only says the process
+ * answers. Each check is bounded in time, so a hung dependency makes /readyz
+ * answer 503 promptly rather than hang the probe.
+ */
+import { migrationNames, missingMigrations } from '@/db/migrate'
+import type { Services } from '@/server/web-services'
+
+export type CheckName = 'database' | 'rate_limiter' | 'migrations'
+
+export interface ReadinessReport {
+  ready: boolean
+  /** "ok", or a short reason (never an error message: it may carry a host or a URL). */
+  checks: Record<CheckName, string>
+}
+
+export interface ReadinessOptions {
+  /** Default: prisma/migrations. */
+  migrationsDir?: string
+  /** Upper bound of each check. */
+  timeoutMs?: number
+}
+
+export type Readiness = () => Promise<ReadinessReport>
+
+export function createReadiness(
+  services: Pick<Services, 'db' | 'access'>,
+  options: ReadinessOptions = {},
+): Readiness {
+  // The files do not change while the process runs: read once.
+  const expected = migrationNames(options.migrationsDir)
+  const timeoutMs = options.timeoutMs ?? 2000
+  const pool = services.db.pool
+
+  return async () => {
+    const [database, rateLimiter] = await Promise.all([
+      check(() => pool.query('SELECT 1'), timeoutMs, 'unreachable'),
+      check(() => services.access.limiter.store.ping(), timeoutMs, 'unreachable'),
+    ])
+    let migrations = 'unknown: the database is unreachable'
+    if (database === 'ok') {
+      const missing = await within(missingMigrations(pool, expected), timeoutMs).catch(() => undefined)
+      migrations =
+        missing === undefined
+          ? 'unknown: the migration table could not be read'
+          : missing.length === 0
+            ? 'ok'
+            : `missing: ${missing.join(', ')}`
+    }
+    const checks = { database, rate_limiter: rateLimiter, migrations }
+    return { ready: Object.values(checks).every((c) => c === 'ok'), checks }
+  }
+}
+
+async function check(run: () => Promise<unknown>, timeoutMs: number, failure: string): Promise<string> {
+  try {
+    await within(run(), timeoutMs)
+    return 'ok'
+  } catch (err) {
+    return err instanceof TimedOut ? `no answer within ${timeoutMs} ms` : failure
+  }
+}
+
+class TimedOut extends Error {}
+
+function within<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimedOut()), timeoutMs)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
