@@ -29,6 +29,8 @@ export async function readOnReplica<T>(
   run: () => Promise<T>,
 ): Promise<T> {
   const db = reads.pick()
+  // On the primary the request's own context already reads there: nothing to move.
+  if (db === reads.primary && ctx.db === db) return run()
   readFrom(ctx, db)
   try {
     await readSnapshotFirst(ctx)
