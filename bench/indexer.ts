@@ -25,6 +25,8 @@
  * BENCH_LOG (a file that receives the indexer's log lines; those of the unverified run go to
  * BENCH_LOG.unverified), BENCH_INDEXER_TIMEOUT_S (1,200:
  * our backfill's limit), BENCH_PROVIDER_ENDPOINTS (1), BENCH_PONDER=0 (skip Ponder).
+ * Ours only, verified and INDEXER_VERIFY=off, to iterate on verification's cost:
+ * BENCH_PONDER=0 BENCH_FOLLOW_SAMPLES=0 npm run bench:indexer:provider.
  */
 import { spawn } from 'node:child_process'
 import { appendFileSync } from 'node:fs'
