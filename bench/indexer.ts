@@ -22,8 +22,11 @@
  * Env: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_COLLECTIONS (50), BENCH_TRANSFERS_PER_COLLECTION (4,000), BENCH_FOLLOW_SAMPLES (40),
  * BENCH_VERIFY_COST=0 (skip the unverified run that prices verification),
- * BENCH_LOG (a file that receives the indexer's log lines), BENCH_INDEXER_TIMEOUT_S (1,200:
+ * BENCH_LOG (a file that receives the indexer's log lines; those of the unverified run go to
+ * BENCH_LOG.unverified), BENCH_INDEXER_TIMEOUT_S (1,200:
  * our backfill's limit), BENCH_PROVIDER_ENDPOINTS (1), BENCH_PONDER=0 (skip Ponder).
+ * Ours only, verified and INDEXER_VERIFY=off, to iterate on verification's cost:
+ * BENCH_PONDER=0 BENCH_FOLLOW_SAMPLES=0 npm run bench:indexer:provider.
  */
 import { spawn } from 'node:child_process'
 import { appendFileSync } from 'node:fs'
@@ -584,10 +587,11 @@ async function timeUnverifiedBackfill(
       CONFIRMATIONS: '2',
       INDEXER_VERIFY: 'off',
       MEDIA_DIR: await mkdtemp(path.join(os.tmpdir(), 'bench-media-')),
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: process.env.BENCH_LOG ? (process.env.LOG_LEVEL ?? 'info') : 'warn',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.BENCH_LOG ? 'pipe' : 'ignore', 'inherit'],
   })
+  child.stdout?.on('data', (chunk: Buffer) => appendFileSync(`${process.env.BENCH_LOG}.unverified`, chunk))
   try {
     for (;;) {
       const { rows } = await pool.query('SELECT last_indexed_block::text AS b FROM indexer_state')

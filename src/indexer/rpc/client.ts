@@ -54,6 +54,8 @@ export interface RequestOptions {
   onServed?: (endpoint: Endpoint) => void
   /** Ask this endpoint and no other (reading each endpoint's head). */
   only?: Endpoint
+  /** In an HTTP exchange of its own, not batched with requests of the same tick (large answers). */
+  alone?: boolean
 }
 
 export interface Rpc {
@@ -100,7 +102,11 @@ export function createRpc(options: RpcOptions): Rpc {
       const started = performance.now()
       try {
         const wire = options.background ? endpoint.backgroundWire : endpoint.wire
-        const result = (await wire.call(method, params, signal)) as T
+        const result = (await wire.call(method, params, {
+          signal,
+          block: opts.minBlock === undefined ? -1 : Number(opts.minBlock),
+          alone: opts.alone,
+        })) as T
         endpoint.succeeded(performance.now() - started)
         pool.observer?.rpcAttempt(method, endpoint.index)
         opts.onServed?.(endpoint)
@@ -178,8 +184,11 @@ export function createRpc(options: RpcOptions): Rpc {
           ? { blockHash: filter.blockHash, topics }
           : { fromBlock: toHex(filter.fromBlock), toBlock: toHex(filter.toBlock), topics }
       // Range errors are not retried here: the range helper shrinks the range instead.
+      // A range's answer (up to a provider's cap, 10,000 logs) goes alone: batched with others it
+      // would wait for the slowest, fail with them on one 429, and arrive with them in memory at once.
       return request<RawLog[]>('eth_getLogs', [params], {
         retry: 'blockHash' in filter,
+        alone: 'toBlock' in filter,
         ...opts,
         minBlock: 'toBlock' in filter ? filter.toBlock : opts.minBlock,
       }).then((logs) => {

@@ -150,6 +150,28 @@ describe('endpoint pool', () => {
     expect(batches).toEqual([5, 1])
   })
 
+  it('sends eth_getLogs by range in requests of their own, never batched with the same tick', async () => {
+    const requests: string[][] = []
+    const url = await server((body, res) => {
+      const items = Array.isArray(body) ? body : [body]
+      requests.push(items.map((item) => item.method))
+      const results = items.map((item) => ok(item, item.method === 'eth_getLogs' ? [] : null))
+      answer(res, Array.isArray(body) ? results : results[0])
+    })
+    const rpc = createRpc({ url, logger })
+    await Promise.all([
+      rpc.getLogs({ fromBlock: 1n, toBlock: 10n }, []),
+      rpc.getLogs({ fromBlock: 1n, toBlock: 10n }, []),
+      rpc.getBlock(1n),
+      rpc.getBlock(10n),
+    ])
+    expect(requests.sort()).toEqual([
+      ['eth_getBlockByNumber', 'eth_getBlockByNumber'],
+      ['eth_getLogs'],
+      ['eth_getLogs'],
+    ])
+  })
+
   it('serves the sync loop before background work, which gets at most half of the slots', async () => {
     const order: string[] = []
     let inFlight = 0
@@ -175,6 +197,26 @@ describe('endpoint pool', () => {
     // One background request was already running; the sync request took the free slot at once.
     expect(order.indexOf('eth_blockNumber')).toBeLessThanOrEqual(1)
     expect(peak).toBe(2)
+  })
+
+  it('gives a freed slot to the waiting request that reads the lowest block', async () => {
+    const served: number[] = []
+    const url = await server((body, res) => {
+      const item = (Array.isArray(body) ? body[0]! : body) as unknown as { params: [{ fromBlock: string }] }
+      setTimeout(() => {
+        served.push(Number(item.params[0].fromBlock))
+        answer(res, Array.isArray(body) ? body.map((b) => ok(b, [])) : ok(body, []))
+      }, 20)
+    })
+    const pool = new EndpointPool({ urls: [url], maxConcurrency: 1 })
+    pool.endpoints[0]!.limit = 1
+    const rpc = createRpc({ pool, logger })
+    const read = (from: bigint) => rpc.getLogs({ fromBlock: from, toBlock: from + 9n }, [])
+    const first = read(100n)
+    await new Promise((r) => setImmediate(r))
+    // Queued while the first holds the only slot: the later ranges first, then a retry of an older one.
+    await Promise.all([first, read(300n), read(200n), read(10n)])
+    expect(served).toEqual([100, 10, 200, 300])
   })
 
   it('reads Retry-After as seconds or as an HTTP date', () => {

@@ -51,6 +51,16 @@ export class EndpointPool {
     this.observer = options.observer
   }
 
+  /**
+   * Requests the endpoints take at once now: their AIMD limits summed (a resting
+   * endpoint counts, it comes back). The backfill keeps this many ranges reading.
+   */
+  get capacity(): number {
+    let slots = 0
+    for (const e of this.endpoints) slots += Math.floor(e.limit)
+    return slots
+  }
+
   /** The best head any trusted endpoint has reported. */
   get head(): bigint {
     let best = -1n

@@ -50,7 +50,11 @@ export class Endpoint {
   limit: number
   private active = 0
   private activeBackground = 0
-  private readonly waiting: Record<Lane, Array<() => void>> = { sync: [], background: [] }
+  /** Waiting requests per lane, lowest block first (see withSlot). */
+  private readonly waiting: Record<Lane, Array<{ block: number; start: () => void }>> = {
+    sync: [],
+    background: [],
+  }
   private lastDecrease = 0
   readonly faults: Partial<Record<RpcFaultKind, number>> = {}
   requests = 0
@@ -63,8 +67,10 @@ export class Endpoint {
   ) {
     this.limit = Math.min(SLOW_START_LIMIT, options.maxConcurrency)
     const wire = { url, batchSize: options.batchSize, timeoutMs: options.timeoutMs }
-    this.wire = new HttpJsonRpc(wire, (exchange) => this.withSlot(exchange, 'sync'))
-    this.backgroundWire = new HttpJsonRpc(wire, (exchange) => this.withSlot(exchange, 'background'))
+    this.wire = new HttpJsonRpc(wire, (exchange, block) => this.withSlot(exchange, 'sync', block))
+    this.backgroundWire = new HttpJsonRpc(wire, (exchange, block) =>
+      this.withSlot(exchange, 'background', block),
+    )
   }
 
   /** `rpc#1 (host)`: enough to tell endpoints apart in a log without printing a key. */
@@ -83,8 +89,21 @@ export class Endpoint {
     return this.waiting.sync.length === 0 && this.activeBackground < Math.max(1, Math.floor(slots / 2))
   }
 
-  private async withSlot(exchange: () => Promise<void>, lane: Lane): Promise<void> {
-    while (!this.canStart(lane)) await new Promise<void>((r) => this.waiting[lane].push(r))
+  /**
+   * Runs one exchange in a slot. Waiting exchanges start lowest block first
+   * (requests without a block, such as the head, before all): the backfill
+   * commits in block order, so a retried read of its oldest range must not
+   * queue behind the reads of ranges after it.
+   */
+  private async withSlot(exchange: () => Promise<void>, lane: Lane, block: number): Promise<void> {
+    while (!this.canStart(lane)) {
+      await new Promise<void>((start) => {
+        const queue = this.waiting[lane]
+        let at = queue.length
+        while (at > 0 && queue[at - 1]!.block > block) at--
+        queue.splice(at, 0, { block, start })
+      })
+    }
     this.active++
     if (lane === 'background') this.activeBackground++
     try {
@@ -99,9 +118,9 @@ export class Endpoint {
   /** A freed or added slot goes to the sync lane first. */
   private wake() {
     if (this.waiting.sync.length > 0) {
-      if (this.canStart('sync')) this.waiting.sync.shift()!()
+      if (this.canStart('sync')) this.waiting.sync.shift()!.start()
     } else if (this.waiting.background.length > 0 && this.canStart('background')) {
-      this.waiting.background.shift()!()
+      this.waiting.background.shift()!.start()
     }
   }
 

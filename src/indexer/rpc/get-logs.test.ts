@@ -130,6 +130,21 @@ describe('fetchLogs', () => {
     expect(provider.calls()).toBe(3)
   })
 
+  it('keeps the range on a rate limit that shares the range refusal code (-32005)', async () => {
+    const provider = await fakeProvider((_f, _t, calls) =>
+      calls <= 2 ? { code: -32005, message: 'request rate exceeded' } : null,
+    )
+    const range = new AdaptiveRange(100n)
+    const logs = await fetchLogs(createRpc({ url: provider.url, logger }), 0n, 99n, {
+      topics: [],
+      range,
+      logger,
+    })
+    expect(blocksOf(logs)).toEqual(expected(0, 99))
+    expect(provider.spans).toEqual([100, 100, 100])
+    expect(range.size).toBeGreaterThanOrEqual(100n)
+  })
+
   it('gives up on errors that retrying cannot fix', async () => {
     const provider = await fakeProvider(() => ({
       code: -32602,

@@ -4,6 +4,7 @@ import { describeError, IndexerError } from '../errors'
 import type { RawLog, RequestOptions, Rpc } from './client'
 import { isTransientRpcError } from './client'
 import { backoffDelay, sleep } from './retry'
+import { RpcRequestError } from './transport'
 
 /**
  * The block span of one eth_getLogs request, adapted to the provider and to
@@ -99,7 +100,15 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
 const RANGE_ERROR =
   /too many (results|logs)|more than \d+ results|response size|result(s)? (set )?(is )?too large|size exceed|exceed(s|ed)? (the )?(max|limit)|block range|range (is )?too (large|wide)|limit exceeded|query timeout|body too large|limited to (a )?[\d,]+|max(imum)? (block )?range|-32005/i
 
+/**
+ * A refusal of the range's size. A rate limit is not one, even when it shares
+ * the code (-32005 "request rate exceeded", "limit exceeded"): shrinking the
+ * range would only make more requests against the same limit.
+ */
 export function isRangeTooLargeError(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e instanceof RpcRequestError && e.kind === 'rate_limited') return false
+  }
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
     if (RANGE_ERROR.test(e.message)) return true
     const details = (e as { details?: unknown }).details

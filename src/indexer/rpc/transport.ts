@@ -50,6 +50,8 @@ export class RpcRequestError extends IndexerError {
 interface PendingItem {
   method: string
   params: unknown[]
+  /** The block the item reads (-1: none); a batch waits for a slot as its lowest. */
+  block: number
   resolve(value: unknown): void
   reject(err: unknown): void
 }
@@ -76,13 +78,23 @@ export class HttpJsonRpc {
 
   constructor(
     readonly options: TransportOptions,
-    /** Runs one HTTP exchange (the endpoint's concurrency limit wraps it). */
-    private readonly run: (exchange: () => Promise<void>) => Promise<void>,
+    /** Runs one HTTP exchange (the endpoint's concurrency limit wraps it, lowest block first). */
+    private readonly run: (exchange: () => Promise<void>, block: number) => Promise<void>,
   ) {}
 
-  call(method: string, params: unknown[], signal?: AbortSignal): Promise<unknown> {
+  /**
+   * `block`: the block the request reads (-1: none), its place in the queue for a slot;
+   * `alone`: in an HTTP exchange of its own, never batched (large answers: eth_getLogs by range).
+   */
+  call(
+    method: string,
+    params: unknown[],
+    options: { signal?: AbortSignal; block?: number; alone?: boolean } = {},
+  ): Promise<unknown> {
+    const { signal, block = -1, alone = false } = options
     return new Promise((resolve, reject) => {
-      this.queue.push({ method, params, resolve, reject })
+      if (alone) return this.send([{ method, params, block, resolve, reject }], signal)
+      this.queue.push({ method, params, block, resolve, reject })
       if (!this.flushScheduled) {
         this.flushScheduled = true
         setImmediate(() => this.flush(signal))
@@ -94,12 +106,15 @@ export class HttpJsonRpc {
     this.flushScheduled = false
     const items = this.queue
     this.queue = []
-    for (let i = 0; i < items.length; i += this.options.batchSize) {
-      const batch = items.slice(i, i + this.options.batchSize)
-      this.run(() => this.exchange(batch, signal)).catch((err) => {
-        for (const item of batch) item.reject(err)
-      })
-    }
+    for (let i = 0; i < items.length; i += this.options.batchSize)
+      this.send(items.slice(i, i + this.options.batchSize), signal)
+  }
+
+  private send(batch: PendingItem[], signal?: AbortSignal) {
+    const block = batch.reduce((low, item) => Math.min(low, item.block), Number.POSITIVE_INFINITY)
+    this.run(() => this.exchange(batch, signal), block).catch((err) => {
+      for (const item of batch) item.reject(err)
+    })
   }
 
   private async exchange(batch: PendingItem[], signal?: AbortSignal): Promise<void> {

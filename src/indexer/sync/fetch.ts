@@ -59,11 +59,15 @@ export async function fetchHistoricalRange(
   toBlock: bigint,
 ): Promise<FetchedRange> {
   const started = performance.now()
+  // The range's first and last headers are asked with its logs (one JSON-RPC batch when one
+  // endpoint serves both): a round trip less per range than asking them after.
+  const edges = getHeaders(ctx.rpc, [...new Set([fromBlock, toBlock])])
+  edges.catch(() => undefined)
   const logs = ctx.verify
     ? await readVerifiedLogs(ctx, fromBlock, toBlock)
     : await readLogs(ctx, fromBlock, toBlock)
   const fetchedAt = performance.now()
-  const range = await rangeFromLogs(ctx, fromBlock, toBlock, logs)
+  const range = await rangeFromLogs(ctx, fromBlock, toBlock, logs, await edges)
   ctx.logger.debug(
     {
       fromBlock: fromBlock.toString(),
@@ -77,17 +81,23 @@ export async function fetchHistoricalRange(
   return range
 }
 
-/** Decodes the (agreed) logs of [fromBlock, toBlock] and reads the headers it needs: a range ready to commit. */
+/**
+ * Decodes the (agreed) logs of [fromBlock, toBlock] and reads the headers it
+ * needs (those not `known` already): a range ready to commit.
+ */
 export async function rangeFromLogs(
   ctx: FetchContext,
   fromBlock: bigint,
   toBlock: bigint,
   logs: RawLog[],
+  known: Map<bigint, RpcBlock> = new Map(),
 ): Promise<FetchedRange> {
   const decoded = await decodeLogs(ctx, logs)
   const needed = new Set<bigint>([fromBlock, toBlock])
   for (const e of decoded.transfers) if (!decoded.timestamps.has(e.blockNumber)) needed.add(e.blockNumber)
-  const headers = await getHeaders(ctx.rpc, [...needed])
+  for (const n of known.keys()) needed.delete(n)
+  const headers = new Map(known)
+  for (const [n, header] of await getHeaders(ctx.rpc, [...needed])) headers.set(n, header)
   for (const log of logs) {
     const header = headers.get(BigInt(log.blockNumber))
     if (header && header.hash.toLowerCase() !== log.blockHash.toLowerCase()) {

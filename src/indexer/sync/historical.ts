@@ -21,8 +21,9 @@ const STEP_BUDGET_MS = 20_000
 
 /**
  * Backfill of confirmed blocks up to `target`: several eth_getLogs ranges in
- * flight at once, committed strictly in block order (so transfer ids follow
- * the chain), small ranges merged into one commit.
+ * flight at once (as many reading as the endpoints' adaptive limits take,
+ * SyncOptions.rangesInFlight), committed strictly in block order (so transfer
+ * ids follow the chain), small ranges merged into one commit.
  *
  * Commits overlap by half: the transfers of batch N+1 are inserted (on a
  * second connection, invisible until committed) while batch N writes its
@@ -34,14 +35,21 @@ export async function syncHistorical(s: Syncer, target: bigint): Promise<void> {
   const started = performance.now()
   let next = cursorOf(s)
   const inflight: Pending[] = []
+  const { min, max } = s.options.rangesInFlight
+  /** Ranges still reading: one per request slot the endpoints grant now, so the limiter governs the pace. */
+  const reading = () => inflight.reduce((n, p) => n + (p.settled ? 0 : 1), 0)
+  let stopped = false
   const schedule = () => {
     while (
-      inflight.length < s.options.historicalConcurrency &&
+      !stopped &&
+      inflight.length < 2 * max &&
+      reading() < Math.min(max, Math.max(min, s.ctx.rpc.pool.capacity)) &&
       next <= target &&
       performance.now() - started < STEP_BUDGET_MS
     ) {
       const to = minBig(target, next + s.ctx.range.size - 1n)
-      inflight.push(track(fetchHistoricalRange(s.ctx, next, to)))
+      // A range that settles frees its request slot for the next one.
+      inflight.push(track(fetchHistoricalRange(s.ctx, next, to), schedule))
       next = to + 1n
     }
   }
@@ -80,6 +88,7 @@ export async function syncHistorical(s: Syncer, target: bigint): Promise<void> {
       finishing.catch(() => undefined)
     }
   } finally {
+    stopped = true
     // Never leave a commit behind (a reorg rollback may follow): wait for the last one.
     await finishing.catch(() => undefined)
     inflight.length = 0
@@ -87,11 +96,12 @@ export async function syncHistorical(s: Syncer, target: bigint): Promise<void> {
   await finishing
 }
 
-function track(promise: Promise<FetchedRange>): Pending {
+function track(promise: Promise<FetchedRange>, onSettled: () => void): Pending {
   const pending: Pending = { promise, settled: false, failed: false }
   promise.then(
     () => {
       pending.settled = true
+      onSettled()
     },
     () => {
       pending.settled = true

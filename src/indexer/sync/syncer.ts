@@ -11,8 +11,13 @@ export interface SyncOptions {
   /** Block hashes kept below the confirmed block, for deeper-than-expected reorgs. */
   keepBlocks: bigint
   pollIntervalMs: number
-  /** eth_getLogs ranges fetched at once during backfill. */
-  historicalConcurrency: number
+  /**
+   * Backfill ranges reading at once: as many as the endpoints take requests at
+   * once (their AIMD limits, EndpointPool.capacity), within [min, max] (`max`
+   * bounds the memory of raw answers); read and waiting for their commit
+   * together, at most 2 × max.
+   */
+  rangesInFlight: { min: number; max: number }
   /** Backfill ranges merged into one commit up to this many events. */
   maxEventsPerCommit: number
   /** Blocks read per realtime step. */
