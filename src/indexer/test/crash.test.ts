@@ -18,9 +18,11 @@ const env = (extra: Record<string, string> = {}) => ({
   DATABASE_URL: db.url,
   RPC_URL: chain.anvil.rpcUrl,
   CONFIRMATIONS: '12',
-  // Small ranges and commits: the backfill takes many transactions, so a kill lands between and inside them.
-  INDEXER_RANGE_BLOCKS: '5',
-  INDEXER_COMMIT_EVENTS: '150',
+  // One-block ranges and small commits: the backfill takes many reads and transactions
+  // (more than a fast machine finishes between the test's two kills), so a kill lands
+  // between and inside them.
+  INDEXER_RANGE_BLOCKS: '1',
+  INDEXER_COMMIT_EVENTS: '50',
   MEDIA_DIR: '/tmp/indexer-crash-media',
   ...extra,
 })
