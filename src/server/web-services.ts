@@ -1,9 +1,10 @@
 /**
  * The composition root of the web process: the one set of long-lived
  * services that the REST layer (src/server/rest) and the Next.js side
- * (pages, /api routes, the portal's tRPC procedures) share — one pg pool,
- * one rate limiter, one credential cache. A key the portal revokes or
- * rotates is cleared from the very cache /v1 reads.
+ * (pages, /api routes, the portal's tRPC procedures) share — the API pool
+ * and the credential pool, the read replicas, one rate limiter, one
+ * credential cache, the metrics. A key the portal revokes or rotates is
+ * cleared from the very cache /v1 reads.
  *
  * Next.js runs in the same process (src/server/http/server.ts) but loads
  * its own copy of our modules, so the instance is handed over on
