@@ -85,7 +85,9 @@ describe('usage per key', () => {
     statuses.push((await send('/v1/indexer/status')).status)
     expect(statuses).toEqual([200, 200, 403, 429, 429])
     // Not attributed: an unknown key, and no key at all.
-    await get(s.base, '/v1/indexer/status', { credential: `${secret.slice(0, -1)}x`, ip: uniqueIp() })
+    // (The last character changed — to one it is not already.)
+    const unknown = `${secret.slice(0, -1)}${secret.endsWith('x') ? 'y' : 'x'}`
+    await get(s.base, '/v1/indexer/status', { credential: unknown, ip: uniqueIp() })
     await get(s.base, '/v1/indexer/status', { ip: uniqueIp() })
 
     // No write per request: nothing in the table before the flush.
