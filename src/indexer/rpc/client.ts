@@ -4,7 +4,7 @@ import { describeError, IndexerError } from '../errors'
 import { Endpoint } from './endpoint'
 import { EndpointPool, type EndpointPoolOptions } from './endpoint-pool'
 import { backoffDelay, sleep } from './retry'
-import { RpcRequestError } from './transport'
+import { RpcRequestError, type TwinReads } from './transport'
 
 export interface RpcBlock {
   number: bigint
@@ -56,6 +56,8 @@ export interface RequestOptions {
   only?: Endpoint
   /** In an HTTP exchange of its own, not batched with requests of the same tick (large answers). */
   alone?: boolean
+  /** A read expected to answer as another does (verification): identical answers are parsed once. */
+  twin?: TwinReads
 }
 
 export interface Rpc {
@@ -106,6 +108,7 @@ export function createRpc(options: RpcOptions): Rpc {
           signal,
           block: opts.minBlock === undefined ? -1 : Number(opts.minBlock),
           alone: opts.alone,
+          twin: opts.twin,
         })) as T
         endpoint.succeeded(performance.now() - started)
         pool.observer?.rpcAttempt(method, endpoint.index)

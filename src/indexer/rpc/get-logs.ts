@@ -199,6 +199,7 @@ const sameHex = (a: string, b: string) => a === b || a.toLowerCase() === b.toLow
 
 /** The full identity of logIdentity, compared field by field without building strings. */
 function sameLog(a: RawLog, b: RawLog): boolean {
+  if (a === b) return true
   if (
     !sameHex(a.blockHash, b.blockHash) ||
     !sameHex(a.transactionHash, b.transactionHash) ||

@@ -4,6 +4,7 @@
  * still answers the others), and every failure is classified by what it
  * says about the provider (docs/indexer.md, "Providers").
  */
+import { isAscii } from 'node:buffer'
 import { IndexerError } from '../errors'
 
 /** What a failed request says about the provider, not about the request. */
@@ -68,6 +69,32 @@ export interface TransportOptions {
 let nextId = 1
 
 /**
+ * The answers of reads that should be the same (the two reads of a range
+ * being verified, docs/indexer.md "Verification"): the reads share one
+ * JSON-RPC id, so two answers with the same content are the same bytes, and
+ * an answer byte for byte equal to its twin's is not parsed again — it is the
+ * twin's parsed answer. Answers that differ in any byte are parsed each on
+ * its own and compared as logs. Each request still goes to the provider and
+ * is answered on its own: only the parsing is shared.
+ */
+export class TwinReads {
+  readonly id = nextId++
+  /** The first answer to each request body, until its twin arrives. */
+  private readonly first = new Map<string, { bytes: Buffer; parsed: unknown }>()
+
+  parse(requestBody: string, bytes: Buffer): unknown {
+    const earlier = this.first.get(requestBody)
+    if (earlier?.bytes.equals(bytes)) {
+      this.first.delete(requestBody)
+      return earlier.parsed
+    }
+    const parsed = parseJson(bytes)
+    this.first.set(requestBody, { bytes, parsed })
+    return parsed
+  }
+}
+
+/**
  * One endpoint's wire: `call` queues an item; the queue is flushed as batches
  * on the next tick through `send`, which the endpoint wraps with its
  * concurrency limit.
@@ -89,11 +116,12 @@ export class HttpJsonRpc {
   call(
     method: string,
     params: unknown[],
-    options: { signal?: AbortSignal; block?: number; alone?: boolean } = {},
+    options: { signal?: AbortSignal; block?: number; alone?: boolean; twin?: TwinReads } = {},
   ): Promise<unknown> {
-    const { signal, block = -1, alone = false } = options
+    const { signal, block = -1, alone = false, twin } = options
     return new Promise((resolve, reject) => {
-      if (alone) return this.send([{ method, params, block, resolve, reject }], signal)
+      // Twins share an id, so they must not share a batch.
+      if (alone || twin) return this.send([{ method, params, block, resolve, reject }], signal, twin)
       this.queue.push({ method, params, block, resolve, reject })
       if (!this.flushScheduled) {
         this.flushScheduled = true
@@ -110,15 +138,15 @@ export class HttpJsonRpc {
       this.send(items.slice(i, i + this.options.batchSize), signal)
   }
 
-  private send(batch: PendingItem[], signal?: AbortSignal) {
+  private send(batch: PendingItem[], signal?: AbortSignal, twin?: TwinReads) {
     const block = batch.reduce((low, item) => Math.min(low, item.block), Number.POSITIVE_INFINITY)
-    this.run(() => this.exchange(batch, signal), block).catch((err) => {
+    this.run(() => this.exchange(batch, signal, twin), block).catch((err) => {
       for (const item of batch) item.reject(err)
     })
   }
 
-  private async exchange(batch: PendingItem[], signal?: AbortSignal): Promise<void> {
-    const ids = batch.map(() => nextId++)
+  private async exchange(batch: PendingItem[], signal?: AbortSignal, twin?: TwinReads): Promise<void> {
+    const ids = twin ? [twin.id] : batch.map(() => nextId++)
     const body =
       batch.length === 1
         ? JSON.stringify({ jsonrpc: '2.0', id: ids[0], method: batch[0]!.method, params: batch[0]!.params })
@@ -135,7 +163,7 @@ export class HttpJsonRpc {
     }, this.options.timeoutMs)
     const onAbort = () => controller.abort()
     signal?.addEventListener('abort', onAbort, { once: true })
-    let text: string
+    let bytes: Buffer
     let response: Response
     try {
       response = await fetch(this.options.url, {
@@ -144,9 +172,10 @@ export class HttpJsonRpc {
         body,
         signal: controller.signal,
       })
-      text = await readBody(response, this.options.maxBodyBytes ?? 256 * 1024 * 1024)
+      bytes = await readBody(response, this.options.maxBodyBytes ?? 256 * 1024 * 1024)
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err
+      if (err instanceof RpcRequestError) throw err
       if (timedOut)
         throw new RpcRequestError('timeout', `no answer within ${this.options.timeoutMs} ms`, { cause: err })
       throw new RpcRequestError('network', 'connection failed', { cause: err })
@@ -157,17 +186,12 @@ export class HttpJsonRpc {
     if (response.status !== 200) {
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'))
       const kind = response.status === 429 ? 'rate_limited' : 'http'
-      throw new RpcRequestError(kind, `HTTP ${response.status}${snippet(text)}`, {
+      throw new RpcRequestError(kind, `HTTP ${response.status}${snippet(decode(bytes))}`, {
         status: response.status,
         retryAfterMs,
       })
     }
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch {
-      throw new RpcRequestError('bad_body', `answer is not JSON${snippet(text)}`)
-    }
+    const parsed = twin ? twin.parse(body, bytes) : parseJson(bytes)
     const answers = Array.isArray(parsed) ? parsed : [parsed]
     const byId = new Map<
       unknown,
@@ -203,13 +227,44 @@ function rpcError(error: { code?: unknown; message?: unknown; data?: unknown }):
   })
 }
 
-async function readBody(response: Response, maxBytes: number): Promise<string> {
+/** The body's bytes; one larger than `maxBytes` is refused as it arrives, with or without a Content-Length. */
+async function readBody(response: Response, maxBytes: number): Promise<Buffer> {
+  const tooLarge = (length: number) =>
+    new RpcRequestError('bad_body', `answer of ${length} bytes or more is larger than ${maxBytes}`)
   const length = Number(response.headers.get('content-length') ?? 0)
   if (length > maxBytes) {
     await response.body?.cancel()
-    throw new RpcRequestError('bad_body', `answer of ${length} bytes is larger than ${maxBytes}`)
+    throw tooLarge(length)
   }
-  return response.text()
+  if (!response.body) return Buffer.alloc(0)
+  const chunks: Uint8Array[] = []
+  let received = 0
+  const reader = response.body.getReader()
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    received += read.value.byteLength
+    if (received > maxBytes) {
+      await reader.cancel().catch(() => undefined)
+      throw tooLarge(received)
+    }
+    chunks.push(read.value)
+  }
+  return Buffer.concat(chunks, received)
+}
+
+/**
+ * JSON-RPC answers are ASCII (hex quantities and data): read as one-byte
+ * characters they are decoded in a fraction of UTF-8's time, and parsed
+ * faster too. Anything else is decoded as UTF-8.
+ */
+const decode = (bytes: Buffer): string => (isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8'))
+
+function parseJson(bytes: Buffer): unknown {
+  const text = decode(bytes)
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new RpcRequestError('bad_body', `answer is not JSON${snippet(text)}`)
+  }
 }
 
 /** Retry-After: delta-seconds or an HTTP date (RFC 9110). */

@@ -11,6 +11,7 @@ import { INDEXED_TOPICS } from '../events/topics'
 import type { RawLog, RequestOptions, Rpc } from '../rpc/client'
 import { Endpoint } from '../rpc/endpoint'
 import { type AdaptiveRange, fetchLogs, logIdentity, normaliseLogs, sameLogs } from '../rpc/get-logs'
+import { TwinReads } from '../rpc/transport'
 import { canProve, provenBlock, provenRange } from './proven-logs'
 
 /** Reads of one range before giving up for this step (the step is retried). */
@@ -81,11 +82,14 @@ export async function readVerifiedLogs(
 ): Promise<RawLog[]> {
   const likely = ctx.rpc.pool.pick()
   const secondBy = new Set<Endpoint>()
+  // Both reads reach the provider; an answer identical to its twin's, byte for byte, is parsed once.
+  const twin = new TwinReads()
   const [first, second] = await Promise.all([
-    readLogs(ctx, fromBlock, toBlock),
+    readLogs(ctx, fromBlock, toBlock, { twin }),
     readLogs(ctx, fromBlock, toBlock, {
       avoid: likely instanceof Endpoint ? new Set([likely]) : undefined,
       onServed: (e) => secondBy.add(e),
+      twin,
     }),
   ])
   if (first.length < FEW_LOGS && toBlock - fromBlock < PROVEN_SPAN && canProve(ctx.rpc)) {
