@@ -55,15 +55,13 @@ describe('HttpJsonRpc', () => {
 
   it('decodes UTF-8 answers as UTF-8 and ASCII answers alike', async () => {
     const url = await server((body, res) =>
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            id: body.id,
-            error: { code: -32000, message: 'nœud indisponible ✗' },
-          }),
-        ),
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: body.id,
+          error: { code: -32000, message: 'nœud indisponible ✗' },
+        }),
+      ),
     )
     const err = await wire(url)
       .call('eth_blockNumber', [])
