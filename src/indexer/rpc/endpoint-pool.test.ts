@@ -3,19 +3,19 @@
  * Retry-After honoured, concurrency that backs off and grows again, failover
  * to another endpoint, HTML and non-JSON answers treated as transient.
  */
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type http from 'node:http'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
+import { startJsonRpcServer, type TestServer } from '../test/http-server'
 import { createRpc } from './client'
 import { Endpoint } from './endpoint'
 import { EndpointPool } from './endpoint-pool'
 import { parseRetryAfter, RpcRequestError } from './transport'
 
 const logger = pino({ level: 'silent' })
-const servers: http.Server[] = []
+const servers: TestServer[] = []
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))))
+  await Promise.all(servers.splice(0).map((s) => s.close()))
 })
 
 type Handler = (
@@ -24,14 +24,9 @@ type Handler = (
 ) => void
 
 async function server(handle: Handler) {
-  const s = http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (c) => (body += c))
-    req.on('end', () => handle(JSON.parse(body), res))
-  })
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
+  const s = await startJsonRpcServer(handle)
   servers.push(s)
-  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`
+  return s.origin
 }
 
 const answer = (res: http.ServerResponse, body: unknown) =>

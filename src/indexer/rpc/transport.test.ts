@@ -3,25 +3,20 @@
  * bounded as they arrive, ASCII and UTF-8 answers decoded alike, and the two
  * reads of a verified range parsed once when their answers are the same bytes.
  */
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type http from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
+import { startJsonRpcServer, type TestServer } from '../test/http-server'
 import { HttpJsonRpc, RpcRequestError, TwinReads } from './transport'
 
-const servers: http.Server[] = []
+const servers: TestServer[] = []
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))))
+  await Promise.all(servers.splice(0).map((s) => s.close()))
 })
 
 async function server(handle: (body: { id: number }, res: http.ServerResponse) => void) {
-  const s = http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (c) => (body += c))
-    req.on('end', () => handle(JSON.parse(body), res))
-  })
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
+  const s = await startJsonRpcServer(handle)
   servers.push(s)
-  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`
+  return s.origin
 }
 
 const wire = (url: string, maxBodyBytes?: number) =>

@@ -55,3 +55,16 @@ export const PNG_1x1 = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
   'base64',
 )
+
+/** A JSON-RPC endpoint for transport tests: every request's parsed body goes to `handle`. */
+export function startJsonRpcServer<Body>(
+  handle: (body: Body, res: http.ServerResponse) => void,
+): Promise<TestServer> {
+  return startServer({
+    '/*': (req, res) => {
+      let body = ''
+      req.on('data', (c) => (body += c))
+      req.on('end', () => handle(JSON.parse(body), res))
+    },
+  })
+}
