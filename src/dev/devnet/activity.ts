@@ -47,6 +47,8 @@ const ACTION_WEIGHTS: [Action, number][] = [
   ['burn', 8],
   ['update', 12],
 ]
+/** At least one action in this many is a burn, so a short look at the devnet sees every kind of event. */
+const BURN_AT_LEAST_EVERY = 10
 
 export function startActivity(options: ActivityOptions): Activity {
   const logger = options.logger ?? pino({ level: 'info' })
@@ -102,13 +104,25 @@ export function startActivity(options: ActivityOptions): Activity {
     return undefined // The ERC-2309 collection has immutable metadata.
   }
 
+  // Burns are rare by weight (8 %): on a slow machine a minute could pass without one.
+  let sinceBurn = 0
   async function sendRandom(count: number, forcedAction?: Action) {
     for (let i = 0; i < count && !stopped; i++) {
-      const call = await randomCall(forcedAction).catch(() => undefined)
-      if (!call) continue
-      await sendCall(clients, call).catch((error: Error) => {
-        logger.debug({ err: error.message.split('\n')[0], call: call.functionName }, 'devnet tx refused')
-      })
+      const action = forcedAction ?? (sinceBurn >= BURN_AT_LEAST_EVERY - 1 ? 'burn' : undefined)
+      const call = await randomCall(action).catch(() => undefined)
+      if (!call) {
+        sinceBurn++ // an impossible burn (a full collection) must not stop the other actions
+        continue
+      }
+      const sent = await sendCall(clients, call).then(
+        () => true,
+        (error: Error) => {
+          logger.debug({ err: error.message.split('\n')[0], call: call.functionName }, 'devnet tx refused')
+          return false
+        },
+      )
+      if (sent && call.functionName === 'burn') sinceBurn = 0
+      else sinceBurn++
     }
   }
 

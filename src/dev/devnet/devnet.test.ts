@@ -224,12 +224,12 @@ describe('startDevnet with the activity generator', () => {
         }
       }
       await expect
-        .poll(seen, { timeout: 90_000, interval: 2_000 })
+        .poll(seen, { timeout: 150_000, interval: 2_000 })
         .toEqual({ mint: true, transfer: true, burn: true })
     } finally {
       await devnet.stop()
     }
-  }, 120_000)
+  }, 180_000)
 })
 
 async function firstLiveToken(
