@@ -58,6 +58,9 @@ afterEach(() => {
 })
 
 const logger = pino({ level: 'silent' })
+/** Every log of [from, to] from the provider at `url`, read with `range`. */
+const readAll = (url: string, from: bigint, to: bigint, range: AdaptiveRange) =>
+  fetchLogs(createRpc({ url, logger }), from, to, { topics: [], range, logger })
 const blocksOf = (logs: Array<{ blockNumber: string; logIndex: string }>) =>
   logs.map((l) => `${Number(l.blockNumber)}:${Number(l.logIndex)}`)
 const expected = (from: number, to: number) => {
@@ -81,11 +84,7 @@ describe('fetchLogs', () => {
   ])('shrinks the range on %s refusals and still returns every log once, in order', async (_name, error) => {
     const provider = await fakeProvider((from, to) => (to - from + 1 > 37 ? error : null))
     const range = new AdaptiveRange(1000n)
-    const logs = await fetchLogs(createRpc({ url: provider.url, logger }), 0n, 499n, {
-      topics: [],
-      range,
-      logger,
-    })
+    const logs = await readAll(provider.url, 0n, 499n, range)
     expect(blocksOf(logs)).toEqual(expected(0, 499))
     expect(range.size).toBeLessThanOrEqual(37n)
   })
@@ -100,11 +99,7 @@ describe('fetchLogs', () => {
         : null,
     )
     const range = new AdaptiveRange(1000n)
-    const logs = await fetchLogs(createRpc({ url: provider.url, logger }), 0n, 199n, {
-      topics: [],
-      range,
-      logger,
-    })
+    const logs = await readAll(provider.url, 0n, 199n, range)
     expect(blocksOf(logs)).toEqual(expected(0, 199))
     expect(provider.spans.slice(0, 2)).toEqual([200, 20])
   })
@@ -112,7 +107,7 @@ describe('fetchLogs', () => {
   it('grows the range again while requests are cheap', async () => {
     const provider = await fakeProvider(() => null)
     const range = new AdaptiveRange(10n, 1n, 160n)
-    await fetchLogs(createRpc({ url: provider.url, logger }), 0n, 999n, { topics: [], range, logger })
+    await readAll(provider.url, 0n, 999n, range)
     expect(provider.spans.slice(0, 5)).toEqual([10, 20, 40, 80, 160])
     expect(range.size).toBe(160n)
   })
@@ -121,11 +116,7 @@ describe('fetchLogs', () => {
     const provider = await fakeProvider((_f, _t, calls) =>
       calls === 1 ? { status: 503 } : calls === 2 ? { code: 429, message: 'Too Many Requests' } : null,
     )
-    const logs = await fetchLogs(createRpc({ url: provider.url, logger }), 5n, 9n, {
-      topics: [],
-      range: new AdaptiveRange(100n),
-      logger,
-    })
+    const logs = await readAll(provider.url, 5n, 9n, new AdaptiveRange(100n))
     expect(blocksOf(logs)).toEqual(expected(5, 9))
     expect(provider.calls()).toBe(3)
   })
@@ -135,11 +126,7 @@ describe('fetchLogs', () => {
       calls <= 2 ? { code: -32005, message: 'request rate exceeded' } : null,
     )
     const range = new AdaptiveRange(100n)
-    const logs = await fetchLogs(createRpc({ url: provider.url, logger }), 0n, 99n, {
-      topics: [],
-      range,
-      logger,
-    })
+    const logs = await readAll(provider.url, 0n, 99n, range)
     expect(blocksOf(logs)).toEqual(expected(0, 99))
     expect(provider.spans).toEqual([100, 100, 100])
     expect(range.size).toBeGreaterThanOrEqual(100n)
@@ -150,13 +137,7 @@ describe('fetchLogs', () => {
       code: -32602,
       message: 'invalid argument 0: hex string has leading zero',
     }))
-    await expect(
-      fetchLogs(createRpc({ url: provider.url, logger }), 0n, 9n, {
-        topics: [],
-        range: new AdaptiveRange(100n),
-        logger,
-      }),
-    ).rejects.toThrow(/eth_getLogs failed/)
+    await expect(readAll(provider.url, 0n, 9n, new AdaptiveRange(100n))).rejects.toThrow(/eth_getLogs failed/)
   })
 })
 
