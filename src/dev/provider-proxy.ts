@@ -92,7 +92,8 @@ export interface ProviderProxy {
   /**
    * Counters: `requests` (HTTP), `items` (JSON-RPC), one per fault kind injected (the
    * ProviderFaults names, plus capRange, capResults, blockReceiptsRefused, chainIdOverride,
-   * upstreamErrors) and `method.<name>` per JSON-RPC method.
+   * upstreamErrors), `method.<name>` per JSON-RPC method and `peakInFlight` (the most HTTP
+   * requests open at once).
    */
   stats(): Record<string, number>
   /** Changes fault rates at run time; unnamed kinds keep their rate. */
@@ -361,7 +362,11 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     })
   }
 
+  let inFlight = 0
   const server = http.createServer((req, res) => {
+    inFlight++
+    if (inFlight > (counters.get('peakInFlight') ?? 0)) counters.set('peakInFlight', inFlight)
+    res.once('close', () => inFlight--)
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {

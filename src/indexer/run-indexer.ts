@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Config } from '@/config/env'
@@ -48,6 +49,9 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
   const lock = await acquireLeaderLock(pool, { network: config.NETWORK, logger, signal: options.signal })
   const stop = new AbortController()
   const signal = AbortSignal.any([options.signal, lock.lost, stop.signal])
+  // Every request in flight listens on it until it ends (rpc/transport.ts): more than Node's
+  // default of 10 by design. The bound still reports a leak (the loops' sleeps add a few).
+  setMaxListeners(endpoints.maxInFlight + 16, signal)
   metrics?.leader(true)
   try {
     await ensureIndexerState(pool, { network: config.NETWORK, chainId, startBlock: config.START_BLOCK })

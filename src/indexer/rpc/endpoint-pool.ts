@@ -37,17 +37,18 @@ export interface EndpointSummary extends RpcEndpointState {
 export class EndpointPool {
   readonly endpoints: Endpoint[]
   readonly observer: RpcObserver | undefined
+  private readonly settings: EndpointOptions
 
   constructor(options: EndpointPoolOptions) {
     if (options.urls.length === 0) throw new Error('at least one RPC endpoint is required')
-    const settings: EndpointOptions = {
+    this.settings = {
       batchSize: options.batchSize ?? 100,
       timeoutMs: options.timeoutMs ?? 15_000,
       maxConcurrency: options.maxConcurrency ?? 32,
       lagThreshold: options.lagThreshold ?? 5n,
       restOnFailure: options.restOnFailure ?? options.urls.length > 1,
     }
-    this.endpoints = options.urls.map((url, i) => new Endpoint(url, i, settings))
+    this.endpoints = options.urls.map((url, i) => new Endpoint(url, i, this.settings))
     this.observer = options.observer
   }
 
@@ -59,6 +60,11 @@ export class EndpointPool {
     let slots = 0
     for (const e of this.endpoints) slots += Math.floor(e.limit)
     return slots
+  }
+
+  /** The most requests the endpoints ever have in flight together (their concurrency ceilings). */
+  get maxInFlight(): number {
+    return this.endpoints.length * this.settings.maxConcurrency
   }
 
   /** The best head any trusted endpoint has reported. */
