@@ -26,13 +26,25 @@ export const canProve = (rpc: Rpc) => !withoutReceipts.has(rpc.pool)
 const INDEXED_TOPIC0 = new Set(INDEXED_TOPICS[0]!.map((t) => t.toLowerCase()))
 const toHex = (n: bigint): Hex => `0x${n.toString(16)}`
 
+/**
+ * Blocks proven at once: their headers and receipts are asked in the same
+ * tick, so they go out as one JSON-RPC batch (one round trip, not one per
+ * block: a backfill's commits wait for its oldest range), while the receipts
+ * held in memory stay bounded (a busy block's receipts are megabytes).
+ */
+const BLOCKS_AT_ONCE = 8n
+
 /** The indexed logs of blocks [from, to], each block proven; null when a block cannot be proven. */
 export async function provenRange(ctx: ProofContext, from: bigint, to: bigint): Promise<RawLog[] | null> {
   const out: RawLog[] = []
-  for (let n = from; n <= to; n++) {
-    const logs = await provenBlock(ctx, n)
-    if (!logs) return null
-    for (const l of logs) out.push(l)
+  for (let first = from; first <= to; first += BLOCKS_AT_ONCE) {
+    const numbers: bigint[] = []
+    for (let n = first; n <= to && n < first + BLOCKS_AT_ONCE; n++) numbers.push(n)
+    const blocks = await Promise.all(numbers.map((n) => provenBlock(ctx, n)))
+    for (const logs of blocks) {
+      if (!logs) return null
+      for (const l of logs) out.push(l)
+    }
   }
   return normaliseLogs(out)
 }

@@ -1,0 +1,44 @@
+import pino from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type ProviderProxy, startProviderProxy } from '@/dev/provider-proxy'
+import { createRpc } from '../rpc/client'
+import { AdaptiveRange, normaliseLogs } from '../rpc/get-logs'
+import { startTestChain, type TestChain } from '../test/chain'
+import { readLogs } from './agreed-logs'
+import { provenRange } from './proven-logs'
+
+const logger = pino({ level: 'silent' })
+let chain: TestChain
+let proxy: ProviderProxy
+let first: bigint
+let last: bigint
+
+beforeAll(async () => {
+  chain = await startTestChain()
+  const [alice] = chain.accounts
+  const nft = (await chain.deploy('TestNFT', ['Proof', 'PRF', 'http://127.0.0.1:9/'])).address
+  // One block per mint (automine): ten blocks, each with one Transfer.
+  first = await chain.call(nft, 'TestNFT', 'mint', [alice, 1n])
+  for (let id = 2n; id <= 10n; id++) last = await chain.call(nft, 'TestNFT', 'mint', [alice, id])
+  // A provider's round trip, so that requests sent one after another show up as such.
+  proxy = await startProviderProxy({ upstream: chain.anvil.rpcUrl, latencyMs: [20, 30] })
+}, 120_000)
+
+afterAll(async () => {
+  await proxy?.stop()
+  await chain?.stop()
+})
+
+describe('provenRange', () => {
+  it('proves a range of blocks in a round trip per eight blocks, with the logs a read returns', async () => {
+    const direct = { rpc: createRpc({ url: chain.anvil.rpcUrl, logger }), range: new AdaptiveRange(), logger }
+    const read = normaliseLogs(await readLogs(direct, first, last))
+    expect(read).toHaveLength(10)
+
+    const before = proxy.stats().requests
+    const proven = await provenRange({ rpc: createRpc({ url: proxy.url, logger }), logger }, first, last)
+    // Ten blocks: headers and receipts of eight blocks in one batch, then of the last two.
+    expect(proxy.stats().requests - before).toBe(2)
+    expect(proven).toEqual(read)
+  })
+})
