@@ -46,6 +46,7 @@ import {
 import { buildIndexer } from '@/indexer/bundle'
 import { startTestChain } from '@/indexer/test/chain'
 import { benchSchema, serverUrl } from './bench-schema'
+import { type CpuSeconds, describeCpu, trackCpu } from './cpu-time'
 import { trackPeakRss } from './peak-rss'
 import { runPonder } from './ponder-run'
 
@@ -385,6 +386,7 @@ async function main() {
       if (line.includes('backfill at block')) progress.push(line)
   })
   const rss = trackPeakRss(child.pid!)
+  const cpu = trackCpu({ indexer: child.pid!, node: chain.anvil.pid })
   let ponderProxy: ProviderProxy | undefined
 
   try {
@@ -417,6 +419,7 @@ async function main() {
       await sleep(100)
     }
     const seconds = (performance.now() - started) / 1000
+    const ourCpu = cpu.stop()
     const ourTraffic = proxyTotals(ourProxies)
     const indexed = await count()
     if (!PROVIDER && indexed !== transfers)
@@ -425,6 +428,7 @@ async function main() {
     if (finished) {
       log(`backfill: ${indexed} transfers, ${head} blocks in ${seconds.toFixed(1)}s (process start included)`)
       log(`backfill: ${Math.round(ourRate!)} events/s, ${Math.round(Number(head) / seconds)} blocks/s`)
+      log(`backfill CPU: ${describeCpu(ourCpu, seconds)}`)
       for (const line of progress.slice(-2)) log(`indexer said: ${JSON.parse(line).msg}`)
     }
     let truth: Truth | undefined
@@ -504,30 +508,40 @@ async function main() {
     // (INDEXER_VERIFY=off). It runs second, on warm caches, so the cost is if anything overstated.
     // BENCH_REPEAT=N then times N more pairs on the same chain: the rate moves from run to run
     // on a shared machine, and the medians are what the ratios use.
-    const verifiedRates = ourRate === undefined ? [] : [ourRate]
-    const unverifiedRates: number[] = []
+    type Run = { rate: number; cpu: CpuSeconds }
+    const verifiedRuns: Run[] = ourRate === undefined ? [] : [{ rate: ourRate, cpu: ourCpu }]
+    const unverifiedRuns: Run[] = []
     if (ourRate !== undefined && process.env.BENCH_VERIFY_COST !== '0') {
-      const again = (verify: boolean) =>
-        timeBackfill(indexer, root, ourProxies, chain.anvil.rpcUrl, head, verify)
+      const again = (verify: boolean) => timeBackfill(indexer, root, ourProxies, chain.anvil, head, verify)
       const unverified = await again(false)
       if (unverified === undefined) log('unverified backfill: did not finish (no cost figure)')
       else {
-        unverifiedRates.push(unverified)
-        log(`verification cost: ${describeCost(ourRate, unverified)}`)
+        unverifiedRuns.push(unverified)
+        log(`verification cost: ${describeCost(ourRate, unverified.rate)}`)
       }
       for (let i = 1; i <= REPEAT; i++) {
         const [v, u] = [await again(true), await again(false)]
-        if (v !== undefined) verifiedRates.push(v)
-        if (u !== undefined) unverifiedRates.push(u)
+        if (v !== undefined) verifiedRuns.push(v)
+        if (u !== undefined) unverifiedRuns.push(u)
         log(
-          `repeat ${i}: verified ${v === undefined ? 'did not finish' : Math.round(v)} events/s, unverified ${u === undefined ? 'did not finish' : Math.round(u)} events/s`,
+          `repeat ${i}: verified ${v === undefined ? 'did not finish' : Math.round(v.rate)} events/s, unverified ${u === undefined ? 'did not finish' : Math.round(u.rate)} events/s`,
         )
       }
-      if (REPEAT > 0 && verifiedRates.length > 0 && unverifiedRates.length > 0)
+      const rates = (runs: Run[]) => runs.map((r) => r.rate)
+      if (REPEAT > 0 && verifiedRuns.length > 0 && unverifiedRuns.length > 0)
         log(
-          `medians of ${verifiedRates.length} / ${unverifiedRates.length} runs: ${describeCost(median(verifiedRates), median(unverifiedRates))}`,
+          `medians of ${verifiedRuns.length} / ${unverifiedRuns.length} runs: ${describeCost(median(rates(verifiedRuns)), median(rates(unverifiedRuns)))}`,
         )
+      if (unverifiedRuns.length > 0) {
+        // What the second read costs, and whose CPU it is: ours, or the node's and the proxy's.
+        const [v, u] = [medianCpu(verifiedRuns), medianCpu(unverifiedRuns)]
+        const pair = (k: keyof CpuSeconds) => `${v[k].toFixed(1)} vs ${u[k].toFixed(1)}`
+        log(
+          `CPU-s per backfill${verifiedRuns.length > 1 ? ' (medians)' : ''}, verified vs unverified: indexer ${pair('indexer')}, PostgreSQL ${pair('postgres')}, anvil ${pair('node')}, bench and proxies ${pair('bench')}`,
+        )
+      }
     }
+    const verifiedRates = verifiedRuns.map((r) => r.rate)
     const ourMedian = verifiedRates.length > 0 ? median(verifiedRates) : undefined
 
     // The same backfill with Ponder: same chain (up to the backfill head), same PostgreSQL server.
@@ -543,6 +557,7 @@ async function main() {
     for (let b = await chain.head(); b <= head + margin; b++) await chain.clients.test.mine({ blocks: 1 })
     // With BENCH_REPEAT, Ponder runs as often as ours did (each through a fresh proxy): the median counts.
     const ponderRates: number[] = []
+    const ponderRuns: { cpu: CpuSeconds }[] = []
     for (let run = 1; run <= verifiedRates.length; run++) {
       await ponderProxy?.stop()
       if (PROVIDER) ponderProxy = await startProviderProxy(providerOptions(chain.anvil.rpcUrl, 100 + run))
@@ -553,6 +568,7 @@ async function main() {
         {
           serverUrl,
           rpcUrl: ponderProxy?.url ?? chain.anvil.rpcUrl,
+          nodePid: chain.anvil.pid,
           chainId: 31337,
           addresses: collections,
           startBlock: firstBlock,
@@ -574,6 +590,8 @@ async function main() {
       log(
         `ponder ${ponder.version}: ${ponder.events} transfers in ${ponder.seconds.toFixed(1)}s (process start included), ${Math.round(ponderRate)} events/s, peak RSS ${(ponder.peakRssKb / 1024).toFixed(0)} MiB`,
       )
+      ponderRuns.push(ponder)
+      log(`ponder CPU: ${describeCpu(ponder.cpu, ponder.seconds, 'ponder')}`)
       if (ponderTraffic) {
         log(`ponder through the provider: ${describeTraffic(ponderTraffic, transfers)}`)
         log(
@@ -587,8 +605,17 @@ async function main() {
         ? 'ours / ponder: not measured'
         : `ours${runs(verifiedRates.length)} / ponder${runs(ponderRates.length)}: ${(ourMedian / median(ponderRates)).toFixed(2)}x (target >= ${PROVIDER ? 2 : 3}x)`,
     )
+    if (verifiedRuns.length > 0 && ponderRuns.length > 0) {
+      // Wall time on a shared 2-core machine moves from run to run; the work each side asks of it less so.
+      const [ours, theirs] = [medianCpu(verifiedRuns), medianCpu(ponderRuns)]
+      const all = (c: CpuSeconds) => c.indexer + c.postgres + c.node
+      log(
+        `CPU-s per backfill, ours vs ponder: indexer process ${ours.indexer.toFixed(1)} vs ${theirs.indexer.toFixed(1)}, PostgreSQL ${ours.postgres.toFixed(1)} vs ${theirs.postgres.toFixed(1)}, anvil ${ours.node.toFixed(1)} vs ${theirs.node.toFixed(1)}: ponder / ours ${(all(theirs) / all(ours)).toFixed(2)}x`,
+      )
+    }
   } finally {
     rss.stop()
+    cpu.stop()
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM')
       await new Promise((r) => child.once('exit', r))
@@ -606,21 +633,28 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
+const medianCpu = (runs: { cpu: CpuSeconds }[]): CpuSeconds => ({
+  indexer: median(runs.map((r) => r.cpu.indexer)),
+  postgres: median(runs.map((r) => r.cpu.postgres)),
+  node: median(runs.map((r) => r.cpu.node)),
+  bench: median(runs.map((r) => r.cpu.bench)),
+})
+
 const describeCost = (verified: number, unverified: number) =>
   `${Math.round(verified)} events/s verified vs ${Math.round(unverified)} unverified (INDEXER_VERIFY=off): ${(100 * (1 - verified / unverified)).toFixed(1)} % of backfill throughput (target <= 25 %)`
 
 /**
- * Events/s of one more backfill of the chain into a schema of its own,
- * verified or trusting one read per range (INDEXER_VERIFY=off).
+ * Events/s and CPU seconds of one more backfill of the chain into a schema of
+ * its own, verified or trusting one read per range (INDEXER_VERIFY=off).
  */
 async function timeBackfill(
   indexer: string[],
   root: string,
   proxies: ProviderProxy[],
-  rpcUrl: string,
+  anvil: { rpcUrl: string; pid: number },
   head: bigint,
   verify: boolean,
-): Promise<number | undefined> {
+): Promise<{ rate: number; cpu: CpuSeconds } | undefined> {
   const { schema, url, pool } = await benchSchema(verify ? 'bench_verified' : 'bench_unverified', 2)
   const started = performance.now()
   const child = spawn(process.execPath, [...NODE_ARGS, ...indexer], {
@@ -628,7 +662,7 @@ async function timeBackfill(
     env: {
       ...process.env,
       DATABASE_URL: url,
-      RPC_URL: proxies.length > 0 ? proxies.map((p) => p.url).join(',') : rpcUrl,
+      RPC_URL: proxies.length > 0 ? proxies.map((p) => p.url).join(',') : anvil.rpcUrl,
       CONFIRMATIONS: '2',
       INDEXER_VERIFY: verify ? 'on' : 'off',
       MEDIA_DIR: await mkdtemp(path.join(os.tmpdir(), 'bench-media-')),
@@ -639,6 +673,7 @@ async function timeBackfill(
   child.stdout?.on('data', (chunk: Buffer) =>
     appendFileSync(`${process.env.BENCH_LOG}.${verify ? 'verified' : 'unverified'}`, chunk),
   )
+  const cpu = trackCpu({ indexer: child.pid!, node: anvil.pid })
   try {
     for (;;) {
       const { rows } = await pool.query('SELECT last_indexed_block::text AS b FROM indexer_state')
@@ -648,9 +683,11 @@ async function timeBackfill(
       await sleep(100)
     }
     const seconds = (performance.now() - started) / 1000
+    const used = cpu.stop()
     const { rows } = await pool.query('SELECT count(*)::int AS n FROM transfers')
-    return rows[0].n / seconds
+    return { rate: rows[0].n / seconds, cpu: used }
   } finally {
+    cpu.stop()
     if (child.exitCode === null) {
       child.kill('SIGTERM')
       await new Promise((r) => child.once('exit', r))

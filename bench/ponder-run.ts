@@ -18,11 +18,14 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import pg from 'pg'
+import { type CpuSeconds, trackCpu } from './cpu-time'
 import { trackPeakRss } from './peak-rss'
 
 export interface PonderRunInput<T = undefined> {
   serverUrl: string
   rpcUrl: string
+  /** The node's process, for the CPU it spends answering Ponder. */
+  nodePid: number
   chainId: number
   addresses: string[]
   startBlock: bigint
@@ -35,7 +38,15 @@ export interface PonderRunInput<T = undefined> {
 }
 
 export type PonderRunResult<T = undefined> =
-  | { ok: true; version: string; seconds: number; events: number; peakRssKb: number; inspected?: T }
+  | {
+      ok: true
+      version: string
+      seconds: number
+      events: number
+      peakRssKb: number
+      cpu: CpuSeconds
+      inspected?: T
+    }
   | { ok: false; reason: string }
 
 const projectDir = path.resolve(import.meta.dirname, 'ponder')
@@ -129,6 +140,7 @@ export async function runPonder<T = undefined>(
   child.stdout.on('data', keep)
   child.stderr.on('data', keep)
   const rss = trackPeakRss(child.pid!)
+  const cpu = trackCpu({ indexer: child.pid!, node: input.nodePid })
   const lastLines = () =>
     recent
       .slice(-6)
@@ -186,11 +198,13 @@ export async function runPonder<T = undefined>(
       await sleep(100)
     }
     const seconds = ((finishedAt ?? performance.now()) - started) / 1000
+    const used = cpu.stop()
     const events = (await count()) ?? 0
     const inspected = input.inspect ? await input.inspect(pool, schema) : undefined
-    return { ok: true, version, seconds, events, peakRssKb: rss.peakKb(), inspected }
+    return { ok: true, version, seconds, events, peakRssKb: rss.peakKb(), cpu: used, inspected }
   } finally {
     rss.stop()
+    cpu.stop()
     if (child.exitCode === null) {
       child.kill('SIGTERM')
       await Promise.race([new Promise((r) => child.once('exit', r)), sleep(10_000)])
