@@ -508,7 +508,7 @@ async function main() {
     // (INDEXER_VERIFY=off). It runs second, on warm caches, so the cost is if anything overstated.
     // BENCH_REPEAT=N then times N more pairs on the same chain: the rate moves from run to run
     // on a shared machine, and the medians are what the ratios use.
-    type Run = { rate: number; cpu: CpuSeconds }
+    type Run = { rate: number; cpu: CpuSeconds; peakRssKb?: number }
     const verifiedRuns: Run[] = ourRate === undefined ? [] : [{ rate: ourRate, cpu: ourCpu }]
     const unverifiedRuns: Run[] = []
     if (ourRate !== undefined && process.env.BENCH_VERIFY_COST !== '0') {
@@ -531,6 +531,14 @@ async function main() {
       if (REPEAT > 0 && verifiedRuns.length > 0 && unverifiedRuns.length > 0)
         log(
           `medians of ${verifiedRuns.length} / ${unverifiedRuns.length} runs: ${describeCost(median(rates(verifiedRuns)), median(rates(unverifiedRuns)))}`,
+        )
+      // The first run's peak includes head-follow; these are backfills alone, verified or not.
+      const peaks = [...verifiedRuns, ...unverifiedRuns].flatMap((r) =>
+        r.peakRssKb ? [r.peakRssKb / 1024] : [],
+      )
+      if (peaks.length > 0)
+        log(
+          `peak RSS of the other ${peaks.length} backfills: median ${median(peaks).toFixed(0)} MiB, highest ${Math.max(...peaks).toFixed(0)} MiB`,
         )
       if (unverifiedRuns.length > 0) {
         // What the second read costs, and whose CPU it is: ours, or the node's and the proxy's.
@@ -654,7 +662,7 @@ async function timeBackfill(
   anvil: { rpcUrl: string; pid: number },
   head: bigint,
   verify: boolean,
-): Promise<{ rate: number; cpu: CpuSeconds } | undefined> {
+): Promise<{ rate: number; cpu: CpuSeconds; peakRssKb: number } | undefined> {
   const { schema, url, pool } = await benchSchema(verify ? 'bench_verified' : 'bench_unverified', 2)
   const started = performance.now()
   const child = spawn(process.execPath, [...NODE_ARGS, ...indexer], {
@@ -674,6 +682,7 @@ async function timeBackfill(
     appendFileSync(`${process.env.BENCH_LOG}.${verify ? 'verified' : 'unverified'}`, chunk),
   )
   const cpu = trackCpu({ indexer: child.pid!, node: anvil.pid })
+  const rss = trackPeakRss(child.pid!)
   try {
     for (;;) {
       const { rows } = await pool.query('SELECT last_indexed_block::text AS b FROM indexer_state')
@@ -685,9 +694,10 @@ async function timeBackfill(
     const seconds = (performance.now() - started) / 1000
     const used = cpu.stop()
     const { rows } = await pool.query('SELECT count(*)::int AS n FROM transfers')
-    return { rate: rows[0].n / seconds, cpu: used }
+    return { rate: rows[0].n / seconds, cpu: used, peakRssKb: rss.peakKb() }
   } finally {
     cpu.stop()
+    rss.stop()
     if (child.exitCode === null) {
       child.kill('SIGTERM')
       await new Promise((r) => child.once('exit', r))
