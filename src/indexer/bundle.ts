@@ -20,7 +20,7 @@ import path from 'node:path'
 export const INDEXER_SOURCE = 'src/indexer/process-entry.ts'
 export const INDEXER_BUNDLE = '.build/indexer.mjs'
 export const INDEXER_NODE_ARGS = [
-  '--max-old-space-size=224',
+  '--max-old-space-size=192',
   '--max-semi-space-size=32',
   '--enable-source-maps',
 ]

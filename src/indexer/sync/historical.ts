@@ -42,7 +42,7 @@ export async function syncHistorical(s: Syncer, target: bigint): Promise<void> {
   const schedule = () => {
     while (
       !stopped &&
-      inflight.length < 2 * max &&
+      inflight.length < max &&
       reading() < Math.min(max, Math.max(min, s.ctx.rpc.pool.capacity)) &&
       next <= target &&
       performance.now() - started < STEP_BUDGET_MS

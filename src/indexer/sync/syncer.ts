@@ -15,7 +15,7 @@ export interface SyncOptions {
    * Backfill ranges reading at once: as many as the endpoints take requests at
    * once (their AIMD limits, EndpointPool.capacity), within [min, max] (`max`
    * bounds the memory of raw answers); read and waiting for their commit
-   * together, at most 2 × max.
+   * together, at most max too (their decoded logs are the rest of it).
    */
   rangesInFlight: { min: number; max: number }
   /** Backfill ranges merged into one commit up to this many events. */
