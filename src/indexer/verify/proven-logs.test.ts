@@ -5,7 +5,7 @@ import { createRpc } from '../rpc/client'
 import { AdaptiveRange, normaliseLogs } from '../rpc/get-logs'
 import { startTestChain, type TestChain } from '../test/chain'
 import { readLogs } from './agreed-logs'
-import { provenRange } from './proven-logs'
+import { provenBlock, provenRange } from './proven-logs'
 
 const logger = pino({ level: 'silent' })
 let chain: TestChain
@@ -41,5 +41,29 @@ describe('provenRange', () => {
     // Ten blocks: headers and receipts of eight blocks in one batch, then of the last two.
     expect(requests() - before).toBe(2)
     expect(proven).toEqual(read)
+  })
+
+  it('asks again for a block a lagging node does not have yet, instead of giving up the proof', async () => {
+    // Most requests reach a node one or two blocks behind, which answers null for the head block.
+    const lagging = await startProviderProxy({
+      upstream: chain.anvil.rpcUrl,
+      seed: 7,
+      faults: { lagging: 0.6, lagBlocks: 2 },
+    })
+    try {
+      const direct = {
+        rpc: createRpc({ url: chain.anvil.rpcUrl, logger }),
+        range: new AdaptiveRange(),
+        logger,
+      }
+      const expected = normaliseLogs(await readLogs(direct, last, last))
+      expect(expected).toHaveLength(1)
+      const ctx = { rpc: createRpc({ url: lagging.url, logger }), logger }
+      for (let i = 0; i < 5; i++)
+        expect(normaliseLogs((await provenBlock(ctx, last)) ?? [])).toEqual(expected)
+      expect(lagging.stats().lagging).toBeGreaterThan(0)
+    } finally {
+      await lagging.stop()
+    }
   })
 })
