@@ -29,10 +29,19 @@ afterAll(async () => {
   await chain?.stop()
 })
 
-describe('provenRange', () => {
+/** The logs of blocks [from, to] as a read from anvil itself returns them. */
+const readFromNode = async (from: bigint, to: bigint) =>
+  normaliseLogs(
+    await readLogs(
+      { rpc: createRpc({ url: chain.anvil.rpcUrl, logger }), range: new AdaptiveRange(), logger },
+      from,
+      to,
+    ),
+  )
+
+describe('receipts proofs', () => {
   it('proves a range of blocks in a round trip per eight blocks, with the logs a read returns', async () => {
-    const direct = { rpc: createRpc({ url: chain.anvil.rpcUrl, logger }), range: new AdaptiveRange(), logger }
-    const read = normaliseLogs(await readLogs(direct, first, last))
+    const read = await readFromNode(first, last)
     expect(read).toHaveLength(10)
 
     const requests = () => proxy.stats().requests ?? 0
@@ -51,12 +60,7 @@ describe('provenRange', () => {
       faults: { lagging: 0.6, lagBlocks: 2 },
     })
     try {
-      const direct = {
-        rpc: createRpc({ url: chain.anvil.rpcUrl, logger }),
-        range: new AdaptiveRange(),
-        logger,
-      }
-      const expected = normaliseLogs(await readLogs(direct, last, last))
+      const expected = await readFromNode(last, last)
       expect(expected).toHaveLength(1)
       const ctx = { rpc: createRpc({ url: lagging.url, logger }), logger }
       for (let i = 0; i < 5; i++)
