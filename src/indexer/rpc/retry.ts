@@ -20,6 +20,25 @@ export function backoffDelay(attempt: number, baseDelayMs: number, maxDelayMs: n
   return ceiling / 2 + Math.random() * (ceiling / 2)
 }
 
+/**
+ * Reads again, after 0.1, 0.2, 0.3 and 0.4 s, while the answer says the node
+ * does not have the block yet (`null`): a node behind the others (a
+ * load-balanced provider, near the head) is lag, never a sign that the block
+ * is gone. Resolves with the last answer, which may still be absent.
+ */
+export async function readWhileBehind<T>(
+  read: () => Promise<T>,
+  present: (answer: T) => boolean,
+  signal?: AbortSignal,
+): Promise<T> {
+  let answer = await read()
+  for (let attempt = 1; !present(answer) && attempt <= 4; attempt++) {
+    await sleep(100 * attempt, signal)
+    answer = await read()
+  }
+  return answer
+}
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason ?? abortError())

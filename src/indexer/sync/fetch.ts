@@ -11,7 +11,7 @@ import {
 import type { RawLog, Rpc, RpcBlock } from '../rpc/client'
 import type { Endpoint } from '../rpc/endpoint'
 import { normaliseLogs, sameLogs } from '../rpc/get-logs'
-import { sleep } from '../rpc/retry'
+import { readWhileBehind } from '../rpc/retry'
 import { compareChainOrder } from '../store/transfers'
 import { type LogReader, readLogs, readVerifiedLogs, reportMismatch } from '../verify/agreed-logs'
 import { canProve, provenBlock } from '../verify/proven-logs'
@@ -195,24 +195,23 @@ function withTimestamps(
 /**
  * Block headers by number, requested together so the transport sends them as
  * JSON-RPC batches. A block a node does not have yet (a load-balanced
- * backend behind the others) is asked again briefly: near the head that is
- * lag, never a sign of a reorganisation.
+ * backend behind the others) is asked again briefly (readWhileBehind): near
+ * the head that is lag, never a sign of a reorganisation.
  */
 export async function getHeaders(rpc: Rpc, numbers: bigint[]): Promise<Map<bigint, RpcBlock>> {
+  const blocks = await Promise.all(
+    numbers.map((n) =>
+      readWhileBehind(
+        () => rpc.getBlock(n),
+        (b) => b !== null,
+      ),
+    ),
+  )
   const out = new Map<bigint, RpcBlock>()
-  let missing = numbers
-  for (let attempt = 0; missing.length > 0; attempt++) {
-    const blocks = await Promise.all(missing.map((n) => rpc.getBlock(n)))
-    const still: bigint[] = []
-    blocks.forEach((b, i) => {
-      if (b) out.set(b.number, b)
-      else still.push(missing[i]!)
-    })
-    missing = still
-    if (missing.length === 0) break
-    if (attempt >= 4) throw new ChainChangedError(`block ${missing[0]} is not available yet`)
-    await sleep(100 * (attempt + 1))
-  }
+  blocks.forEach((b, i) => {
+    if (!b) throw new ChainChangedError(`block ${numbers[i]} is not available yet`)
+    out.set(b.number, b)
+  })
   return out
 }
 

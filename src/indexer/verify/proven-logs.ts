@@ -9,7 +9,7 @@ import type { Hex } from 'viem'
 import { INDEXED_TOPICS } from '../events/topics'
 import type { RawLog, Rpc } from '../rpc/client'
 import { normaliseLogs } from '../rpc/get-logs'
-import { sleep } from '../rpc/retry'
+import { readWhileBehind } from '../rpc/retry'
 import { RpcRequestError } from '../rpc/transport'
 import { provenLogs, ReceiptsProofError, type RpcReceipt } from './receipts-proof'
 
@@ -18,9 +18,6 @@ export interface ProofContext {
   logger: Logger
   signal?: AbortSignal
 }
-
-/** Further reads of a block the node answered null for (0.1 + 0.2 + 0.3 + 0.4 s). */
-const NOT_YET_ATTEMPTS = 4
 
 /** Endpoint lists whose nodes do not answer eth_getBlockReceipts (found out once). */
 const withoutReceipts = new WeakSet<object>()
@@ -66,24 +63,22 @@ export async function provenBlock(
 ): Promise<RawLog[] | null> {
   if (!canProve(ctx.rpc)) return null
   try {
-    const read = () =>
-      Promise.all([
-        ctx.rpc.request<{ hash: Hex; receiptsRoot: Hex } | null>(
-          'eth_getBlockByNumber',
-          [toHex(number), false],
-          {
-            minBlock: number,
-          },
-        ),
-        ctx.rpc.request<RpcReceipt[] | null>('eth_getBlockReceipts', [toHex(number)], { minBlock: number }),
-      ])
-    let [header, receipts] = await read()
-    // A node behind the others answers null for a block it does not have yet (a
-    // load-balanced provider, at the head): that is lag, asked again briefly.
-    for (let attempt = 1; (!header || !receipts) && attempt <= NOT_YET_ATTEMPTS; attempt++) {
-      await sleep(100 * attempt, ctx.signal)
-      ;[header, receipts] = await read()
-    }
+    // A node behind the others answers null for the newest block: asked again briefly.
+    const [header, receipts] = await readWhileBehind(
+      () =>
+        Promise.all([
+          ctx.rpc.request<{ hash: Hex; receiptsRoot: Hex } | null>(
+            'eth_getBlockByNumber',
+            [toHex(number), false],
+            {
+              minBlock: number,
+            },
+          ),
+          ctx.rpc.request<RpcReceipt[] | null>('eth_getBlockReceipts', [toHex(number)], { minBlock: number }),
+        ]),
+      ([h, r]) => h !== null && r !== null,
+      ctx.signal,
+    )
     if (!header || !receipts) return null
     // The block at this height is not the one the caller read (a reorganisation in between).
     if (expectedHash && header.hash.toLowerCase() !== expectedHash.toLowerCase()) return null
