@@ -82,8 +82,11 @@ export function trackCpu(pids: { indexer: number; node: number }): { stop(): Cpu
 
   sample(true)
   const timer = setInterval(() => sample(false), 250)
+  let result: CpuSeconds | undefined
   return {
+    /** Ends the sampling; later calls return the same figures. */
     stop() {
+      if (result) return result
       clearInterval(timer)
       sample(false)
       const out: CpuSeconds = { indexer: 0, postgres: 0, node: 0, bench: 0 }
@@ -91,6 +94,7 @@ export function trackCpu(pids: { indexer: number; node: number }): { stop(): Cpu
         out[group] += (ticks - (baseline.get(pid) ?? 0)) / TICKS_PER_SECOND
       const bench = process.cpuUsage(benchStart)
       out.bench = (bench.user + bench.system) / 1e6
+      result = out
       return out
     },
   }
