@@ -19,32 +19,17 @@ import { listTransfers } from '@/server/api/routers/transfers/transfers.handler'
 import { fixturePool } from '@/test/api-fixtures'
 import { buildVolume, type VolumeIndex, volume } from '@/test/api-volume'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
+import { explain, type PlanNode } from '@/test/query-plans'
 
 let db: TestDatabase
 let index: VolumeIndex
-
-interface PlanNode {
-  'Node Type': string
-  'Relation Name'?: string
-  'Index Name'?: string
-  Plans?: PlanNode[]
-}
-
-function flatten(node: PlanNode, out: PlanNode[] = []): PlanNode[] {
-  out.push(node)
-  for (const child of node.Plans ?? []) flatten(child, out)
-  return out
-}
 
 /** A ReadContext whose pool EXPLAINs every statement before running it. */
 function explainingContext(pool: pg.Pool): { ctx: ReadContext; plans: PlanNode[][] } {
   const plans: PlanNode[][] = []
   const explaining = {
     async query(sql: string, params?: unknown[]) {
-      if (!/indexer_state/.test(sql)) {
-        const { rows } = await pool.query(`EXPLAIN (FORMAT JSON) ${sql}`, params)
-        plans.push(flatten(rows[0]['QUERY PLAN'][0].Plan))
-      }
+      if (!/indexer_state/.test(sql)) plans.push(await explain(pool, sql, params))
       return pool.query(sql, params)
     },
   } as unknown as pg.Pool
