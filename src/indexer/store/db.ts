@@ -15,10 +15,20 @@ export async function withWriteTransaction<T>(
   pool: pg.Pool,
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
+  return withTransaction(pool, async (client) => {
+    await takeWriteLock(client)
+    return fn(client)
+  })
+}
+
+/** Runs `fn` in a transaction of its own: committed when it returns, rolled back when it throws. */
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect()
   try {
     await client.query('BEGIN')
-    await takeWriteLock(client)
     const result = await fn(client)
     await client.query('COMMIT')
     return result
