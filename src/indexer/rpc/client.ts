@@ -92,10 +92,13 @@ export function createRpc(options: RpcOptions): Rpc {
    * when one can take it, else after a back-off (at least the Retry-After of a
    * rate-limited endpoint).
    */
+  const lane = options.background ? 'background' : 'sync'
+  const logged = new WeakSet<object>()
   const request = async <T>(method: string, params: unknown[], opts: RequestOptions = {}): Promise<T> => {
     const failed = new Set<Endpoint>()
     for (let attempt = 0; ; ) {
-      const choice = opts.only ?? pool.pick({ minBlock: opts.minBlock, avoid: opts.avoid, exclude: failed })
+      const choice =
+        opts.only ?? pool.pick({ minBlock: opts.minBlock, avoid: opts.avoid, exclude: failed, lane })
       if (!(choice instanceof Endpoint)) {
         await sleep(choice.waitMs, signal)
         continue
@@ -103,7 +106,7 @@ export function createRpc(options: RpcOptions): Rpc {
       const endpoint = choice
       const started = performance.now()
       try {
-        const wire = options.background ? endpoint.backgroundWire : endpoint.wire
+        const wire = lane === 'background' ? endpoint.backgroundWire : endpoint.wire
         const result = (await wire.call(method, params, {
           signal,
           block: opts.minBlock === undefined ? -1 : Number(opts.minBlock),
@@ -116,7 +119,7 @@ export function createRpc(options: RpcOptions): Rpc {
         return result
       } catch (err) {
         if (signal?.aborted) throw signal.reason ?? err
-        endpoint.failed(err)
+        endpoint.failed(err, lane)
         pool.observer?.rpcAttempt(
           method,
           endpoint.index,
@@ -127,12 +130,17 @@ export function createRpc(options: RpcOptions): Rpc {
           throw wrapped
         attempt++
         failed.add(endpoint)
-        const another = !opts.only && pool.endpoints.some((e) => !failed.has(e) && e.coolUntil <= Date.now())
+        const another =
+          !opts.only && pool.endpoints.some((e) => !failed.has(e) && e.restingUntil(lane) <= Date.now())
         const delay = another ? 0 : backoffDelay(attempt - 1, 250, 15_000)
-        logger.warn(
-          { op: opts.label ?? method, attempt, endpoint: endpoint.index + 1, retryInMs: Math.round(delay) },
-          `${opts.label ?? method} failed, retrying${another ? ' on another endpoint' : ''}: ${describeError(err)}`,
-        )
+        // One line per fault: the items of a batch that failed whole share its error.
+        if (!logged.has(err as object)) {
+          if (typeof err === 'object' && err !== null) logged.add(err)
+          logger.warn(
+            { op: opts.label ?? method, attempt, endpoint: endpoint.index + 1, retryInMs: Math.round(delay) },
+            `${opts.label ?? method} failed, retrying${another ? ' on another endpoint' : ''}: ${describeError(err)}`,
+          )
+        }
         if (!another) {
           failed.clear()
           await sleep(delay, signal)

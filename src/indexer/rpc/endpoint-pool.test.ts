@@ -106,6 +106,33 @@ describe('endpoint pool', () => {
     expect(rpc.pool.summary().map((e) => e.state)).toEqual(['failing', 'ok'])
   })
 
+  it('counts a batch that failed whole as one fault, and logs it once', async () => {
+    let downBatches = 0
+    const down = await server((_body, res) => {
+      downBatches++
+      res.writeHead(502, { 'content-type': 'text/html' }).end('<html><title>502 Bad Gateway</title></html>')
+    })
+    const up = await server((body, res) =>
+      answer(res, Array.isArray(body) ? body.map((b) => ok(b)) : ok(body)),
+    )
+    const lines: Array<{ level: number; msg: string }> = []
+    const collecting = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
+    const pool = new EndpointPool({ urls: [down, up], batchSize: 50 })
+    // Both endpoints equally good: the first takes the batch.
+    const rpc = createRpc({ pool, logger: collecting, background: true })
+    const results = await Promise.all(Array.from({ length: 20 }, () => rpc.request('eth_call', [])))
+    expect(results).toEqual(Array(20).fill('0x10'))
+    expect(downBatches).toBe(1)
+    const [failing] = pool.endpoints
+    // One fault: the endpoint is not rested as if twenty requests had failed in a row.
+    expect(failing!.faults).toEqual({ http: 1 })
+    expect(failing!.coolUntil).toBe(0)
+    expect(failing!.errorRate).toBeCloseTo(0.1)
+    expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([
+      expect.stringMatching(/^eth_call failed, retrying on another endpoint: .*HTTP 502/),
+    ])
+  })
+
   it('treats HTML pages and bodies that are not JSON as transient faults', async () => {
     let calls = 0
     const url = await server((body, res) => {
@@ -192,6 +219,41 @@ describe('endpoint pool', () => {
     // One background request was already running; the sync request took the free slot at once.
     expect(order.indexOf('eth_blockNumber')).toBeLessThanOrEqual(1)
     expect(peak).toBe(2)
+  })
+
+  it('rests only the background lane after a Retry-After its request received; a sync one rests both', async () => {
+    const arrivals: Array<{ method: string; at: number }> = []
+    const limited = new Set(['eth_call', 'eth_chainId'])
+    const url = await server((body, res) => {
+      const { method } = Array.isArray(body) ? body[0]! : body
+      arrivals.push({ method, at: Date.now() })
+      // The first request of each of these methods is rate-limited for a second.
+      if (limited.delete(method)) return res.writeHead(429, { 'retry-after': '1' }).end('slow down')
+      answer(res, Array.isArray(body) ? body.map((b) => ok(b)) : ok(body))
+    })
+    const pool = new EndpointPool({ urls: [url], batchSize: 1 })
+    const endpoint = pool.endpoints[0]!
+    const background = createRpc({ pool, logger, background: true })
+    const sync = createRpc({ pool, logger })
+    const at = (method: string, nth = 0) => arrivals.filter((a) => a.method === method)[nth]!.at
+
+    // The metadata queue's tokenURI read runs into the limit: the head is still read at once.
+    const tokenUri = background.request('eth_call', [])
+    const rateLimited = async (n: number) => {
+      while ((endpoint.faults.rate_limited ?? 0) < n) await new Promise((r) => setTimeout(r, 5))
+    }
+    await rateLimited(1)
+    expect(await sync.blockNumber()).toBe(16n)
+    await tokenUri
+    expect(at('eth_call', 1) - at('eth_call')).toBeGreaterThanOrEqual(950)
+    expect(at('eth_blockNumber') - at('eth_call')).toBeLessThan(500)
+
+    // The sync loop's own request runs into it: background work waits as well.
+    const chainId = sync.chainId()
+    await rateLimited(2)
+    await Promise.all([chainId, background.request('eth_getCode', [])])
+    expect(at('eth_chainId', 1) - at('eth_chainId')).toBeGreaterThanOrEqual(950)
+    expect(at('eth_getCode') - at('eth_chainId')).toBeGreaterThanOrEqual(950)
   })
 
   it('gives a freed slot to the waiting request that reads the lowest block', async () => {

@@ -6,7 +6,7 @@
  * without losing progress. docs/indexer.md, "Providers".
  */
 import type { RpcEndpointState } from '@/db/indexer-state'
-import { Endpoint, type EndpointOptions, type EndpointState } from './endpoint'
+import { Endpoint, type EndpointOptions, type EndpointState, type Lane } from './endpoint'
 import type { RpcFaultKind } from './transport'
 
 /** Told of every JSON-RPC attempt (the process's metrics, src/indexer/metrics.ts). */
@@ -27,6 +27,8 @@ export interface PickOptions {
   avoid?: ReadonlySet<Endpoint>
   /** Endpoints that already failed this request. */
   exclude?: ReadonlySet<Endpoint>
+  /** The lane asking (default sync): a background request also waits out the background lane's rest. */
+  lane?: Lane
 }
 
 /** What indexer_state.rpc_endpoints records of an endpoint. */
@@ -90,8 +92,9 @@ export class EndpointPool {
     let soonest = Number.POSITIVE_INFINITY
     for (const e of this.endpoints) {
       if (options.exclude?.has(e)) continue
-      if (e.coolUntil > now) {
-        soonest = Math.min(soonest, e.coolUntil - now)
+      const resting = e.restingUntil(options.lane ?? 'sync')
+      if (resting > now) {
+        soonest = Math.min(soonest, resting - now)
         continue
       }
       // Ranks: a tier (each condition pushes an endpoint behind every better one), then the score.

@@ -44,6 +44,13 @@ export class Endpoint {
   latencyMs = 100
   /** No request before this time (Retry-After, or a back-off after repeated failures). */
   coolUntil = 0
+  /**
+   * No background request before this time: a Retry-After received by the
+   * metadata queue's requests rests that lane only, so the sync loop's few
+   * requests are not held up by the bulk traffic that ran into the limit
+   * (a Retry-After received by the sync loop rests both lanes).
+   */
+  backgroundCoolUntil = 0
   private consecutiveFailures = 0
   private lastFault: RpcFaultKind | undefined
   /** Current concurrency limit (AIMD between 1 and maxConcurrency). */
@@ -56,6 +63,8 @@ export class Endpoint {
     background: [],
   }
   private lastDecrease = 0
+  /** Failures already counted (see failed). */
+  private readonly counted = new WeakSet<object>()
   readonly faults: Partial<Record<RpcFaultKind, number>> = {}
   requests = 0
 
@@ -141,8 +150,19 @@ export class Endpoint {
     }
   }
 
-  failed(err: unknown): void {
+  /** When the lane may send again (now or earlier: at once). */
+  restingUntil(lane: Lane): number {
+    return lane === 'sync' ? this.coolUntil : Math.max(this.coolUntil, this.backgroundCoolUntil)
+  }
+
+  failed(err: unknown, lane: Lane = 'sync'): void {
     this.requests++
+    // A failed HTTP exchange fails every item of its batch with the same error: one fault, counted once
+    // (fifty tokenURI reads failed by one 502 page are not fifty consecutive failures).
+    if (typeof err === 'object' && err !== null) {
+      if (this.counted.has(err)) return
+      this.counted.add(err)
+    }
     const kind = err instanceof RpcRequestError ? err.kind : 'network'
     this.faults[kind] = (this.faults[kind] ?? 0) + 1
     this.lastFault = kind
@@ -159,9 +179,11 @@ export class Endpoint {
       this.lastDecrease = now
     }
     const retryAfter = err instanceof RpcRequestError ? err.retryAfterMs : undefined
-    if (retryAfter !== undefined)
-      this.coolUntil = Math.max(this.coolUntil, now + Math.min(retryAfter, 60_000))
-    else if (this.options.restOnFailure && kind !== 'rate_limited' && this.consecutiveFailures >= 3) {
+    if (retryAfter !== undefined) {
+      const until = now + Math.min(retryAfter, 60_000)
+      if (lane === 'sync') this.coolUntil = Math.max(this.coolUntil, until)
+      else this.backgroundCoolUntil = Math.max(this.backgroundCoolUntil, until)
+    } else if (this.options.restOnFailure && kind !== 'rate_limited' && this.consecutiveFailures >= 3) {
       // Failing again and again (down, dropping connections): rest it so others take the traffic.
       // A rate limit without Retry-After is handled by the halved concurrency instead.
       this.coolUntil = Math.max(
