@@ -474,6 +474,11 @@ async function main() {
           lost++
           continue
         }
+        if (process.env.BENCH_LOG)
+          appendFileSync(
+            process.env.BENCH_LOG,
+            `${JSON.stringify({ bench: 'head-follow sample', minedAt: new Date(Date.now() - (performance.now() - minedAt)).toISOString(), ms: Math.round(performance.now() - minedAt) })}\n`,
+          )
         fromMined.push(performance.now() - minedAt)
         fromSubmitted.push(performance.now() - submittedAt)
         await sleep(150 + Math.random() * 300)
@@ -482,7 +487,8 @@ async function main() {
         if (samples.length === 0) return 'no samples'
         const sorted = [...samples].sort((a, b) => a - b)
         const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-        return `p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms`
+        const slowest = sorted.slice(-3).reverse().map((ms) => ms.toFixed(0))
+        return `p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms (slowest ${slowest.join(', ')} ms)`
       }
       log(
         `head-follow latency over ${SAMPLES} blocks (poll interval 0.5 s), block mined -> row visible: ${percentiles(fromMined)}`,
