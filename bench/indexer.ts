@@ -487,7 +487,10 @@ async function main() {
         if (samples.length === 0) return 'no samples'
         const sorted = [...samples].sort((a, b) => a - b)
         const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-        const slowest = sorted.slice(-3).reverse().map((ms) => ms.toFixed(0))
+        const slowest = sorted
+          .slice(-3)
+          .reverse()
+          .map((ms) => ms.toFixed(0))
         return `p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms (slowest ${slowest.join(', ')} ms)`
       }
       log(
