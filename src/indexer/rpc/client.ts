@@ -87,13 +87,15 @@ export function createRpc(options: RpcOptions): Rpc {
   const pool = options.pool ?? new EndpointPool({ ...options, urls: splitRpcUrls(options.url ?? '') })
   const retries = options.retries ?? 6
 
+  const lane = options.background ? 'background' : 'sync'
+  /** Faults already logged (see below). */
+  const logged = new WeakSet<object>()
+
   /**
    * One request, retried on transient failures: at once on another endpoint
    * when one can take it, else after a back-off (at least the Retry-After of a
    * rate-limited endpoint).
    */
-  const lane = options.background ? 'background' : 'sync'
-  const logged = new WeakSet<object>()
   const request = async <T>(method: string, params: unknown[], opts: RequestOptions = {}): Promise<T> => {
     const failed = new Set<Endpoint>()
     for (let attempt = 0; ; ) {

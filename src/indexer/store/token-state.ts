@@ -44,7 +44,10 @@ export async function loadTokenStates(
     `SELECT t.collection_address, t.token_id::text AS token_id, t.current_owner, t.is_burned, t.transfer_count,
             t.minted_block::text AS minted_block, t.last_transfer_block::text AS last_transfer_block
        FROM unnest($1::varchar[], $2::numeric[]) AS k(c, id)
-       CROSS JOIN LATERAL (SELECT * FROM tokens WHERE collection_address = k.c AND token_id = k.id LIMIT 1) AS t`,
+       CROSS JOIN LATERAL (
+         SELECT collection_address, token_id, current_owner, is_burned, transfer_count, minted_block,
+                last_transfer_block
+           FROM tokens WHERE collection_address = k.c AND token_id = k.id LIMIT 1) AS t`,
     tokenKeyArrays(keys),
   )
   for (const row of rows) states.set(tokenKey(row.collection_address, BigInt(row.token_id)), rowToState(row))
