@@ -134,7 +134,9 @@ export function createRpc(options: RpcOptions): Rpc {
         failed.add(endpoint)
         const another =
           !opts.only && pool.endpoints.some((e) => !failed.has(e) && e.restingUntil(lane) <= Date.now())
-        const delay = another ? 0 : backoffDelay(attempt - 1, 250, 15_000)
+        // A node that does not have the block yet is behind by a block or two: asked again soon,
+        // as a null block is (retry.ts, readWhileBehind), not after a back-off of seconds.
+        const delay = another ? 0 : notYet(err) ? 100 * attempt : backoffDelay(attempt - 1, 250, 15_000)
         // One line per fault: the items of a batch that failed whole share its error.
         if (!logged.has(err as object)) {
           if (typeof err === 'object' && err !== null) logged.add(err)
@@ -236,3 +238,9 @@ export function isTransientRpcError(err: unknown): boolean {
 
 const TRANSIENT_MESSAGE =
   /rate limit|too many requests|header not found|unknown block|try again|temporarily unavailable|internal error/i
+
+/** The node's answer for a block it has not seen yet (geth, erigon, reth and their providers). */
+const NOT_YET_MESSAGE = /header not found|unknown block|block not found/i
+
+const notYet = (err: unknown) =>
+  err instanceof RpcRequestError && err.kind === 'rpc' && NOT_YET_MESSAGE.test(err.message)

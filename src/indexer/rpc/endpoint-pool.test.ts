@@ -133,6 +133,24 @@ describe('endpoint pool', () => {
     ])
   })
 
+  it('asks again within a fraction of a second when the node does not have the block yet', async () => {
+    let calls = 0
+    const url = await server((body, res) => {
+      const { id } = body as { id: number }
+      calls++
+      // A load-balanced node a block behind: the block hash is not known there yet.
+      if (calls <= 3)
+        return answer(res, { jsonrpc: '2.0', id, error: { code: -32000, message: 'unknown block' } })
+      answer(res, ok({ id }, []))
+    })
+    const lines: Array<{ level: number; retryInMs?: number }> = []
+    const collecting = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
+    const rpc = createRpc({ url, logger: collecting })
+    expect(await rpc.getLogs({ blockHash: `0x${'ab'.repeat(32)}` }, [])).toEqual([])
+    // Not the exponential back-off of other faults (125–250 ms, then 250–500, 500–1,000 …).
+    expect(lines.filter((l) => l.level === 40).map((l) => l.retryInMs)).toEqual([100, 200, 300])
+  })
+
   it('treats HTML pages and bodies that are not JSON as transient faults', async () => {
     let calls = 0
     const url = await server((body, res) => {
