@@ -88,8 +88,6 @@ export function createRpc(options: RpcOptions): Rpc {
   const retries = options.retries ?? 6
 
   const lane = options.background ? 'background' : 'sync'
-  /** Faults already logged (see below). */
-  const logged = new WeakSet<object>()
 
   /**
    * One request, retried on transient failures: at once on another endpoint
@@ -121,7 +119,7 @@ export function createRpc(options: RpcOptions): Rpc {
         return result
       } catch (err) {
         if (signal?.aborted) throw signal.reason ?? err
-        endpoint.failed(err, lane)
+        const newFault = endpoint.failed(err, lane)
         pool.observer?.rpcAttempt(
           method,
           endpoint.index,
@@ -138,13 +136,11 @@ export function createRpc(options: RpcOptions): Rpc {
         // as a null block is (retry.ts, readWhileBehind), not after a back-off of seconds.
         const delay = another ? 0 : notYet(err) ? 100 * attempt : backoffDelay(attempt - 1, 250, 15_000)
         // One line per fault: the items of a batch that failed whole share its error.
-        if (!logged.has(err as object)) {
-          if (typeof err === 'object' && err !== null) logged.add(err)
+        if (newFault)
           logger.warn(
             { op: opts.label ?? method, attempt, endpoint: endpoint.index + 1, retryInMs: Math.round(delay) },
             `${opts.label ?? method} failed, retrying${another ? ' on another endpoint' : ''}: ${describeError(err)}`,
           )
-        }
         if (!another) {
           failed.clear()
           await sleep(delay, signal)
@@ -230,17 +226,16 @@ export function isTransientRpcError(err: unknown): boolean {
     if (e instanceof RpcRequestError) {
       if (e.kind !== 'rpc') return true
       if (e.code === -32005 || e.code === -32603 || e.code === 429) return true
-      return TRANSIENT_MESSAGE.test(e.message)
+      return TRANSIENT_MESSAGE.test(e.message) || NOT_YET_MESSAGE.test(e.message)
     }
   }
   return false
 }
 
-const TRANSIENT_MESSAGE =
-  /rate limit|too many requests|header not found|unknown block|try again|temporarily unavailable|internal error/i
-
 /** The node's answer for a block it has not seen yet (geth, erigon, reth and their providers). */
 const NOT_YET_MESSAGE = /header not found|unknown block|block not found/i
+
+const TRANSIENT_MESSAGE = /rate limit|too many requests|try again|temporarily unavailable|internal error/i
 
 const notYet = (err: unknown) =>
   err instanceof RpcRequestError && err.kind === 'rpc' && NOT_YET_MESSAGE.test(err.message)

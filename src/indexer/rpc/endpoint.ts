@@ -155,19 +155,23 @@ export class Endpoint {
     return lane === 'sync' ? this.coolUntil : Math.max(this.coolUntil, this.backgroundCoolUntil)
   }
 
-  failed(err: unknown, lane: Lane = 'sync'): void {
+  /**
+   * Records a failed request; false when its fault was already recorded. A
+   * failed HTTP exchange fails every item of its batch with the same error:
+   * one fault, counted (and logged by the caller) once — fifty tokenURI reads
+   * failed by one 502 page are not fifty consecutive failures.
+   */
+  failed(err: unknown, lane: Lane = 'sync'): boolean {
     this.requests++
-    // A failed HTTP exchange fails every item of its batch with the same error: one fault, counted once
-    // (fifty tokenURI reads failed by one 502 page are not fifty consecutive failures).
     if (typeof err === 'object' && err !== null) {
-      if (this.counted.has(err)) return
+      if (this.counted.has(err)) return false
       this.counted.add(err)
     }
     const kind = err instanceof RpcRequestError ? err.kind : 'network'
     this.faults[kind] = (this.faults[kind] ?? 0) + 1
     this.lastFault = kind
     // A JSON-RPC error about the request (a revert, a range refusal) says nothing about the endpoint's health.
-    if (kind === 'rpc') return
+    if (kind === 'rpc') return true
     this.errorRate = this.errorRate * 0.9 + 0.1
     this.consecutiveFailures++
     const now = Date.now()
@@ -191,6 +195,7 @@ export class Endpoint {
         now + Math.min(250 * 2 ** (this.consecutiveFailures - 3), 10_000),
       )
     }
+    return true
   }
 
   /** The head of this endpoint's latest answer (a lagging backend may have given it). */
