@@ -3,6 +3,7 @@
  * Retry-After honoured, concurrency that backs off and grows again, failover
  * to another endpoint, HTML and non-JSON answers treated as transient.
  */
+import { getEventListeners, setMaxListeners } from 'node:events'
 import type http from 'node:http'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -292,6 +293,31 @@ describe('endpoint pool', () => {
     // Queued while the first holds the only slot: the later ranges first, then a retry of an older one.
     await Promise.all([first, read(300n), read(200n), read(10n)])
     expect(served).toEqual([100, 10, 200, 300])
+  })
+
+  it('requests waiting out a Retry-After listen on the stop signal only while they wait', async () => {
+    let first = true
+    const url = await server((body, res) => {
+      if (first) {
+        first = false
+        return res.writeHead(429, { 'retry-after': '1' }).end('slow down')
+      }
+      answer(res, Array.isArray(body) ? body.map((b) => ok(b)) : ok(body))
+    })
+    const stop = new AbortController()
+    // As the indexer's stop signal (run-indexer.ts): what counts is that none is left behind.
+    setMaxListeners(0, stop.signal)
+    const listeners = () => getEventListeners(stop.signal, 'abort').length
+    const rpc = createRpc({ url, logger, signal: stop.signal })
+    const endpoint = rpc.pool.endpoints[0]!
+    const reads = [rpc.request('eth_call', [])]
+    while (!endpoint.faults.rate_limited) await new Promise((r) => setTimeout(r, 5))
+    // A tokenURI batch of a hundred reads arrives while the endpoint rests: each waits, listening.
+    for (let i = 0; i < 100; i++) reads.push(rpc.request('eth_call', []))
+    await new Promise((r) => setTimeout(r, 50))
+    expect(listeners()).toBeGreaterThan(100)
+    await Promise.all(reads)
+    expect(listeners()).toBe(0)
   })
 
   it('reads Retry-After as seconds or as an HTTP date', () => {

@@ -64,11 +64,6 @@ export class EndpointPool {
     return slots
   }
 
-  /** The most requests the endpoints ever have in flight together (their concurrency ceilings). */
-  get maxInFlight(): number {
-    return this.endpoints.length * this.settings.maxConcurrency
-  }
-
   /** The best head any trusted endpoint has reported. */
   get head(): bigint {
     let best = -1n
