@@ -224,6 +224,8 @@ export function createRpc(options: RpcOptions): Rpc {
 export function isTransientRpcError(err: unknown): boolean {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
     if (e instanceof RpcRequestError) {
+      // The same request would get the same answer: only a smaller one helps (rpc/get-logs.ts).
+      if (e.kind === 'too_large') return false
       if (e.kind !== 'rpc') return true
       if (e.code === -32005 || e.code === -32603 || e.code === 429) return true
       return TRANSIENT_MESSAGE.test(e.message) || NOT_YET_MESSAGE.test(e.message)

@@ -11,7 +11,7 @@ import { startJsonRpcServer, type TestServer } from '../test/http-server'
 import { createRpc } from './client'
 import { Endpoint } from './endpoint'
 import { EndpointPool } from './endpoint-pool'
-import { parseRetryAfter, RpcRequestError } from './transport'
+import { MAX_BODY_BYTES, parseRetryAfter, RpcRequestError } from './transport'
 
 const logger = pino({ level: 'silent' })
 const servers: TestServer[] = []
@@ -331,6 +331,7 @@ describe('endpoint pool', () => {
       maxConcurrency: 4,
       lagThreshold: 5n,
       restOnFailure: true,
+      maxBodyBytes: MAX_BODY_BYTES,
     })
     e.failed(new RpcRequestError('rate_limited', 'HTTP 429', { status: 429, retryAfterMs: 4_000 }))
     expect(e.coolUntil - Date.now()).toBeGreaterThan(3_500)

@@ -7,7 +7,7 @@
  */
 import type { RpcEndpointState } from '@/db/indexer-state'
 import { Endpoint, type EndpointOptions, type EndpointState, type Lane } from './endpoint'
-import type { RpcFaultKind } from './transport'
+import { MAX_BODY_BYTES, type RpcFaultKind } from './transport'
 
 /** Told of every JSON-RPC attempt (the process's metrics, src/indexer/metrics.ts). */
 export interface RpcObserver {
@@ -49,6 +49,7 @@ export class EndpointPool {
       maxConcurrency: options.maxConcurrency ?? 32,
       lagThreshold: options.lagThreshold ?? 5n,
       restOnFailure: options.restOnFailure ?? options.urls.length > 1,
+      maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES,
     }
     this.endpoints = options.urls.map((url, i) => new Endpoint(url, i, this.settings))
     this.observer = options.observer

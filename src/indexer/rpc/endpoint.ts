@@ -19,6 +19,8 @@ export interface EndpointOptions {
   lagThreshold: bigint
   /** Rest an endpoint that keeps failing (only useful when another can take its traffic). */
   restOnFailure: boolean
+  /** Largest answer accepted (rpc/transport.ts). */
+  maxBodyBytes: number
 }
 
 const SLOW_START_LIMIT = 4
@@ -75,7 +77,12 @@ export class Endpoint {
     private readonly options: EndpointOptions,
   ) {
     this.limit = Math.min(SLOW_START_LIMIT, options.maxConcurrency)
-    const wire = { url, batchSize: options.batchSize, timeoutMs: options.timeoutMs }
+    const wire = {
+      url,
+      batchSize: options.batchSize,
+      timeoutMs: options.timeoutMs,
+      maxBodyBytes: options.maxBodyBytes,
+    }
     this.wire = new HttpJsonRpc(wire, (exchange, block) => this.withSlot(exchange, 'sync', block))
     this.backgroundWire = new HttpJsonRpc(wire, (exchange, block) =>
       this.withSlot(exchange, 'background', block),
@@ -169,9 +176,10 @@ export class Endpoint {
     }
     const kind = err instanceof RpcRequestError ? err.kind : 'network'
     this.faults[kind] = (this.faults[kind] ?? 0) + 1
+    // A JSON-RPC error about the request (a revert, a range refusal), or an answer too large
+    // for us, says nothing about the endpoint's health.
+    if (kind === 'rpc' || kind === 'too_large') return true
     this.lastFault = kind
-    // A JSON-RPC error about the request (a revert, a range refusal) says nothing about the endpoint's health.
-    if (kind === 'rpc') return true
     this.errorRate = this.errorRate * 0.9 + 0.1
     this.consecutiveFailures++
     const now = Date.now()

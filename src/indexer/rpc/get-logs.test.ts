@@ -132,6 +132,21 @@ describe('fetchLogs', () => {
     expect(range.size).toBeGreaterThanOrEqual(100n)
   })
 
+  it('shrinks the range when an answer is larger than the client accepts (a node without result caps)', async () => {
+    const provider = await fakeProvider(() => null)
+    // About 260 bytes a log, three logs a block: 20,000 bytes hold some 25 blocks.
+    const rpc = createRpc({ url: provider.url, logger, maxBodyBytes: 20_000 })
+    const range = new AdaptiveRange(1000n)
+    const logs = await fetchLogs(rpc, 0n, 199n, { topics: [], range, logger })
+    expect(blocksOf(logs)).toEqual(expected(0, 199))
+    // Halved at each refusal, never asked again at a span that was too large.
+    expect(provider.spans.slice(0, 4)).toEqual([200, 100, 50, 25])
+    expect(range.size).toBeLessThanOrEqual(25n)
+    expect(rpc.pool.endpoints[0]!.faults.too_large).toBeGreaterThan(0)
+    // Too large says nothing about the endpoint's health: its concurrency is kept.
+    expect(rpc.pool.endpoints[0]!.errorRate).toBe(0)
+  })
+
   it('gives up on errors that retrying cannot fix', async () => {
     const provider = await fakeProvider(() => ({
       code: -32602,

@@ -110,6 +110,7 @@ export function isRangeTooLargeError(err: unknown): boolean {
     if (e instanceof RpcRequestError && e.kind === 'rate_limited') return false
   }
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (e instanceof RpcRequestError && e.kind === 'too_large') return true
     if (RANGE_ERROR.test(e.message)) return true
     const details = (e as { details?: unknown }).details
     if (typeof details === 'string' && RANGE_ERROR.test(details)) return true

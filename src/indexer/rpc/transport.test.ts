@@ -6,7 +6,7 @@
 import type http from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startJsonRpcServer, type TestServer } from '../test/http-server'
-import { HttpJsonRpc, RpcRequestError, TwinReads } from './transport'
+import { HttpJsonRpc, MAX_BODY_BYTES, RpcRequestError, TwinReads } from './transport'
 
 const servers: TestServer[] = []
 afterEach(async () => {
@@ -19,7 +19,7 @@ async function server(handle: (body: { id: number }, res: http.ServerResponse) =
   return s.origin
 }
 
-const wire = (url: string, maxBodyBytes?: number) =>
+const wire = (url: string, maxBodyBytes = MAX_BODY_BYTES) =>
   new HttpJsonRpc({ url, batchSize: 100, timeoutMs: 5_000, maxBodyBytes }, (exchange) => exchange())
 
 const logs = (n: number) =>
@@ -43,7 +43,7 @@ describe('HttpJsonRpc', () => {
       .call('eth_getLogs', [{}])
       .catch((e) => e)
     expect(err).toBeInstanceOf(RpcRequestError)
-    expect((err as RpcRequestError).kind).toBe('bad_body')
+    expect((err as RpcRequestError).kind).toBe('too_large')
     expect((err as Error).message).toMatch(/larger than 1048576/)
     expect(sent).toBeLessThan(64 * 1024 * 1024)
   })

@@ -16,6 +16,12 @@ export type RpcFaultKind =
   | 'http'
   /** HTTP 200 with a body that is not JSON-RPC (an HTML page, a proxy's plain-text error). */
   | 'bad_body'
+  /**
+   * An answer larger than the client accepts (maxBodyBytes): the request asked
+   * for too much (a log range too wide for a node without result caps).
+   * Asking the same again would get the same answer; a smaller range is read.
+   */
+  | 'too_large'
   /** The connection failed or was dropped before an answer. */
   | 'network'
   /** No answer within the time-out (a hung request). */
@@ -64,8 +70,17 @@ export interface TransportOptions {
   batchSize: number
   timeoutMs: number
   /** Largest response body accepted (a runaway eth_getLogs answer is refused, not buffered). */
-  maxBodyBytes?: number
+  maxBodyBytes: number
 }
+
+/**
+ * The largest answer accepted by default: some 100,000 logs, ten times the
+ * largest range the backfill asks for (rpc/get-logs.ts), and the receipts of
+ * eight full blocks. A node without result caps answers a range sized on an
+ * empty stretch of chain that runs into a dense one with everything at once;
+ * above this the range is read in halves instead of held in memory.
+ */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024
 
 let nextId = 1
 
@@ -176,7 +191,7 @@ export class HttpJsonRpc {
         body,
         signal: controller.signal,
       })
-      bytes = await readBody(response, this.options.maxBodyBytes ?? 256 * 1024 * 1024)
+      bytes = await readBody(response, this.options.maxBodyBytes)
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err
       if (err instanceof RpcRequestError) throw err
@@ -234,7 +249,7 @@ function rpcError(error: { code?: unknown; message?: unknown; data?: unknown }):
 /** The body's bytes; one larger than `maxBytes` is refused as it arrives, with or without a Content-Length. */
 async function readBody(response: Response, maxBytes: number): Promise<Buffer> {
   const tooLarge = (length: number) =>
-    new RpcRequestError('bad_body', `answer of ${length} bytes or more is larger than ${maxBytes}`)
+    new RpcRequestError('too_large', `answer of ${length} bytes or more is larger than ${maxBytes}`)
   const length = Number(response.headers.get('content-length') ?? 0)
   if (length > maxBytes) {
     await response.body?.cancel()
