@@ -1,5 +1,6 @@
 import type { Hex } from 'viem'
 import { describeError, IndexerError, isAbortError } from '../errors'
+import type { RpcBlock } from '../rpc/client'
 import { maxBig, minBig } from '../rpc/get-logs'
 import { backoffDelay, sleep } from '../rpc/retry'
 import { StaleStateError } from '../store/commit'
@@ -55,9 +56,10 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
   }
   while (!signal.aborted) {
     try {
-      const [reported, finalizedBlock] = await Promise.all([
+      const [reported, finalizedBlock, nearTip] = await Promise.all([
         readHeads(s),
         supportsFinalized ? s.ctx.rpc.getBlock('finalized') : null,
+        s.backfilling ? null : readNearTip(s),
       ])
       headObservedAt = new Date()
       let finalized = -1n
@@ -81,9 +83,9 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
       } else if (cursor <= confirmed) {
         await syncHistorical(s, confirmed)
       } else if (cursor <= head) {
-        await syncRealtime(s, head)
+        await syncRealtime(s, head, nearTip?.next)
       } else {
-        await verifyTip(s)
+        await verifyTip(s, nearTip?.tip)
         await verify()
         await sleep(s.options.pollIntervalMs, signal)
         failures = 0
@@ -187,10 +189,26 @@ function forgetHeadsAboveChain(s: Syncer) {
   )
 }
 
+/**
+ * The stored tip's header and the next block's, asked in the same tick as the
+ * head (one JSON-RPC batch per endpoint): following a new block then takes no
+ * round trip of its own for its header, nor an idle poll one for the tip's.
+ * Not retried: a block that is not there yet (null, or an error from some
+ * providers) is the usual answer for the next one, and both are read again
+ * the usual way when missing.
+ */
+async function readNearTip(s: Syncer): Promise<{ tip: RpcBlock | null; next: RpcBlock | null } | null> {
+  if (!s.tip?.hash) return null
+  const read = (n: bigint) => s.ctx.rpc.getBlock(n, { retry: false }).catch(() => null)
+  const [tip, next] = await Promise.all([read(s.tip.number), read(s.tip.number + 1n)])
+  return { tip, next }
+}
+
 /** While idle, the stored tip must still be on the chain (a same-height reorg changes no block number). */
-async function verifyTip(s: Syncer): Promise<void> {
+async function verifyTip(s: Syncer, read: RpcBlock | null = null): Promise<void> {
   if (!s.tip?.hash) return
-  const block = await s.ctx.rpc.getBlock(s.tip.number, { minBlock: s.tip.number })
+  const block =
+    read?.number === s.tip.number ? read : await s.ctx.rpc.getBlock(s.tip.number, { minBlock: s.tip.number })
   if (!block) {
     // The node does not have the tip: lag, or a chain shorter than before (proven by hashes below).
     await proveShorterChain(s)

@@ -1,8 +1,10 @@
 /**
- * Every RPC request in flight listens on the indexer's stop signal until it
- * ends (rpc/transport.ts): with many ranges reading at once that is more
- * listeners than Node's default warning threshold (10), which is by design,
- * not a leak, and must not print a warning on every backfill.
+ * Every RPC request in flight, or waiting for an endpoint, listens on the
+ * indexer's stop signal until it ends (rpc/transport.ts, rpc/retry.ts): with
+ * many ranges reading at once that is more listeners than Node's default
+ * warning threshold (10), which is by design, not a leak, and must not print
+ * a warning on every backfill. That each listener is removed is tested in
+ * rpc/endpoint-pool.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ProviderProxy, startProviderProxy } from '@/dev/provider-proxy'

@@ -1,7 +1,8 @@
-import type { Address } from 'viem'
+import { type Address, toHex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { startTestChain, type TestChain } from './chain'
+import { startJsonRpcServer } from './http-server'
 import { startIndexer, testConfig } from './indexer'
 import { expectDatabaseMatchesChain, waitFor, waitForIndexed } from './oracle'
 
@@ -68,6 +69,45 @@ describe('sync', () => {
     }
   })
 
+  it('follows a new block in two round trips: its header is read with the head, its logs next', async () => {
+    // A recording relay in front of the node: every HTTP request's JSON-RPC items, in order.
+    type Item = { method: string; params: unknown[] }
+    const requests: Item[][] = []
+    const relay = await startJsonRpcServer<Item | Item[]>(async (body, res) => {
+      requests.push(Array.isArray(body) ? body : [body])
+      const answer = await fetch(chain.anvil.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      res.writeHead(200, { 'content-type': 'application/json' }).end(await answer.text())
+    })
+    const fresh = await createTestDatabase()
+    const config = testConfig({ DATABASE_URL: fresh.url, RPC_URL: relay.origin })
+    const indexer = startIndexer(config, fresh.pool, { metadata: { enabled: false } })
+    try {
+      await waitForIndexed(fresh.pool, chain.clients)
+      const block = await chain.call(c.nft!, 'TestNFT', 'mint', [chain.accounts[3], 555n])
+      await waitForIndexed(fresh.pool, chain.clients)
+      const hash = (await chain.clients.public.getBlock({ blockNumber: block })).hash
+      const readsHeader = (r: Item[]) =>
+        r.some((i) => i.method === 'eth_getBlockByNumber' && i.params[0] === toHex(block))
+      const readsLogs = (r: Item[]) =>
+        r.some(
+          (i) => i.method === 'eth_getLogs' && (i.params[0] as { blockHash?: string }).blockHash === hash,
+        )
+      const logs = requests.findIndex(readsLogs)
+      // The request before the one that reads the new block's logs (by hash) is the poll that
+      // found it, with its header: no round trip for the header alone.
+      expect(requests[logs - 1]!.map((i) => i.method)).toContain('eth_blockNumber')
+      expect(readsHeader(requests[logs - 1]!)).toBe(true)
+    } finally {
+      await indexer.stop()
+      await relay.close()
+      await fresh.drop()
+    }
+  })
+
   it('records coverage: START_BLOCK onwards only, complete once confirmed, with the lag and deploy blocks', async () => {
     const later = await createTestDatabase()
     try {
@@ -114,9 +154,13 @@ describe('sync', () => {
       // START_BLOCK lowered to 0: the gap below is filled and joins the indexed range.
       const full = startIndexer({ ...config, START_BLOCK: 0 }, later.pool, { metadata: { enabled: false } })
       try {
+        // Complete once the confirmed blocks are covered; the unconfirmed ones between the
+        // filled gap and the range above follow a step later, and join it.
         await waitFor(async () => {
           const { rows } = await later.pool.query(
-            "SELECT 1 FROM indexer_state WHERE coverage_status = 'complete' AND coverage_start_block = 0",
+            `SELECT 1 FROM indexer_state WHERE coverage_status = 'complete' AND coverage_start_block = 0
+                AND last_indexed_block = $1`,
+            [Number(head)],
           )
           return rows.length > 0
         })
