@@ -143,7 +143,7 @@ describe('fetchLogs', () => {
     expect(provider.spans.slice(0, 4)).toEqual([200, 100, 50, 25])
     expect(range.size).toBeLessThanOrEqual(25n)
     expect(rpc.pool.endpoints[0]!.faults.too_large).toBeGreaterThan(0)
-    // Too large says nothing about the endpoint's health: its concurrency is kept.
+    // Too large says nothing about the endpoint's health: its error rate is untouched.
     expect(rpc.pool.endpoints[0]!.errorRate).toBe(0)
   })
 
