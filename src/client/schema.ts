@@ -377,7 +377,7 @@ export interface components {
         endpoint: number
         /** @enum {string} */
         state: 'ok' | 'lagging' | 'rate_limited' | 'failing' | 'syncing'
-        /** @description Highest block this endpoint has reported. */
+        /** @description Highest block this endpoint has reported that a node serves a block at. */
         head: string | null
       }[]
       /** @description Extension: tokens whose metadata is still queued, by current outcome; null before the metadata queue first reported. */

@@ -1,7 +1,8 @@
 /**
  * One JSON-RPC endpoint and what the indexer has learned about it: its
  * health (recent errors and latency), its head (the highest block it has
- * reported: a load-balanced provider answers from nodes a few blocks apart),
+ * reported and a node has served: a load-balanced provider answers from
+ * nodes a few blocks apart, and a number alone is only a claim),
  * a cool-down after a rate limit, and how many requests it takes at once
  * (additive increase, multiplicative decrease, like TCP: halved on 429/5xx
  * and time-outs, grown by one per window of clean answers).
@@ -36,7 +37,10 @@ export type Lane = 'sync' | 'background'
 export class Endpoint {
   readonly wire: HttpJsonRpc
   readonly backgroundWire: HttpJsonRpc
-  /** Highest block this endpoint has reported (never lowered, except by a proven reorg). */
+  /**
+   * Highest block this endpoint has reported, as far as a node served a block
+   * there (takeServedHead); never lowered, except by a proven reorg.
+   */
   head = -1n
   /** The node said it is still syncing (eth_syncing): never trusted as the head. */
   syncing = false
@@ -206,12 +210,17 @@ export class Endpoint {
     return true
   }
 
-  /** The head of this endpoint's latest answer (a lagging backend may have given it). */
+  /** The head of this endpoint's latest answer (a lagging backend may have given it, or a broken one). */
   reportedHead = -1n
 
   observeHead(block: bigint): void {
     this.reportedHead = block
-    if (block > this.head) this.head = block
+  }
+
+  /** Takes the reported head as this endpoint's, up to `served`: the highest head a node serves a block at. */
+  takeServedHead(served: bigint): void {
+    const head = this.reportedHead < served ? this.reportedHead : served
+    if (head > this.head) this.head = head
   }
 
   state(bestHead: bigint, now = Date.now()): EndpointState {

@@ -1,6 +1,7 @@
 import type { Hex } from 'viem'
 import { describeError, IndexerError, isAbortError } from '../errors'
 import type { RpcBlock } from '../rpc/client'
+import type { Endpoint } from '../rpc/endpoint'
 import { maxBig, minBig } from '../rpc/get-logs'
 import { backoffDelay, sleep } from '../rpc/retry'
 import { StaleStateError } from '../store/commit'
@@ -56,12 +57,13 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
   }
   while (!signal.aborted) {
     try {
-      const [reported, finalizedBlock, nearTip] = await Promise.all([
+      const [, finalizedBlock, nearTip] = await Promise.all([
         readHeads(s),
         supportsFinalized ? s.ctx.rpc.getBlock('finalized') : null,
         s.backfilling ? null : readNearTip(s),
       ])
       headObservedAt = new Date()
+      const reported = await servedHead(s, nearTip?.next ?? null)
       let finalized = -1n
       if (finalizedBlock) finalized = finalizedBlock.number
       else supportsFinalized = false
@@ -128,10 +130,9 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
 
 /**
  * Asks every endpoint for its head at once (each endpoint's health and lag
- * come from this) and returns the best head reported so far. Throws when no
- * endpoint answers.
+ * come from this). Throws when no endpoint answers.
  */
-async function readHeads(s: Syncer): Promise<bigint> {
+async function readHeads(s: Syncer): Promise<void> {
   const { rpc } = s.ctx
   // Endpoints resting after a rate limit are skipped, unless all are: then the soonest is waited for.
   const now = Date.now()
@@ -149,15 +150,57 @@ async function readHeads(s: Syncer): Promise<bigint> {
         const syncing = await rpc.request<unknown>('eth_syncing', [], { only: endpoint, retry: false })
         endpoint.syncing = syncing !== false
       }
-      return head
     }),
   )
   if (!answers.some((a) => a.status === 'fulfilled')) {
     const first = answers.find((a) => a.status === 'rejected')
     throw new IndexerError('No RPC endpoint answered the head', { cause: first?.reason })
   }
-  return rpc.pool.head
 }
+
+/**
+ * The best head reported that a node serves a block at (docs/indexer.md,
+ * "Sync"). A number is only a claim: a backend of another network behind a
+ * provider's load balancer, or a broken cache, answers one no node has.
+ * Claims above the head taken so far are tried from the highest down, each
+ * by reading its block from the endpoint that reported it (`known`: a block
+ * already read at that height, nothing to ask). A claim without a block is
+ * not taken; the claimant's latest block is, being one it serves. Endpoints
+ * take their reported heads only up to the served one.
+ */
+async function servedHead(s: Syncer, known: RpcBlock | null): Promise<bigint> {
+  const { pool } = s.ctx.rpc
+  const trusted = pool.endpoints.filter((e) => !e.syncing)
+  // Only syncing endpoints: their heads are all there is (status shows them as syncing).
+  const claimants = (trusted.length > 0 ? trusted : pool.endpoints).filter((e) => e.reportedHead > pool.head)
+  let served = pool.head
+  for (const claimant of claimants.sort((a, b) => (a.reportedHead > b.reportedHead ? -1 : 1))) {
+    const claim = claimant.reportedHead
+    if (claim <= served) break
+    if (known?.number === claim || (await blockOf(s, claimant, claim))?.number === claim) {
+      served = claim
+      break
+    }
+    const latest = await blockOf(s, claimant, 'latest')
+    if (latest && latest.number > served && latest.number < claim) served = latest.number
+    // A block or two ahead is lag behind a load balancer, gone by the next poll; further is logged, once a claim.
+    if (refused.get(claimant) === claim) continue
+    refused.set(claimant, claim)
+    s.ctx.logger[claim - served > 2n ? 'warn' : 'debug'](
+      { endpoint: claimant.index + 1, claimed: claim.toString(), served: served.toString() },
+      `${claimant.label} reports head ${claim} but serves no block there: not taken as the head`,
+    )
+  }
+  for (const e of pool.endpoints) e.takeServedHead(served)
+  return served
+}
+
+/** The last claim each endpoint made that was not served (logged once). */
+const refused = new WeakMap<Endpoint, bigint>()
+
+/** The block `endpoint` serves at `block`; null when it has none or does not answer (the next poll asks again). */
+const blockOf = (s: Syncer, endpoint: Endpoint, block: bigint | 'latest') =>
+  s.ctx.rpc.getBlock(block, { only: endpoint, retries: 2 }).catch(() => null)
 
 /**
  * The stored tip is above every endpoint's head. That is lag unless block

@@ -108,6 +108,63 @@ describe('sync', () => {
     }
   })
 
+  it.each([
+    ['the only endpoint', false],
+    ['one of two endpoints', true],
+  ])(
+    'takes a head only from a block a node serves: %s saying on every poll a head far ahead changes nothing',
+    async (_, withHonest) => {
+      // From some poll on, while the indexer follows the head, every eth_blockNumber answer says a
+      // million blocks more (a backend of another network behind the load balancer); no node has them.
+      type Item = { id: number; method: string }
+      type Answer = { id: number; result?: string }
+      let polls = 0
+      const relay = await startJsonRpcServer<Item | Item[]>(async (body, res) => {
+        const answer = await fetch(chain.anvil.rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+        const answers = (await answer.json()) as Answer | Answer[]
+        for (const item of Array.isArray(body) ? body : [body]) {
+          if (item.method !== 'eth_blockNumber' || ++polls < 12) continue
+          const a = (Array.isArray(answers) ? answers : [answers]).find((x) => x.id === item.id)!
+          a.result = `0x${(BigInt(a.result!) + 1_000_000n).toString(16)}`
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers))
+      })
+      const fresh = await createTestDatabase()
+      const config = testConfig({
+        DATABASE_URL: fresh.url,
+        RPC_URL: withHonest ? `${relay.origin},${chain.anvil.rpcUrl}` : relay.origin,
+      })
+      const indexer = startIndexer(config, fresh.pool, { metadata: { enabled: false } })
+      try {
+        await waitForIndexed(fresh.pool, chain.clients)
+        await waitFor(async () => polls >= 12, 20_000, 'the first claim')
+        // The indexer still follows the chain, and its head is the chain's.
+        await chain.call(c.nft!, 'TestNFT', 'mint', [chain.accounts[3], withHonest ? 557n : 556n])
+        await waitForIndexed(fresh.pool, chain.clients, 20_000)
+        await expectDatabaseMatchesChain(fresh.pool, chain.clients, {
+          standard: [c.nft!, c.consecutive!],
+          legacy: [c.legacy!],
+        })
+        const { rows } = await fresh.pool.query(
+          'SELECT last_seen_block::text AS seen, last_confirmed_block::text AS confirmed, rpc_endpoints FROM indexer_state',
+        )
+        const head = await chain.head()
+        expect(BigInt(rows[0].seen)).toBe(head)
+        expect(BigInt(rows[0].confirmed)).toBeLessThanOrEqual(head)
+        const ok = (endpoint: number) => ({ endpoint, state: 'ok', head: head.toString() })
+        expect(rows[0].rpc_endpoints).toEqual(withHonest ? [ok(1), ok(2)] : [ok(1)])
+      } finally {
+        await indexer.stop()
+        await relay.close()
+        await fresh.drop()
+      }
+    },
+  )
+
   it('records coverage: START_BLOCK onwards only, complete once confirmed, with the lag and deploy blocks', async () => {
     const later = await createTestDatabase()
     try {

@@ -48,7 +48,9 @@ export const indexerStatus = z
         z.object({
           endpoint: z.number().int().describe('Position in the configured endpoint list, from 1.'),
           state: z.enum(['ok', 'lagging', 'rate_limited', 'failing', 'syncing']),
-          head: decimalString.nullable().describe('Highest block this endpoint has reported.'),
+          head: decimalString
+            .nullable()
+            .describe('Highest block this endpoint has reported that a node serves a block at.'),
         }),
       )
       .describe('Extension: each configured RPC endpoint as the indexer last saw it.'),
