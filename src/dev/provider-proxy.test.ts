@@ -275,6 +275,19 @@ describe('JSON-RPC faults', () => {
     expect(proxy.omitted()).toHaveLength(before + 2)
   })
 
+  it('adds the last log of the next block with logs to an answer by range', async () => {
+    proxy.setFaults({ strayLog: 1 })
+    const asked = (
+      await call(chain.anvil.rpcUrl, 'eth_getLogs', [logsFilter(mintBlocks[0]!, mintBlocks[0]!)])
+    ).result as Log[]
+    const next = (await call(chain.anvil.rpcUrl, 'eth_getLogs', [logsFilter(mintBlocks[1]!, mintBlocks[1]!)]))
+      .result as Log[]
+    const got = (await call(proxy.url, 'eth_getLogs', [logsFilter(mintBlocks[0]!, mintBlocks[0]!)]))
+      .result as Log[]
+    expect(got.map(logId)).toEqual([...asked, next[next.length - 1]!].map(logId))
+    expect(proxy.stats().strayLog).toBeGreaterThan(0)
+  })
+
   it('duplicates and reorders logs', async () => {
     proxy.setFaults({ duplicateAndReorder: 1 })
     const full = (await call(chain.anvil.rpcUrl, 'eth_getLogs', [logsFilter(mintBlocks[0]!, mintBlocks[1]!)]))

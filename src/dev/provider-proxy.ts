@@ -3,8 +3,8 @@
  * provider: rate limits with Retry-After, load-balancer error pages, dropped
  * and hung connections, non-JSON bodies, per-item errors inside batches,
  * load-balanced nodes a few blocks behind, eth_getLogs answers with
- * duplicated, reordered or silently missing logs, and eth_getLogs caps
- * refused in the wording of each provider.
+ * duplicated, reordered or silently missing logs or with logs of blocks not
+ * asked for, and eth_getLogs caps refused in the wording of each provider.
  *
  * Deterministic under a seed: every HTTP request takes the next seed from a
  * mulberry32 stream in arrival order and draws all its decisions from its own
@@ -52,6 +52,11 @@ export interface ProviderFaults {
   omitLog: number
   /** The same, for answers to eth_getLogs by blockHash only (how a node following the head reads). */
   omitLogByHash: number
+  /**
+   * Per eth_getLogs answer by block range: the last log of the next block with logs (within 16
+   * blocks after the range) added, as a node whose range filter is broken answers.
+   */
+  strayLog: number
 }
 
 export type ProviderStyle =
@@ -274,6 +279,7 @@ export const FAULT_KINDS = [
   'lagging',
   'duplicateAndReorder',
   'omitLog',
+  'strayLog',
 ] as const
 
 type RpcRequest = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown }
@@ -295,6 +301,8 @@ type Plan =
       omit?: number
       /** Seed of the duplication and shuffle, when this fault is drawn. */
       dup?: number
+      /** Blocks a stray log is taken from (after the range, up to the node's head), when this fault is drawn. */
+      stray?: { from: bigint; to: bigint }
     }
 
 /** Every fault off: a perfect provider. */
@@ -310,6 +318,7 @@ export const NO_FAULTS: ProviderFaults = {
   duplicateAndReorder: 0,
   omitLog: 0,
   omitLogByHash: 0,
+  strayLog: 0,
 }
 
 export async function startProviderProxy(options: ProviderProxyOptions): Promise<ProviderProxy> {
@@ -451,6 +460,7 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     // What the plans need from the node first: its head, and the numbers of blocks named by hash.
     const wantsHead =
       lag > 0 ||
+      (f.strayLog > 0 && items.some((it) => it?.method === 'eth_getLogs')) ||
       (cap !== undefined &&
         items.some(
           (it) => it?.method === 'eth_getLogs' && usesHeadTag(firstParam(it) as Record<string, unknown>),
@@ -517,6 +527,7 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     const [dupDraw, dupSeed] = [rng(), rng()]
     const omit = omitDraw < f.omitLog ? omitAt : undefined
     const dup = dupDraw < f.duplicateAndReorder ? Math.floor(dupSeed * 2 ** 32) : undefined
+    const strayDrawn = rng() < f.strayLog
     if (failItem) {
       count('itemError')
       return { kind: 'local', answer: { error: ITEM_ERRORS[Math.floor(which * ITEM_ERRORS.length)]! } }
@@ -550,10 +561,14 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
         const omitByHash = omitDraw < Math.max(f.omitLog, f.omitLogByHash) ? omitAt : undefined
         return { kind: 'logs', id: item.id, filter, omit: omitByHash, dup }
       }
-      if (!lag && !cap) return { kind: 'logs', id: item.id, filter, omit, dup }
       // Tags are resolved against the serving node's head, and sent as numbers so the range stays fixed.
       const from = resolveBound(filter.fromBlock, nodeHead)
       const to = resolveBound(filter.toBlock, nodeHead)
+      const stray =
+        strayDrawn && to !== undefined && to < nodeHead
+          ? { from: to + 1n, to: to + 16n < nodeHead ? to + 16n : nodeHead }
+          : undefined
+      if (!lag && !cap) return { kind: 'logs', id: item.id, filter, omit, dup, stray }
       if (from === undefined || to === undefined) return { kind: 'logs', id: item.id, filter, omit, dup }
       if (lag) {
         if (to > nodeHead) return failed(HEADER_NOT_FOUND)
@@ -569,7 +584,7 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
           return failed(errorOf(refusal), refusal.httpStatus)
         }
       }
-      return { kind: 'logs', id: item.id, filter, range: { from, to }, omit, dup }
+      return { kind: 'logs', id: item.id, filter, range: { from, to }, omit, dup, stray }
     }
 
     if (!lag) return { kind: 'call', method, params }
@@ -665,7 +680,8 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
       !(style!.singleBlockExempt && (p.range ? p.range.from === p.range.to : true))
     const omit = p.omit !== undefined && n >= 1
     const dup = p.dup !== undefined && n >= 2
-    if (!overCap && !omit && !dup) return body
+    const stray = p.stray ? await strayLog(p.filter, p.stray) : undefined
+    if (!overCap && !omit && !dup && !stray) return body
 
     const answer = JSON.parse(body.toString('utf8')) as { result?: RawLog[]; error?: JsonRpcError }
     if (!Array.isArray(answer.result)) return body
@@ -687,7 +703,26 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
       count('duplicateAndReorder')
       logs = duplicateAndShuffle(logs, mulberry32(p.dup!))
     }
+    if (stray) {
+      count('strayLog')
+      logs.push(stray)
+    }
     return { result: logs }
+  }
+
+  /** The last log of the first block in `blocks` that has logs the filter matches. */
+  async function strayLog(filter: Record<string, unknown>, blocks: { from: bigint; to: bigint }) {
+    const body = await upstream(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'eth_getLogs',
+        params: [{ ...filter, fromBlock: hex(blocks.from), toBlock: hex(blocks.to) }],
+      }),
+    )
+    const logs = (JSON.parse(body.toString('utf8')) as { result?: RawLog[] }).result ?? []
+    const first = logs[0]?.blockNumber
+    return logs.filter((l) => l.blockNumber === first).pop()
   }
 
   const address = await new Promise<AddressInfo>((resolve, reject) => {

@@ -207,13 +207,38 @@ export function createRpc(options: RpcOptions): Rpc {
           throw new IndexerError('RPC eth_getLogs returned no log list', {
             cause: new RpcRequestError('bad_body', 'eth_getLogs answered without a list'),
           })
-        return logs
+        // The common answer holds only what was asked: one pass, nothing allocated.
+        if (logs.every((log) => asked(filter, log))) return logs
+        const inside = logs.filter((log) => asked(filter, log))
+        logger.warn(
+          { filter: describeFilter(filter), strays: logs.length - inside.length },
+          `eth_getLogs answered ${logs.length - inside.length} log(s) of blocks it was not asked for: left out`,
+        )
+        return inside
       })
     },
     getCode: (address, block) =>
       request<Hex>('eth_getCode', [address, block === undefined ? 'latest' : toHex(block)]),
   }
 }
+
+/**
+ * Whether a log is of the blocks the filter asked for. Nodes with a broken
+ * range filter answer logs of other blocks too (docs/indexer.md, "Providers");
+ * taken, such a log would be stored before the blocks between, out of chain order.
+ */
+function asked(filter: LogFilter, log: RawLog): boolean {
+  if ('blockHash' in filter)
+    return typeof log.blockHash === 'string' && log.blockHash.toLowerCase() === filter.blockHash.toLowerCase()
+  if (typeof log.blockNumber !== 'string') return false
+  const n = Number(log.blockNumber)
+  return n >= Number(filter.fromBlock) && n <= Number(filter.toBlock)
+}
+
+const describeFilter = (filter: LogFilter) =>
+  'blockHash' in filter
+    ? { blockHash: filter.blockHash }
+    : { fromBlock: filter.fromBlock.toString(), toBlock: filter.toBlock.toString() }
 
 /**
  * Errors that say nothing about the request itself: worth retrying unchanged.

@@ -6,8 +6,11 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createRpc, type RawLog } from './client'
 import { AdaptiveRange, fetchLogs, InconsistentLogsError, normaliseLogs, sameLogs } from './get-logs'
 
-/** A JSON-RPC server with synthetic logs (3 per block) and a provider-style result cap. */
-async function fakeProvider(refuse: (from: number, to: number, calls: number) => object | null) {
+/**
+ * A JSON-RPC server with synthetic logs (3 per block) and a provider-style result cap;
+ * `strays` blocks on each side of the range answered too (a broken range filter).
+ */
+async function fakeProvider(refuse: (from: number, to: number, calls: number) => object | null, strays = 0) {
   let calls = 0
   const spans: number[] = []
   const server = http.createServer((req, res) => {
@@ -24,7 +27,7 @@ async function fakeProvider(refuse: (from: number, to: number, calls: number) =>
         if (error && 'status' in error) return { status: error.status as number }
         if (error) return { jsonrpc: '2.0', id: r.id, error }
         const result = []
-        for (let b = from; b <= to; b++) {
+        for (let b = Math.max(0, from - strays); b <= to + strays; b++) {
           for (let i = 0; i < 3; i++)
             result.push({
               blockNumber: `0x${b.toString(16)}`,
@@ -145,6 +148,40 @@ describe('fetchLogs', () => {
     expect(rpc.pool.endpoints[0]!.faults.too_large).toBeGreaterThan(0)
     // Too large says nothing about the endpoint's health: its error rate is untouched.
     expect(rpc.pool.endpoints[0]!.errorRate).toBe(0)
+  })
+
+  it('leaves out logs of blocks outside the range asked for (a broken range filter)', async () => {
+    const provider = await fakeProvider(() => null, 2)
+    const logs = await readAll(provider.url, 10n, 59n, new AdaptiveRange(7n, 7n, 7n))
+    expect(blocksOf(logs)).toEqual(expected(10, 59))
+  })
+
+  it('leaves out logs of other blocks than the one asked for by hash', async () => {
+    const hash = (b: number) => `0x${b.toString(16).padStart(64, '0')}`
+    const log = (b: number) => ({
+      blockNumber: `0x${b.toString(16)}`,
+      blockHash: hash(b),
+      transactionHash: hash(b + 1000),
+      logIndex: '0x0',
+      address: '0x00000000000000000000000000000000000000aa',
+      topics: [],
+      data: '0x',
+    })
+    const server = http.createServer((req, res) => {
+      let body = ''
+      req.on('data', (c) => (body += c))
+      req.on('end', () => {
+        const { id } = JSON.parse(body)
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id, result: [log(7), log(8), log(9)] }))
+      })
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    servers.push(server)
+    const rpc = createRpc({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logger })
+    const logs = await rpc.getLogs({ blockHash: hash(8).toUpperCase().replace('0X', '0x') as Hex }, [])
+    expect(blocksOf(logs)).toEqual(['8:0'])
   })
 
   it('gives up on errors that retrying cannot fix', async () => {

@@ -93,6 +93,14 @@ export async function expectDatabaseMatchesChain(
   )
   const byId = (list: ChainTransfer[]) => [...list].sort((x, y) => x.id.localeCompare(y.id))
   expect(byId(rows)).toEqual(byId(expected))
+  // Within a block, ids follow the chain's order: the API's feeds order a block's events by id.
+  const inverted = await pool.query(
+    `SELECT count(*)::int AS n FROM (
+       SELECT id, lag(id) OVER (PARTITION BY block_hash ORDER BY log_index, batch_index) AS before
+         FROM transfers WHERE source = 'rpc') t
+      WHERE before > id`,
+  )
+  expect(inverted.rows[0].n).toBe(0)
 
   const tokens = await pool.query(
     `SELECT collection_address, token_id::text, current_owner, is_burned, transfer_count FROM tokens`,

@@ -104,6 +104,14 @@ describe('provider faults, one at a time', () => {
     await run.finish()
   }, 120_000)
 
+  it('logs of blocks a request did not ask for (a broken range filter) are left out', async () => {
+    const run = await runThroughProviders(chain, history, [{ faults: { strayLog: 1 } }])
+    await indexThrough(run)
+    expect(run.proxies[0]!.stats().strayLog).toBeGreaterThan(0)
+    await run.finish()
+    expect(run.log.count(/of blocks it was not asked for: left out/)).toBeGreaterThan(0)
+  }, 120_000)
+
   it.each(Object.keys(PROVIDER_STYLES) as ProviderStyle[])(
     'eth_getLogs range and result caps in the words of %s',
     async (style) => {
