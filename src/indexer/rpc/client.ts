@@ -149,15 +149,25 @@ export function createRpc(options: RpcOptions): Rpc {
     }
   }
 
-  const parseBlock = (raw: Record<string, Hex> | null): RpcBlock | null =>
-    raw
-      ? {
-          number: BigInt(raw.number!),
-          hash: raw.hash!,
-          parentHash: raw.parentHash!,
-          timestamp: BigInt(raw.timestamp!),
-        }
-      : null
+  /** A header, checked: a broken cache or load balancer may answer another block, or half of one. */
+  const parseBlock = (raw: Record<string, unknown> | null, asked: bigint | string): RpcBlock | null => {
+    if (raw === null) return null
+    const { number, hash, parentHash, timestamp } = raw
+    const valid =
+      isQuantity(number) &&
+      isHash(hash) &&
+      isHash(parentHash) &&
+      isQuantity(timestamp) &&
+      (typeof asked !== 'bigint' || BigInt(number) === asked)
+    if (!valid)
+      throw new IndexerError(
+        `RPC eth_getBlockByNumber(${asked}) answered another block or an incomplete one`,
+        {
+          cause: new RpcRequestError('bad_body', `block ${String(number)} (${String(hash)})`),
+        },
+      )
+    return { number: BigInt(number), hash, parentHash, timestamp: BigInt(timestamp) }
+  }
 
   return {
     pool,
@@ -177,17 +187,18 @@ export function createRpc(options: RpcOptions): Rpc {
     },
     getBlock: async (block, opts = {}) => {
       const tag = typeof block === 'bigint' ? toHex(block) : block
+      let raw: Record<string, unknown> | null
       try {
-        const raw = await request<Record<string, Hex> | null>('eth_getBlockByNumber', [tag, false], {
+        raw = await request('eth_getBlockByNumber', [tag, false], {
           ...opts,
           minBlock: typeof block === 'bigint' ? block : undefined,
         })
-        return parseBlock(raw)
       } catch (err) {
         // Nodes without the tag answer with an error rather than null.
         if (typeof block === 'string' && block !== 'latest' && !isTransientRpcError(err)) return null
         throw err
       }
+      return parseBlock(raw, block)
     },
     getLogs: (filter, topics, opts = {}) => {
       const params =
@@ -221,6 +232,9 @@ export function createRpc(options: RpcOptions): Rpc {
       request<Hex>('eth_getCode', [address, block === undefined ? 'latest' : toHex(block)]),
   }
 }
+
+const isQuantity = (v: unknown): v is Hex => typeof v === 'string' && /^0x[0-9a-fA-F]{1,64}$/.test(v)
+const isHash = (v: unknown): v is Hex => typeof v === 'string' && /^0x[0-9a-fA-F]{64}$/.test(v)
 
 /**
  * Whether a log is of the blocks the filter asked for. Nodes with a broken

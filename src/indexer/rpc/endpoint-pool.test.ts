@@ -8,7 +8,7 @@ import type http from 'node:http'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startJsonRpcServer, type TestServer } from '../test/http-server'
-import { createRpc } from './client'
+import { createRpc, isTransientRpcError } from './client'
 import { Endpoint } from './endpoint'
 import { EndpointPool } from './endpoint-pool'
 import { MAX_BODY_BYTES, parseRetryAfter, RpcRequestError } from './transport'
@@ -165,6 +165,30 @@ describe('endpoint pool', () => {
     expect(await rpc.blockNumber()).toBe(16n)
     expect(calls).toBe(3)
     expect(rpc.pool.endpoints[0]!.faults).toEqual({ bad_body: 2 })
+  })
+
+  it('refuses a header of another block, or an incomplete one, as a transient bad answer', async () => {
+    const header = (n: bigint) => ({
+      number: `0x${n.toString(16)}`,
+      hash: `0x${'11'.repeat(32)}`,
+      parentHash: `0x${'22'.repeat(32)}`,
+      timestamp: '0x5',
+    })
+    const url = await server((body, res) => {
+      const { id, params } = body as unknown as { id: number; params: [string] }
+      const asked = BigInt(params[0])
+      // A broken cache: block 16 answered with block 17, block 17 without its hash.
+      if (asked === 16n) return answer(res, ok({ id }, header(17n)))
+      if (asked === 17n) return answer(res, ok({ id }, { ...header(17n), hash: undefined }))
+      answer(res, ok({ id }, header(asked)))
+    })
+    const rpc = createRpc({ url, logger })
+    for (const n of [16n, 17n]) {
+      const err = await rpc.getBlock(n).catch((e: unknown) => e)
+      expect(String(err)).toMatch(`eth_getBlockByNumber(${n}) answered another block or an incomplete one`)
+      expect(isTransientRpcError(err)).toBe(true)
+    }
+    expect((await rpc.getBlock(18n))?.number).toBe(18n)
   })
 
   it('answers each item of a batch on its own, so one item error is retried alone', async () => {
