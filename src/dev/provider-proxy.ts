@@ -86,6 +86,11 @@ export interface ProviderProxyOptions {
    * provider suggests one).
    */
   getLogsCap?: { maxBlocks?: number; maxResults?: number; style: ProviderStyle }
+  /**
+   * eth_getLogs answers of more logs than this are cut to their first `silentResultCap` logs,
+   * without an error, as some providers and relays do.
+   */
+  silentResultCap?: number
   /** Answer eth_chainId (and net_version) with this instead of the upstream's: a misconfigured endpoint. */
   chainId?: number
   /** Refuse eth_getBlockReceipts with -32601, as providers without it do. */
@@ -96,7 +101,7 @@ export interface ProviderProxy {
   url: string
   /**
    * Counters: `requests` (HTTP), `items` (JSON-RPC), one per fault kind injected (the
-   * ProviderFaults names, plus capRange, capResults, blockReceiptsRefused, chainIdOverride,
+   * ProviderFaults names, plus capRange, capResults, silentCut, blockReceiptsRefused, chainIdOverride,
    * upstreamErrors), `method.<name>` per JSON-RPC method and `peakInFlight` (the most HTTP
    * requests open at once).
    */
@@ -681,11 +686,16 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     const omit = p.omit !== undefined && n >= 1
     const dup = p.dup !== undefined && n >= 2
     const stray = p.stray ? await strayLog(p.filter, p.stray) : undefined
-    if (!overCap && !omit && !dup && !stray) return body
+    const cut = options.silentResultCap !== undefined && n > options.silentResultCap
+    if (!overCap && !omit && !dup && !stray && !cut) return body
 
     const answer = JSON.parse(body.toString('utf8')) as { result?: RawLog[]; error?: JsonRpcError }
     if (!Array.isArray(answer.result)) return body
     let logs = answer.result
+    if (cut) {
+      count('silentCut')
+      logs = logs.slice(0, options.silentResultCap)
+    }
     if (overCap) {
       count('capResults')
       const from = p.range?.from ?? BigInt(logs[0]!.blockNumber)

@@ -8,9 +8,14 @@ import { AdaptiveRange, fetchLogs, InconsistentLogsError, normaliseLogs, sameLog
 
 /**
  * A JSON-RPC server with synthetic logs (3 per block) and a provider-style result cap;
- * `strays` blocks on each side of the range answered too (a broken range filter).
+ * `strays` blocks on each side of the range answered too (a broken range filter), answers
+ * cut to their first `silentCap` logs without an error.
  */
-async function fakeProvider(refuse: (from: number, to: number, calls: number) => object | null, strays = 0) {
+async function fakeProvider(
+  refuse: (from: number, to: number, calls: number) => object | null,
+  strays = 0,
+  silentCap = Number.POSITIVE_INFINITY,
+) {
   let calls = 0
   const spans: number[] = []
   const server = http.createServer((req, res) => {
@@ -39,7 +44,7 @@ async function fakeProvider(refuse: (from: number, to: number, calls: number) =>
               data: '0x',
             })
         }
-        return { jsonrpc: '2.0', id: r.id, result }
+        return { jsonrpc: '2.0', id: r.id, result: result.slice(0, silentCap) }
       }
       const out = Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)
       const failed = (Array.isArray(out) ? out : [out]).find((o) => 'status' in o)
@@ -148,6 +153,14 @@ describe('fetchLogs', () => {
     expect(rpc.pool.endpoints[0]!.faults.too_large).toBeGreaterThan(0)
     // Too large says nothing about the endpoint's health: its error rate is untouched.
     expect(rpc.pool.endpoints[0]!.errorRate).toBe(0)
+  })
+
+  it('reads again in smaller ranges an answer cut at a silent result cap', async () => {
+    const provider = await fakeProvider(() => null, 0, 100)
+    const range = new AdaptiveRange(100n, 1n, 100n)
+    const logs = await readAll(provider.url, 0n, 199n, range)
+    expect(blocksOf(logs)).toEqual(expected(0, 199))
+    expect(range.size).toBeLessThan(34n)
   })
 
   it('leaves out logs of blocks outside the range asked for (a broken range filter)', async () => {

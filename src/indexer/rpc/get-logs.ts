@@ -70,6 +70,14 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
     const started = performance.now()
     try {
       const logs = await rpc.getLogs({ fromBlock: from, toBlock: to }, options.topics, options.request)
+      if (span > 1n && (await cutAtSilentCap(rpc, logs, to, options))) {
+        options.range.refused(span)
+        options.logger.warn(
+          { fromBlock: from, toBlock: to, logs: logs.length, nextSpan: Number(options.range.size) },
+          `eth_getLogs answered ${logs.length} logs for ${span} blocks and left the rest out without an error: shrinking range`,
+        )
+        continue
+      }
       options.range.succeeded(span, logs.length, performance.now() - started)
       for (const log of logs) out.push(log)
       from = to + 1n
@@ -95,6 +103,31 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
     }
   }
   return normaliseLogs(out)
+}
+
+/**
+ * Result caps some providers and relays apply without an error: the answer
+ * is cut to its first N logs (public reports: 25, 100, 256, 1,000, 10,000).
+ * Such an N is a round number; a whole answer of exactly that many logs is
+ * rare (well under one answer in a hundred), so only those are checked.
+ */
+const SILENT_CAPS = new Set([
+  25, 50, 100, 128, 200, 250, 256, 500, 512, 1_000, 1_024, 2_000, 2_048, 2_500, 4_096, 5_000, 8_192, 10_000,
+  20_000, 50_000, 100_000,
+])
+
+/**
+ * Whether an answer of [.., to] was cut at a silent cap: the blocks from its
+ * last log's block to `to`, asked on their own, hold more than the answer has
+ * of them. A cut answer holds a prefix of the range's logs in chain order.
+ */
+async function cutAtSilentCap(rpc: Rpc, logs: RawLog[], to: bigint, options: FetchLogsOptions) {
+  if (!SILENT_CAPS.has(logs.length)) return false
+  let last = 0
+  for (const log of logs) last = Math.max(last, Number(log.blockNumber))
+  const tail = await rpc.getLogs({ fromBlock: BigInt(last), toBlock: to }, options.topics, options.request)
+  const held = normaliseLogs(logs).filter((log) => Number(log.blockNumber) >= last).length
+  return normaliseLogs(tail).length > held
 }
 
 const RANGE_ERROR =

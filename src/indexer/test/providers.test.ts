@@ -104,6 +104,14 @@ describe('provider faults, one at a time', () => {
     await run.finish()
   }, 120_000)
 
+  it('an answer cut at a result cap without an error is read again in smaller ranges', async () => {
+    const run = await runThroughProviders(chain, history, [{ silentResultCap: 50 }])
+    await indexThrough(run)
+    expect(run.proxies[0]!.stats().silentCut).toBeGreaterThan(0)
+    await run.finish()
+    expect(run.log.count(/left the rest out without an error/)).toBeGreaterThan(0)
+  }, 120_000)
+
   it('logs of blocks a request did not ask for (a broken range filter) are left out', async () => {
     const run = await runThroughProviders(chain, history, [{ faults: { strayLog: 1 } }])
     await indexThrough(run)
