@@ -219,8 +219,9 @@ export function createRpc(options: RpcOptions): Rpc {
             cause: new RpcRequestError('bad_body', 'eth_getLogs answered without a list'),
           })
         // The common answer holds only what was asked: one pass, nothing allocated.
-        if (logs.every((log) => asked(filter, log))) return logs
-        const inside = logs.filter((log) => asked(filter, log))
+        const asked = askedBy(filter)
+        if (logs.every(asked)) return logs
+        const inside = logs.filter(asked)
         logger.warn(
           { filter: describeFilter(filter), strays: logs.length - inside.length },
           `eth_getLogs answered ${logs.length - inside.length} log(s) of blocks it was not asked for: left out`,
@@ -241,12 +242,17 @@ const isHash = (v: unknown): v is Hex => typeof v === 'string' && /^0x[0-9a-fA-F
  * range filter answer logs of other blocks too (docs/indexer.md, "Providers");
  * taken, such a log would be stored before the blocks between, out of chain order.
  */
-function asked(filter: LogFilter, log: RawLog): boolean {
-  if ('blockHash' in filter)
-    return typeof log.blockHash === 'string' && log.blockHash.toLowerCase() === filter.blockHash.toLowerCase()
-  if (typeof log.blockNumber !== 'string') return false
-  const n = Number(log.blockNumber)
-  return n >= Number(filter.fromBlock) && n <= Number(filter.toBlock)
+function askedBy(filter: LogFilter): (log: RawLog) => boolean {
+  if ('blockHash' in filter) {
+    const hash = filter.blockHash.toLowerCase()
+    return (log) => typeof log.blockHash === 'string' && log.blockHash.toLowerCase() === hash
+  }
+  const from = Number(filter.fromBlock)
+  const to = Number(filter.toBlock)
+  return (log) => {
+    const n = typeof log.blockNumber === 'string' ? Number(log.blockNumber) : Number.NaN
+    return n >= from && n <= to
+  }
 }
 
 const describeFilter = (filter: LogFilter) =>

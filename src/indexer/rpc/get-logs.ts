@@ -108,8 +108,8 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
 /**
  * Result caps some providers and relays apply without an error: the answer
  * is cut to its first N logs (public reports: 25, 100, 256, 1,000, 10,000).
- * Such an N is a round number; a whole answer of exactly that many logs is
- * rare (well under one answer in a hundred), so only those are checked.
+ * Such an N is a round number, and on a real chain an answer of exactly that
+ * many logs is rare, so only those are checked (docs/indexer.md, "Providers").
  */
 const SILENT_CAPS = new Set([
   25, 50, 100, 128, 200, 250, 256, 500, 512, 1_000, 1_024, 2_000, 2_048, 2_500, 4_096, 5_000, 8_192, 10_000,
