@@ -46,13 +46,17 @@ const STOP_TIMEOUT_MS = 15_000
 
 // $1.. is the anvil command line. fd 3 keeps our pipe; anvil gets neither stdin nor fd 3.
 // A trapped signal interrupts `wait`: the loop waits on until anvil has really exited.
+// SIGTERM is sent again every second until anvil is gone: anvil installs its signal handler
+// before it listens for the signal, and one that arrives in between (right after start-up,
+// under load) is lost; a further SIGTERM while it shuts down changes nothing.
 const GUARD_SCRIPT = `
 exec 3<&0
 "$@" </dev/null 3<&- &
 anvil=$!
 echo "anvil-pid $anvil"
-trap 'kill -TERM "$anvil" 2>/dev/null' HUP INT TERM
-{ while read -r _ <&3; do :; done; kill -TERM "$anvil" 2>/dev/null; } </dev/null &
+stop_anvil() { while kill -TERM "$anvil" 2>/dev/null; do sleep 1; done; }
+trap 'stop_anvil </dev/null >/dev/null 2>&1 &' HUP INT TERM
+{ while read -r _ <&3; do :; done; stop_anvil; } </dev/null &
 watcher=$!
 while :; do
   wait "$anvil"
