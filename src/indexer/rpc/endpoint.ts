@@ -44,6 +44,8 @@ export class Endpoint {
   head = -1n
   /** The node said it is still syncing (eth_syncing): never trusted as the head. */
   syncing = false
+  /** Its head is far ahead of any block it serves (sync/sync.ts, servedHead): shown as failing. */
+  headUnserved = false
   /** Exponentially weighted share of failed requests (0..1). */
   errorRate = 0
   /** Exponentially weighted latency of successful requests, ms. */
@@ -225,6 +227,7 @@ export class Endpoint {
 
   state(bestHead: bigint, now = Date.now()): EndpointState {
     if (this.syncing) return 'syncing'
+    if (this.headUnserved) return 'failing'
     if (this.coolUntil > now) return this.lastFault === 'rate_limited' ? 'rate_limited' : 'failing'
     if (this.consecutiveFailures > 0) return this.lastFault === 'rate_limited' ? 'rate_limited' : 'failing'
     if (bestHead >= 0n && bestHead - this.head > this.options.lagThreshold) return 'lagging'

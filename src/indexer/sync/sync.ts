@@ -184,10 +184,10 @@ async function servedHead(s: Syncer, known: RpcBlock | null): Promise<bigint> {
     const latest = await blockOf(s, claimant, 'latest')
     if (latest && latest.number > served && latest.number < claim) served = latest.number
     // A block or two ahead is lag behind a load balancer, gone by the next poll. Further
-    // ahead is logged once, until the endpoint's head is served again.
+    // ahead, the endpoint counts as failing until its head is served again (logged once).
     const far = claim - served > 2n
-    if (far && refusing.has(claimant)) continue
-    if (far) refusing.add(claimant)
+    if (far && claimant.headUnserved) continue
+    if (far) claimant.headUnserved = true
     s.ctx.logger[far ? 'warn' : 'debug'](
       { endpoint: claimant.index + 1, claimed: claim.toString(), served: served.toString() },
       `${claimant.label} reports head ${claim} but serves no block there: not taken as the head`,
@@ -195,13 +195,10 @@ async function servedHead(s: Syncer, known: RpcBlock | null): Promise<bigint> {
   }
   for (const e of pool.endpoints) {
     e.takeServedHead(served)
-    if (e.reportedHead <= served) refusing.delete(e)
+    if (e.reportedHead <= served) e.headUnserved = false
   }
   return served
 }
-
-/** Endpoints whose head claim, far ahead, was not served (logged once). */
-const refusing = new WeakSet<Endpoint>()
 
 /** The block `endpoint` serves at `block`; null when it has none or does not answer (the next poll asks again). */
 const blockOf = (s: Syncer, endpoint: Endpoint, block: bigint | 'latest') =>
