@@ -183,9 +183,9 @@ async function servedHead(s: Syncer, known: RpcBlock | null): Promise<bigint> {
     }
     const latest = await blockOf(s, claimant, 'latest')
     if (latest && latest.number > served && latest.number < claim) served = latest.number
-    // A block or two ahead is lag behind a load balancer, gone by the next poll. Further
-    // ahead, the endpoint counts as failing until its head is served again (logged once).
-    const far = claim - served > 2n
+    // A few blocks ahead of what it serves is lag behind a load balancer, gone by the next
+    // poll. Further, the endpoint counts as failing until its head is served (logged once).
+    const far = claim - served > FAR_AHEAD
     if (far && claimant.headUnserved) continue
     if (far) claimant.headUnserved = true
     s.ctx.logger[far ? 'warn' : 'debug'](
@@ -199,6 +199,9 @@ async function servedHead(s: Syncer, known: RpcBlock | null): Promise<bigint> {
   }
   return served
 }
+
+/** Blocks between a claimed head and the best one served beyond which the claim is not lag. */
+const FAR_AHEAD = 64n
 
 /** The block `endpoint` serves at `block`; null when it has none or does not answer (the next poll asks again). */
 const blockOf = (s: Syncer, endpoint: Endpoint, block: bigint | 'latest') =>
