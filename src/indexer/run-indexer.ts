@@ -70,6 +70,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
       initialRange: 10n,
       maxRange: 100_000n,
       verify: true,
+      chainId,
       ...options.sync,
     }
     const syncLogger = logger.child({ component: 'sync' })

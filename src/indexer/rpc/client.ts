@@ -97,6 +97,9 @@ export function createRpc(options: RpcOptions): Rpc {
   const request = async <T>(method: string, params: unknown[], opts: RequestOptions = {}): Promise<T> => {
     const failed = new Set<Endpoint>()
     for (let attempt = 0; ; ) {
+      // Not waited out: only the sync loop's head reads find out when one serves it again.
+      if (!opts.only && pool.endpoints.every((e) => e.wrongChainId !== null))
+        throw new IndexerError(`RPC ${method}: every endpoint now serves another chain`)
       const choice =
         opts.only ?? pool.pick({ minBlock: opts.minBlock, avoid: opts.avoid, exclude: failed, lane })
       if (!(choice instanceof Endpoint)) {

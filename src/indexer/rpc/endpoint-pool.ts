@@ -36,6 +36,9 @@ export interface EndpointSummary extends RpcEndpointState {
   state: EndpointState
 }
 
+/** How long a request waits when every endpoint it may use serves another chain. */
+const WRONG_CHAIN_WAIT_MS = 1_000
+
 export class EndpointPool {
   readonly endpoints: Endpoint[]
   readonly observer: RpcObserver | undefined
@@ -88,6 +91,11 @@ export class EndpointPool {
     let soonest = Number.POSITIVE_INFINITY
     for (const e of this.endpoints) {
       if (options.exclude?.has(e)) continue
+      // Serving another chain: asked again by the sync loop only, until it answers CHAIN_ID.
+      if (e.wrongChainId !== null) {
+        soonest = Math.min(soonest, WRONG_CHAIN_WAIT_MS)
+        continue
+      }
       const resting = e.restingUntil(options.lane ?? 'sync')
       if (resting > now) {
         soonest = Math.min(soonest, resting - now)

@@ -46,6 +46,8 @@ export class Endpoint {
   syncing = false
   /** Its head is far ahead of any block it serves (sync/sync.ts, servedHead): shown as failing. */
   headUnserved = false
+  /** The chain id it answered last when that was not CHAIN_ID: no request goes to it meanwhile. */
+  wrongChainId: number | null = null
   /** Exponentially weighted share of failed requests (0..1). */
   errorRate = 0
   /** Exponentially weighted latency of successful requests, ms. */
@@ -227,7 +229,7 @@ export class Endpoint {
 
   state(bestHead: bigint, now = Date.now()): EndpointState {
     if (this.syncing) return 'syncing'
-    if (this.headUnserved) return 'failing'
+    if (this.headUnserved || this.wrongChainId !== null) return 'failing'
     if (this.coolUntil > now) return this.lastFault === 'rate_limited' ? 'rate_limited' : 'failing'
     if (this.consecutiveFailures > 0) return this.lastFault === 'rate_limited' ? 'rate_limited' : 'failing'
     if (bestHead >= 0n && bestHead - this.head > this.options.lagThreshold) return 'lagging'

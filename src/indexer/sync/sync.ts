@@ -100,6 +100,8 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
       if (signal.aborted || isAbortError(err)) break
       if (err instanceof ReorgDetectedError) {
         try {
+          // Read again, without the endpoint that changed chains.
+          if (await chainIdChanged(s)) continue
           forgetHeadsAboveChain(s)
           await handleReorg(
             { ...s.ctx, network: s.options.network, startBlock: s.options.startBlock },
@@ -142,8 +144,15 @@ async function readHeads(s: Syncer): Promise<void> {
   const answers = await Promise.allSettled(
     rpc.pool.endpoints.map(async (endpoint) => {
       if (endpoint.coolUntil > Date.now()) throw new IndexerError(`${endpoint.label} is cooling down`)
-      // Retried briefly: one fault of a head read would otherwise fail the whole step.
-      const head = BigInt(await rpc.request<Hex>('eth_blockNumber', [], { only: endpoint, retries: 2 }))
+      // Retried briefly: one fault of a head read would otherwise fail the whole step. The chain
+      // id goes in the same batch: a head is heard only from an endpoint that still serves CHAIN_ID.
+      const [answer, chainId] = await Promise.all([
+        rpc.request<Hex>('eth_blockNumber', [], { only: endpoint, retries: 2 }),
+        rpc.request<Hex>('eth_chainId', [], { only: endpoint, retries: 2 }).catch(() => null),
+      ])
+      if (chainId !== null) checkChainId(s, endpoint, Number(BigInt(chainId)))
+      if (endpoint.wrongChainId !== null) return
+      const head = BigInt(answer)
       endpoint.observeHead(head)
       if (endpoint.syncing && head >= rpc.pool.head - 1n) {
         // A node that finished syncing is trusted again once it answers eth_syncing with false.
@@ -156,6 +165,50 @@ async function readHeads(s: Syncer): Promise<void> {
     const first = answers.find((a) => a.status === 'rejected')
     throw new IndexerError('No RPC endpoint answered the head', { cause: first?.reason })
   }
+  if (rpc.pool.endpoints.every((e) => e.wrongChainId !== null))
+    throw new IndexerError(`No RPC endpoint serves chain ${s.options.chainId}`)
+}
+
+/**
+ * Asks every endpoint for its chain id at once; true when one no longer serves
+ * CHAIN_ID. Asked before acting on a reorganisation, which blocks of another
+ * chain would fake.
+ */
+async function chainIdChanged(s: Syncer): Promise<boolean> {
+  const { rpc } = s.ctx
+  const changed = await Promise.all(
+    rpc.pool.endpoints
+      .filter((e) => e.wrongChainId === null)
+      .map(async (endpoint) => {
+        const chainId = await rpc
+          .request<Hex>('eth_chainId', [], { only: endpoint, retries: 2 })
+          .catch(() => null)
+        if (chainId !== null) checkChainId(s, endpoint, Number(BigInt(chainId)))
+        return endpoint.wrongChainId !== null
+      }),
+  )
+  return changed.includes(true)
+}
+
+/**
+ * An endpoint that answers another chain id than CHAIN_ID (a provider that
+ * moved the URL to another network, a load balancer routing to the wrong
+ * nodes) would mix two chains: its blocks would look like a reorganisation
+ * and roll the index back onto them. It gets no request and its head is not
+ * heard until it answers CHAIN_ID again (docs/indexer.md, "Providers").
+ */
+function checkChainId(s: Syncer, endpoint: Endpoint, chainId: number) {
+  const expected = s.options.chainId
+  if (chainId !== expected && endpoint.wrongChainId === null) {
+    s.ctx.logger.error(
+      { endpoint: endpoint.index + 1, chainId, expected },
+      `${endpoint.label} now serves chain ${chainId}, not ${expected}: no request goes to it until it serves ${expected} again`,
+    )
+    endpoint.reportedHead = -1n
+  } else if (chainId === expected && endpoint.wrongChainId !== null) {
+    s.ctx.logger.info({ endpoint: endpoint.index + 1 }, `${endpoint.label} serves chain ${expected} again`)
+  }
+  endpoint.wrongChainId = chainId === expected ? null : chainId
 }
 
 /**
@@ -170,9 +223,10 @@ async function readHeads(s: Syncer): Promise<void> {
  */
 async function servedHead(s: Syncer, known: RpcBlock | null): Promise<bigint> {
   const { pool } = s.ctx.rpc
-  const trusted = pool.endpoints.filter((e) => !e.syncing)
+  const usable = pool.endpoints.filter((e) => e.wrongChainId === null)
+  const trusted = usable.filter((e) => !e.syncing)
   // Only syncing endpoints: their heads are all there is (status shows them as syncing).
-  const claimants = (trusted.length > 0 ? trusted : pool.endpoints).filter((e) => e.reportedHead > pool.head)
+  const claimants = (trusted.length > 0 ? trusted : usable).filter((e) => e.reportedHead > pool.head)
   let served = pool.head
   for (const claimant of claimants.sort((a, b) => (a.reportedHead > b.reportedHead ? -1 : 1))) {
     const claim = claimant.reportedHead

@@ -27,6 +27,8 @@ export interface SyncOptions {
   maxRange: bigint
   /** Read every range twice before it counts as confirmed (docs/indexer.md, "Verification"). */
   verify: boolean
+  /** CHAIN_ID, which every endpoint must keep answering (asked with each head). */
+  chainId: number
 }
 
 /** Mutable state of the sync loop, shared by the historical and realtime steps. */

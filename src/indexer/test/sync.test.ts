@@ -168,6 +168,82 @@ describe('sync', () => {
     },
   )
 
+  it.each([
+    ['the only endpoint', false],
+    ['one of two endpoints', true],
+  ])(
+    'stops using %s while it answers another chain id, and uses it again once it answers CHAIN_ID',
+    async (_, withHonest) => {
+      // A relay in front of the node that, while `otherChain` is set, says it serves chain 999.
+      type Item = { id: number; method: string }
+      type Answer = { id: number; result?: string }
+      let otherChain = false
+      let readsWhileOther = 0
+      const relay = await startJsonRpcServer<Item | Item[]>(async (body, res) => {
+        const items = Array.isArray(body) ? body : [body]
+        if (otherChain && items.some((i) => i.method !== 'eth_chainId' && i.method !== 'eth_blockNumber'))
+          readsWhileOther++
+        const answer = await fetch(chain.anvil.rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+        const answers = (await answer.json()) as Answer | Answer[]
+        for (const item of items) {
+          if (item.method !== 'eth_chainId' || !otherChain) continue
+          ;(Array.isArray(answers) ? answers : [answers]).find((x) => x.id === item.id)!.result = '0x3e7'
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers))
+      })
+      const fresh = await createTestDatabase()
+      const config = testConfig({
+        DATABASE_URL: fresh.url,
+        RPC_URL: withHonest ? `${relay.origin},${chain.anvil.rpcUrl}` : relay.origin,
+      })
+      const indexer = startIndexer(config, fresh.pool)
+      const state = async () =>
+        (await fresh.pool.query('SELECT rpc_endpoints FROM indexer_state')).rows[0]?.rpc_endpoints as Array<{
+          state: string
+        }>
+      const indexed = async () =>
+        BigInt((await fresh.pool.query('SELECT last_indexed_block::text AS n FROM indexer_state')).rows[0].n)
+      try {
+        await waitForIndexed(fresh.pool, chain.clients)
+        otherChain = true
+        await waitFor(
+          async () => (await state())[0]!.state === 'failing',
+          10_000,
+          'the endpoint shown failing',
+        )
+        const mark = readsWhileOther
+        const minted = await chain.call(c.nft!, 'TestNFT', 'mint', [
+          chain.accounts[3],
+          withHonest ? 559n : 558n,
+        ])
+        if (withHonest) {
+          // Followed through the other endpoint; nothing but its chain id and head asked of this one.
+          await waitForIndexed(fresh.pool, chain.clients, 20_000)
+          expect(readsWhileOther).toBe(mark)
+        } else {
+          // Nothing is read from a node of another chain: the index waits.
+          await new Promise((r) => setTimeout(r, 1_500))
+          expect(await indexed()).toBeLessThan(minted)
+        }
+        otherChain = false
+        await waitForIndexed(fresh.pool, chain.clients, 20_000)
+        await waitFor(async () => (await state()).every((e) => e.state === 'ok'), 10_000, 'every endpoint ok')
+        await expectDatabaseMatchesChain(fresh.pool, chain.clients, {
+          standard: [c.nft!, c.consecutive!],
+          legacy: [c.legacy!],
+        })
+      } finally {
+        await indexer.stop()
+        await relay.close()
+        await fresh.drop()
+      }
+    },
+  )
+
   it('records coverage: START_BLOCK onwards only, complete once confirmed, with the lag and deploy blocks', async () => {
     const later = await createTestDatabase()
     try {
