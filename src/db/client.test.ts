@@ -145,8 +145,10 @@ describe('isDatabaseUnavailable', () => {
       try {
         const victim = await db.pool.connect()
         // pg reports the termination as a client 'error' event when it arrives
-        // between queries, else as the next query's rejection: take the first.
-        const emitted = new Promise<unknown>((resolve) => victim.once('error', resolve))
+        // between queries, else as the next query's rejection: take the first. The
+        // listener stays: the end of the socket can emit a second 'error', which
+        // without a listener would be thrown as an uncaught exception.
+        const emitted = new Promise<unknown>((resolve) => victim.on('error', resolve))
         const { rows } = await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
         const admin = createPool(db.url, { max: 1 })
         await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid])
