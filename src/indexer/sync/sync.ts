@@ -146,11 +146,10 @@ async function readHeads(s: Syncer): Promise<void> {
       if (endpoint.coolUntil > Date.now()) throw new IndexerError(`${endpoint.label} is cooling down`)
       // Retried briefly: one fault of a head read would otherwise fail the whole step. The chain
       // id goes in the same batch: a head is heard only from an endpoint that still serves CHAIN_ID.
-      const [answer, chainId] = await Promise.all([
+      const [answer] = await Promise.all([
         rpc.request<Hex>('eth_blockNumber', [], { only: endpoint, retries: 2 }),
-        rpc.request<Hex>('eth_chainId', [], { only: endpoint, retries: 2 }).catch(() => null),
+        askChainId(s, endpoint),
       ])
-      if (chainId !== null) checkChainId(s, endpoint, Number(BigInt(chainId)))
       if (endpoint.wrongChainId !== null) return
       const head = BigInt(answer)
       endpoint.observeHead(head)
@@ -175,19 +174,17 @@ async function readHeads(s: Syncer): Promise<void> {
  * chain would fake.
  */
 async function chainIdChanged(s: Syncer): Promise<boolean> {
-  const { rpc } = s.ctx
-  const changed = await Promise.all(
-    rpc.pool.endpoints
-      .filter((e) => e.wrongChainId === null)
-      .map(async (endpoint) => {
-        const chainId = await rpc
-          .request<Hex>('eth_chainId', [], { only: endpoint, retries: 2 })
-          .catch(() => null)
-        if (chainId !== null) checkChainId(s, endpoint, Number(BigInt(chainId)))
-        return endpoint.wrongChainId !== null
-      }),
-  )
-  return changed.includes(true)
+  const serving = s.ctx.rpc.pool.endpoints.filter((e) => e.wrongChainId === null)
+  await Promise.all(serving.map((endpoint) => askChainId(s, endpoint)))
+  return serving.some((e) => e.wrongChainId !== null)
+}
+
+/** Asks an endpoint its chain id; an answer that does not come leaves its standing as it was. */
+async function askChainId(s: Syncer, endpoint: Endpoint): Promise<void> {
+  const chainId = await s.ctx.rpc
+    .request<Hex>('eth_chainId', [], { only: endpoint, retries: 2 })
+    .catch(() => null)
+  if (chainId !== null) checkChainId(s, endpoint, Number(BigInt(chainId)))
 }
 
 /**

@@ -42,6 +42,34 @@ afterAll(async () => {
   await db?.drop()
 })
 
+type RelayItem = { id: number; method: string; params: unknown[] }
+type RelayAnswer = { id: number; result?: string }
+
+/**
+ * A JSON-RPC relay in front of the test node: `seen` is told of every HTTP request's
+ * items, `rewrite` may change the node's answer to each item before it is sent on.
+ */
+function startRelay(
+  options: {
+    seen?: (items: RelayItem[]) => void
+    rewrite?: (item: RelayItem, answer: RelayAnswer) => void
+  } = {},
+) {
+  return startJsonRpcServer<RelayItem | RelayItem[]>(async (body, res) => {
+    const items = Array.isArray(body) ? body : [body]
+    options.seen?.(items)
+    const upstream = await fetch(chain.anvil.rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    const answers = (await upstream.json()) as RelayAnswer | RelayAnswer[]
+    const list = Array.isArray(answers) ? answers : [answers]
+    for (const item of items) options.rewrite?.(item, list.find((a) => a.id === item.id)!)
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers))
+  })
+}
+
 describe('sync', () => {
   it('indexes every ERC-721 shape and nothing else, matching the chain', async () => {
     const config = testConfig({ DATABASE_URL: db.url, RPC_URL: chain.anvil.rpcUrl })
@@ -71,17 +99,8 @@ describe('sync', () => {
 
   it('follows a new block in two round trips: its header is read with the head, its logs next', async () => {
     // A recording relay in front of the node: every HTTP request's JSON-RPC items, in order.
-    type Item = { method: string; params: unknown[] }
-    const requests: Item[][] = []
-    const relay = await startJsonRpcServer<Item | Item[]>(async (body, res) => {
-      requests.push(Array.isArray(body) ? body : [body])
-      const answer = await fetch(chain.anvil.rpcUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      })
-      res.writeHead(200, { 'content-type': 'application/json' }).end(await answer.text())
-    })
+    const requests: RelayItem[][] = []
+    const relay = await startRelay({ seen: (items) => requests.push(items) })
     const fresh = await createTestDatabase()
     const config = testConfig({ DATABASE_URL: fresh.url, RPC_URL: relay.origin })
     const indexer = startIndexer(config, fresh.pool, { metadata: { enabled: false } })
@@ -90,9 +109,9 @@ describe('sync', () => {
       const block = await chain.call(c.nft!, 'TestNFT', 'mint', [chain.accounts[3], 555n])
       await waitForIndexed(fresh.pool, chain.clients)
       const hash = (await chain.clients.public.getBlock({ blockNumber: block })).hash
-      const readsHeader = (r: Item[]) =>
+      const readsHeader = (r: RelayItem[]) =>
         r.some((i) => i.method === 'eth_getBlockByNumber' && i.params[0] === toHex(block))
-      const readsLogs = (r: Item[]) =>
+      const readsLogs = (r: RelayItem[]) =>
         r.some(
           (i) => i.method === 'eth_getLogs' && (i.params[0] as { blockHash?: string }).blockHash === hash,
         )
@@ -116,22 +135,12 @@ describe('sync', () => {
     async (_, withHonest) => {
       // From some poll on, while the indexer follows the head, every eth_blockNumber answer says a
       // million blocks more (a backend of another network behind the load balancer); no node has them.
-      type Item = { id: number; method: string }
-      type Answer = { id: number; result?: string }
       let polls = 0
-      const relay = await startJsonRpcServer<Item | Item[]>(async (body, res) => {
-        const answer = await fetch(chain.anvil.rpcUrl, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        })
-        const answers = (await answer.json()) as Answer | Answer[]
-        for (const item of Array.isArray(body) ? body : [body]) {
-          if (item.method !== 'eth_blockNumber' || ++polls < 12) continue
-          const a = (Array.isArray(answers) ? answers : [answers]).find((x) => x.id === item.id)!
-          a.result = `0x${(BigInt(a.result!) + 1_000_000n).toString(16)}`
-        }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers))
+      const relay = await startRelay({
+        rewrite: (item, answer) => {
+          if (item.method !== 'eth_blockNumber' || ++polls < 12) return
+          answer.result = `0x${(BigInt(answer.result!) + 1_000_000n).toString(16)}`
+        },
       })
       const fresh = await createTestDatabase()
       const config = testConfig({
@@ -177,25 +186,16 @@ describe('sync', () => {
     'stops using %s while it answers another chain id, and uses it again once it answers CHAIN_ID',
     async (_, withHonest) => {
       // A relay in front of the node that, while `otherChain` is set, says it serves chain 999.
-      type Item = { id: number; method: string }
-      type Answer = { id: number; result?: string }
       let otherChain = false
       let readsWhileOther = 0
-      const relay = await startJsonRpcServer<Item | Item[]>(async (body, res) => {
-        const items = Array.isArray(body) ? body : [body]
-        if (otherChain && items.some((i) => i.method !== 'eth_chainId' && i.method !== 'eth_blockNumber'))
-          readsWhileOther++
-        const answer = await fetch(chain.anvil.rpcUrl, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        })
-        const answers = (await answer.json()) as Answer | Answer[]
-        for (const item of items) {
-          if (item.method !== 'eth_chainId' || !otherChain) continue
-          ;(Array.isArray(answers) ? answers : [answers]).find((x) => x.id === item.id)!.result = '0x3e7'
-        }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers))
+      const relay = await startRelay({
+        seen: (items) => {
+          if (otherChain && items.some((i) => i.method !== 'eth_chainId' && i.method !== 'eth_blockNumber'))
+            readsWhileOther++
+        },
+        rewrite: (item, answer) => {
+          if (item.method === 'eth_chainId' && otherChain) answer.result = '0x3e7'
+        },
       })
       const fresh = await createTestDatabase()
       const config = testConfig({
