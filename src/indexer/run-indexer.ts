@@ -15,6 +15,7 @@ import { BackfillProgress } from './sync/progress'
 import { loadTip, loadVerified, runSyncLoop } from './sync/sync'
 import type { Syncer, SyncOptions } from './sync/syncer'
 import { mismatchRecorder } from './sync/verify-confirmed'
+import { OmissionRate } from './verify/omission-rate'
 
 export interface RunIndexerOptions {
   config: Config
@@ -85,6 +86,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
         range: new AdaptiveRange(syncOptions.initialRange, 1n, syncOptions.maxRange),
         verify: syncOptions.verify,
         followed: new Map(),
+        omissions: new OmissionRate(),
       },
       options: syncOptions,
       tip: null,

@@ -142,10 +142,17 @@ export async function fetchRealtimeBlocks(ctx: FetchContext, headers: RpcBlock[]
       : null,
   ])
   const read = normaliseLogs(perBlock.flat())
-  const proven = proofs?.every((p) => p !== null) ? normaliseLogs(proofs.flat() as RawLog[]) : null
+  const provenByBlock = proofs?.every((p) => p !== null) ? (proofs as RawLog[][]) : null
+  const proven = provenByBlock ? normaliseLogs(provenByBlock.flat()) : null
   const from = headers[0]!.number
   const to = headers[headers.length - 1]!.number
-  if (proven && !sameLogs(read, proven)) reportMismatch(ctx, from, to, read, proven)
+  if (provenByBlock && proven) {
+    const incomplete = perBlock.filter(
+      (logs, i) => !sameLogs(normaliseLogs(logs), normaliseLogs(provenByBlock[i]!)),
+    ).length
+    ctx.omissions.record(perBlock.length, incomplete)
+    if (incomplete > 0) reportMismatch(ctx, from, to, read, proven)
+  }
   const logs = proven ?? read
   const decoded = await decodeLogs(ctx, logs)
   const byNumber = new Map(headers.map((h) => [h.number, h]))

@@ -1,9 +1,9 @@
 /**
  * Reads of a block range that count as verified (docs/indexer.md,
- * "Verification"): two independent reads that agree on the full identity of
- * every log (three when there are few logs), each read preferring another
- * endpoint than the one before; disagreements settled by receipts proof
- * where the node offers it.
+ * "Verification"): independent reads that agree on the full identity of
+ * every log (two, or more for few logs or a provider seen leaving logs out:
+ * verify/omission-rate.ts), each read preferring another endpoint than the
+ * one before; disagreements settled by receipts proof where the node offers it.
  */
 import type { Logger } from 'pino'
 import { IndexerError } from '../errors'
@@ -12,17 +12,14 @@ import type { RawLog, RequestOptions, Rpc } from '../rpc/client'
 import { Endpoint } from '../rpc/endpoint'
 import { type AdaptiveRange, fetchLogs, logIdentity, normaliseLogs, sameLogs } from '../rpc/get-logs'
 import { TwinReads } from '../rpc/transport'
+import { MAX_AGREEING, type OmissionRate } from './omission-rate'
 import { canProve, provenBlock, provenRange } from './proven-logs'
 
 /** Reads of one range before giving up for this step (the step is retried). */
-const MAX_READS = 6
-/**
- * Below this many logs, three reads must agree instead of two: two reads
- * leaving out the same log agree wrongly with a chance of about p²/k (k logs,
- * p the omission rate per answer); three, about p³/k².
- */
+const MAX_READS = 2 * MAX_AGREEING
+/** Below this many logs a range is cheap to prove by receipts (where the node offers them)... */
 export const FEW_LOGS = 16
-/** A range of fewer blocks than this with few logs is proven by receipts rather than read again. */
+/** ...when it also spans fewer blocks than this. */
 export const PROVEN_SPAN = 50n
 
 export interface LogMismatch {
@@ -40,20 +37,22 @@ export interface LogReader {
   range: AdaptiveRange
   logger: Logger
   signal?: AbortSignal
+  /** How often answers left logs out lately: how many reads must agree. */
+  omissions: OmissionRate
   /** Told of every disagreement between two reads of one range. */
   onMismatch?: (mismatch: LogMismatch) => void
 }
 
 export class VerificationError extends IndexerError {
   constructor(fromBlock: bigint, toBlock: bigint) {
-    super(`No two of ${MAX_READS} reads of blocks ${fromBlock}..${toBlock} agreed`)
+    super(`No ${MAX_READS} reads of blocks ${fromBlock}..${toBlock} settled on one answer`)
     this.name = 'VerificationError'
   }
 }
 
 /** One read of [fromBlock, toBlock]'s indexed logs, split into as many requests as the provider needs. */
 export function readLogs(
-  ctx: LogReader,
+  ctx: Omit<LogReader, 'omissions' | 'onMismatch'>,
   fromBlock: bigint,
   toBlock: bigint,
   request?: RequestOptions,
@@ -95,14 +94,23 @@ export async function readVerifiedLogs(
   if (first.length < FEW_LOGS && toBlock - fromBlock < PROVEN_SPAN && canProve(ctx.rpc)) {
     const proven = await provenRange(ctx, fromBlock, toBlock)
     if (proven) {
-      for (const read of [first, second])
-        if (!sameLogs(read, proven)) reportMismatch(ctx, fromBlock, toBlock, read, proven)
+      let incomplete = 0
+      for (const read of [first, second]) {
+        if (sameLogs(read, proven)) continue
+        incomplete++
+        reportMismatch(ctx, fromBlock, toBlock, read, proven)
+      }
+      ctx.omissions.record(2, incomplete)
       return proven
     }
   }
   // The common case: two identical reads, each then the whole union, settle at once
-  // (compared field by field, nothing allocated per log).
-  if (first.length >= FEW_LOGS && sameLogs(first, second)) return first
+  // (compared field by field, nothing allocated per log) unless the range has so few logs,
+  // or the provider drops them so often, that two reads may well leave out the same one.
+  if (sameLogs(first, second) && ctx.omissions.readsNeeded(first.length) <= 2) {
+    ctx.omissions.record(2, 0)
+    return first
+  }
   return readAgreedLogs(ctx, fromBlock, toBlock, [first, second], secondBy)
 }
 
@@ -112,9 +120,10 @@ export async function readVerifiedLogs(
  *
  * Providers leave logs out; they do not invent them. So the answer is the
  * union of every read (one chain: two different logs at one position are
- * refused), and it is settled once two reads each held all of it — three when
- * there are few logs (a read is complete with probability about 1 − p, two
- * complete reads that both miss the same log need every read to miss it).
+ * refused), and it is settled once enough reads each held all of it: two, or
+ * more when the range has few logs or answers lately left logs out often
+ * (readsNeeded; a read is complete with probability about 1 − p, n complete
+ * reads that all miss the same log need every read to miss it).
  * Agreeing on a subset is never enough: when every read leaves some log out,
  * no answer is settled and the step is retried later. When two reads
  * disagree, the blocks they disagree on are settled by receipts proof if the
@@ -136,10 +145,16 @@ export async function readAgreedLogs(
     for (const log of logs) union.set(logIdentity(log), log)
     const all = normaliseLogs([...union.values()])
     const complete = reads.filter((read) => read.length === all.length && sameLogs(read, all)).length
-    if (complete >= (all.length < FEW_LOGS ? 3 : 2)) return all
+    const incomplete = reads.length - complete
+    if (complete >= ctx.omissions.readsNeeded(all.length, reads.length, incomplete)) {
+      ctx.omissions.record(reads.length, incomplete)
+      return all
+    }
     if (!previous || sameLogs(previous, logs)) return null
     reportMismatch(ctx, fromBlock, toBlock, previous, logs)
-    return settleByReceipts(ctx, previous, logs)
+    const settled = await settleByReceipts(ctx, previous, logs)
+    if (settled) ctx.omissions.record(reads.length, reads.filter((read) => !sameLogs(read, settled)).length)
+    return settled
   }
   for (const logs of earlier) {
     const settled = await consider(logs)

@@ -1,0 +1,92 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import pino from 'pino'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createRpc, type RawLog } from '../rpc/client'
+import { AdaptiveRange } from '../rpc/get-logs'
+import { readVerifiedLogs } from './agreed-logs'
+import { OmissionRate } from './omission-rate'
+
+/**
+ * A node without eth_getBlockReceipts whose eth_getLogs answers hold `logs` logs (2 per
+ * block from block 0), the n-th answer (from 1) leaving out the logs `omit(n)` names.
+ */
+async function scriptedNode(logs: number, omit: (answer: number) => number[]) {
+  let answers = 0
+  const all: RawLog[] = Array.from({ length: logs }, (_, i) => ({
+    blockNumber: `0x${Math.floor(i / 2).toString(16)}`,
+    blockHash: `0x${Math.floor(i / 2)
+      .toString(16)
+      .padStart(64, '0')}`,
+    transactionHash: `0x${i.toString(16).padStart(64, '0')}`,
+    logIndex: `0x${(i % 2).toString(16)}`,
+    address: '0x00000000000000000000000000000000000000aa',
+    topics: [],
+    data: '0x',
+  }))
+  const server = http.createServer((req, res) => {
+    let body = ''
+    req.on('data', (c) => (body += c))
+    req.on('end', () => {
+      const answer = (r: { id: number; method: string }) => {
+        if (r.method !== 'eth_getLogs')
+          return { jsonrpc: '2.0', id: r.id, error: { code: -32601, message: 'the method does not exist' } }
+        const left = new Set(omit(++answers))
+        return { jsonrpc: '2.0', id: r.id, result: all.filter((_, i) => !left.has(i)) }
+      }
+      const parsed = JSON.parse(body)
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)))
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  servers.push(server)
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, answers: () => answers }
+}
+
+const servers: http.Server[] = []
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close()
+})
+
+const logger = pino({ level: 'silent' })
+const read = (url: string, logs: number, omissions: OmissionRate) =>
+  readVerifiedLogs(
+    { rpc: createRpc({ url, logger }), range: new AdaptiveRange(1_000n), logger, omissions },
+    0n,
+    BigInt(Math.ceil(logs / 2) - 1),
+  )
+
+describe('verified reads', () => {
+  it('settle on two identical reads of a dense range from a node not seen leaving logs out', async () => {
+    const node = await scriptedNode(40, () => [])
+    expect(await read(node.url, 40, new OmissionRate())).toHaveLength(40)
+    expect(node.answers()).toBe(2)
+  })
+
+  it('take three reads of a range with few logs', async () => {
+    const node = await scriptedNode(4, () => [])
+    expect(await read(node.url, 4, new OmissionRate())).toHaveLength(4)
+    expect(node.answers()).toBe(3)
+  })
+
+  it('from a node seen leaving logs out, do not settle on two reads that left out the same log', async () => {
+    // Answers 1 and 2 both lack log 7: two identical reads of 39 logs where the chain has 40.
+    const node = await scriptedNode(40, (n) => (n <= 2 ? [7] : []))
+    const omissions = new OmissionRate()
+    omissions.record(9, 3)
+    const logs = await read(node.url, 40, omissions)
+    expect(logs).toHaveLength(40)
+    expect(node.answers()).toBeGreaterThan(2)
+  })
+
+  it('learn the omission rate from the reads they settle', async () => {
+    // Every third answer leaves a log out.
+    const node = await scriptedNode(40, (n) => (n % 3 === 0 ? [n % 40] : []))
+    const omissions = new OmissionRate()
+    for (let i = 0; i < 4; i++) expect(await read(node.url, 40, omissions)).toHaveLength(40)
+    expect(omissions.estimate()).toBeGreaterThan(0.1)
+    expect(omissions.readsNeeded(40)).toBeGreaterThan(2)
+  })
+})
