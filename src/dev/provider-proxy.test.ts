@@ -30,6 +30,7 @@ interface Log {
   transactionHash: Hex
   logIndex: Hex
   blockNumber: Hex
+  blockHash: Hex
   blockTimestamp?: Hex
 }
 
@@ -299,6 +300,27 @@ describe('JSON-RPC faults', () => {
     // Not in the node's order (duplicates merely appended or adjacent would keep it).
     const positions = got.map((l) => full.map(logId).indexOf(logId(l)))
     expect(positions.some((at, i) => i > 0 && at < positions[i - 1]!)).toBe(true)
+  })
+
+  it('answers one log with the hash of a replaced block, and keeps it stale until the fault is off', async () => {
+    const range = logsFilter(mintBlocks[0]!, mintBlocks[2]!)
+    const full = (await call(chain.anvil.rpcUrl, 'eth_getLogs', [range])).result as Log[]
+    proxy.setFaults({ staleLog: 1 })
+    const got = (await call(proxy.url, 'eth_getLogs', [range])).result as Log[]
+    expect(got.map(logId)).toEqual(full.map(logId))
+    const stale = got.filter((l, i) => l.blockHash !== full[i]!.blockHash)
+    expect(stale).toHaveLength(1)
+    expect(stale[0]!.blockHash).toMatch(/^0x5a1e[0-9a-f]{60}$/)
+    // Inside the range, and the other logs of its block keep the block's hash.
+    expect(BigInt(stale[0]!.blockNumber)).toBe(mintBlocks[1])
+    expect(got.filter((l) => l.blockNumber === stale[0]!.blockNumber).length).toBeGreaterThan(1)
+    // A stale cache: the same log stays stale while no other becomes so.
+    proxy.setFaults({ staleLog: 0.000001 })
+    const again = (await call(proxy.url, 'eth_getLogs', [range])).result as Log[]
+    expect(again.filter((l, i) => l.blockHash !== full[i]!.blockHash).map(logId)).toEqual([logId(stale[0]!)])
+    proxy.setFaults({ staleLog: 0 })
+    expect((await call(proxy.url, 'eth_getLogs', [range])).result).toEqual(full)
+    expect(proxy.stats().staleLog).toBe(2)
   })
 })
 

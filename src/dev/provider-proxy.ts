@@ -3,8 +3,9 @@
  * provider: rate limits with Retry-After, load-balancer error pages, dropped
  * and hung connections, non-JSON bodies, per-item errors inside batches,
  * load-balanced nodes a few blocks behind, eth_getLogs answers with
- * duplicated, reordered or silently missing logs or with logs of blocks not
- * asked for, and eth_getLogs caps refused in the wording of each provider.
+ * duplicated, reordered or silently missing logs, with logs of blocks not
+ * asked for or with a log kept under a replaced block's hash, and eth_getLogs
+ * caps refused in the wording of each provider.
  *
  * Deterministic under a seed: every HTTP request takes the next seed from a
  * mulberry32 stream in arrival order and draws all its decisions from its own
@@ -57,6 +58,12 @@ export interface ProviderFaults {
    * blocks after the range) added, as a node whose range filter is broken answers.
    */
   strayLog: number
+  /**
+   * Per eth_getLogs answer by block range: one log of a block with other logs in the answer is
+   * given the hash of a block a reorganisation replaced (`0x5a1e…`), and keeps it in every later
+   * answer, as a node's stale cache does, until this fault is set to 0.
+   */
+  staleLog: number
 }
 
 export type ProviderStyle =
@@ -285,6 +292,7 @@ export const FAULT_KINDS = [
   'duplicateAndReorder',
   'omitLog',
   'strayLog',
+  'staleLog',
 ] as const
 
 type RpcRequest = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown }
@@ -308,6 +316,8 @@ type Plan =
       dup?: number
       /** Blocks a stray log is taken from (after the range, up to the node's head), when this fault is drawn. */
       stray?: { from: bigint; to: bigint }
+      /** Whether a log of this answer becomes stale (staleLog), when this fault is drawn. */
+      stale?: boolean
     }
 
 /** Every fault off: a perfect provider. */
@@ -324,6 +334,7 @@ export const NO_FAULTS: ProviderFaults = {
   omitLog: 0,
   omitLogByHash: 0,
   strayLog: 0,
+  staleLog: 0,
 }
 
 export async function startProviderProxy(options: ProviderProxyOptions): Promise<ProviderProxy> {
@@ -338,6 +349,8 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
   const counters = new Map<string, number>()
   const count = (key: string, by = 1) => counters.set(key, (counters.get(key) ?? 0) + by)
   const omitted: string[] = []
+  /** Logs (`${transactionHash}:${logIndex}`) the node's stale cache answers with another block hash. */
+  const staleHashes = new Map<string, string>()
   const hung = new Set<http.ServerResponse>()
 
   /** One POST to the node; resolves with its body. */
@@ -533,6 +546,9 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     const omit = omitDraw < f.omitLog ? omitAt : undefined
     const dup = dupDraw < f.duplicateAndReorder ? Math.floor(dupSeed * 2 ** 32) : undefined
     const strayDrawn = rng() < f.strayLog
+    // `which` only picks the kind of an item error: free to decide this without a draw more,
+    // so the other faults' draws stay those of the same seed.
+    const stale = !failItem && which < f.staleLog ? true : undefined
     if (failItem) {
       count('itemError')
       return { kind: 'local', answer: { error: ITEM_ERRORS[Math.floor(which * ITEM_ERRORS.length)]! } }
@@ -573,7 +589,7 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
         strayDrawn && to !== undefined && to < nodeHead
           ? { from: to + 1n, to: to + 16n < nodeHead ? to + 16n : nodeHead }
           : undefined
-      if (!lag && !cap) return { kind: 'logs', id: item.id, filter, omit, dup, stray }
+      if (!lag && !cap) return { kind: 'logs', id: item.id, filter, omit, dup, stray, stale }
       if (from === undefined || to === undefined) return { kind: 'logs', id: item.id, filter, omit, dup }
       if (lag) {
         if (to > nodeHead) return failed(HEADER_NOT_FOUND)
@@ -589,7 +605,7 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
           return failed(errorOf(refusal), refusal.httpStatus)
         }
       }
-      return { kind: 'logs', id: item.id, filter, range: { from, to }, omit, dup, stray }
+      return { kind: 'logs', id: item.id, filter, range: { from, to }, omit, dup, stray, stale }
     }
 
     if (!lag) return { kind: 'call', method, params }
@@ -687,7 +703,8 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     const dup = p.dup !== undefined && n >= 2
     const stray = p.stray ? await strayLog(p.filter, p.stray) : undefined
     const cut = options.silentResultCap !== undefined && n > options.silentResultCap
-    if (!overCap && !omit && !dup && !stray && !cut) return body
+    const stale = typeof p.filter.blockHash !== 'string' && (p.stale || staleHashes.size > 0)
+    if (!overCap && !omit && !dup && !stray && !cut && !stale) return body
 
     const answer = JSON.parse(body.toString('utf8')) as { result?: RawLog[]; error?: JsonRpcError }
     if (!Array.isArray(answer.result)) return body
@@ -717,7 +734,33 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
       count('strayLog')
       logs.push(stray)
     }
+    if (stale) logs = withStaleHashes(logs, p.stale === true ? p.filter : undefined)
     return { result: logs }
+  }
+
+  /**
+   * The stale cache's answer: logs it holds get their other block hash. `addFrom`: the answer's
+   * filter, when one more log joins the cache — the second log of a block inside the range (not
+   * an edge, whose header a client may read with the logs) with two in the answer, so that the
+   * other keeps the block's hash.
+   */
+  function withStaleHashes(logs: RawLog[], addFrom?: Record<string, unknown>): RawLog[] {
+    const key = (l: RawLog) => `${l.transactionHash.toLowerCase()}:${Number(BigInt(l.logIndex))}`
+    const [from, to] = [addFrom?.fromBlock, addFrom?.toBlock]
+    if (isQuantity(from) && isQuantity(to)) {
+      const inside = (l: RawLog) => BigInt(l.blockNumber) > BigInt(from) && BigInt(l.blockNumber) < BigInt(to)
+      const i = logs.findIndex((l, j) => j > 0 && logs[j - 1]!.blockNumber === l.blockNumber && inside(l))
+      if (i > 0) staleHashes.set(key(logs[i]!), `0x5a1e${logs[i]!.blockHash.slice(6)}`)
+    }
+    let rewritten = false
+    const out = logs.map((l) => {
+      const hash = staleHashes.get(key(l))
+      if (hash === undefined) return l
+      rewritten = true
+      return { ...l, blockHash: hash }
+    })
+    if (rewritten) count('staleLog')
+    return out
   }
 
   /** The last log of the first block in `blocks` that has logs the filter matches. */
@@ -751,6 +794,7 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     },
     setFaults(next) {
       faults = { ...faults, ...next }
+      if (faults.staleLog === 0) staleHashes.clear()
     },
     omitted: () => [...omitted],
     stop() {
@@ -768,6 +812,7 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
 
 interface RawLog {
   blockNumber: string
+  blockHash: string
   transactionHash: string
   logIndex: string
   [key: string]: unknown

@@ -236,6 +236,15 @@ describe('normaliseLogs', () => {
     expect(() => normaliseLogs([log(1, 0), log(1, 0, '0x02')])).toThrow(InconsistentLogsError)
   })
 
+  it('refuses logs of two blocks at one height, in order or not', () => {
+    const stale = { ...log(1, 1), blockHash: `0x${'ab'.repeat(32)}` as Hex }
+    expect(() => normaliseLogs([log(1, 0), stale, log(2, 0)])).toThrow(/two blocks at height 1/)
+    expect(() => normaliseLogs([log(2, 0), stale, log(1, 0)])).toThrow(InconsistentLogsError)
+    // The same hash in other casing is the same block.
+    const upper = { ...log(1, 1), blockHash: log(1, 1).blockHash.toUpperCase().replace('0X', '0x') as Hex }
+    expect(normaliseLogs([log(1, 0), upper])).toHaveLength(2)
+  })
+
   it('compares reads on every field of every log', () => {
     expect(sameLogs([log(1, 0)], [log(1, 0)])).toBe(true)
     expect(sameLogs([log(1, 0)], [log(1, 0, '0x02')])).toBe(false)

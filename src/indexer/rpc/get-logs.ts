@@ -200,17 +200,30 @@ export function logIdentity(log: RawLog): string {
 
 /**
  * Providers may repeat logs and send them out of order (load-balanced
- * backends merged, retried pages): one copy each, in chain order. Two
- * different logs at one position mean the answer mixes two chains: refused.
- * The common answer, already in order without repeats, is returned as is
- * after one pass that allocates nothing (a backfill reads every log twice).
+ * backends merged, retried pages): one copy each, in chain order. An answer
+ * that mixes two chains is refused (read again): two different logs at one
+ * position, or logs of two blocks at one height (a node that kept logs of a
+ * block a reorganisation replaced). The common answer, already in order
+ * without repeats, is returned as is after passes that allocate nothing (a
+ * backfill reads every log twice).
  */
 export function normaliseLogs(logs: RawLog[]): RawLog[] {
   let ordered = true
   for (let i = 0; i < logs.length && ordered; i++) {
     if (logs[i]!.removed || (i > 0 && comparePosition(logs[i - 1]!, logs[i]!) >= 0)) ordered = false
   }
-  if (ordered) return logs
+  const out = ordered ? logs : inChainOrder(logs)
+  for (let i = 1; i < out.length; i++) {
+    const [a, b] = [out[i - 1]!, out[i]!]
+    if (!sameHex(a.blockHash, b.blockHash) && Number(a.blockNumber) === Number(b.blockNumber))
+      throw new InconsistentLogsError(
+        `logs of two blocks at height ${Number(b.blockNumber)}: ${a.blockHash} and ${b.blockHash}`,
+      )
+  }
+  return out
+}
+
+function inChainOrder(logs: RawLog[]): RawLog[] {
   const sorted = logs.filter((l) => !l.removed).sort(comparePosition)
   const out: RawLog[] = []
   for (const log of sorted) {

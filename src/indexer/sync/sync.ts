@@ -2,7 +2,7 @@ import type { Hex } from 'viem'
 import { describeError, IndexerError, isAbortError } from '../errors'
 import type { RpcBlock } from '../rpc/client'
 import type { Endpoint } from '../rpc/endpoint'
-import { maxBig, minBig } from '../rpc/get-logs'
+import { InconsistentLogsError, maxBig, minBig } from '../rpc/get-logs'
 import { backoffDelay, sleep } from '../rpc/retry'
 import { StaleStateError } from '../store/commit'
 import { readLastVerifiedBlock, readTip, storedBlocks, updateHead } from '../store/state'
@@ -39,8 +39,8 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
       endpoints: s.ctx.rpc.pool.summary(),
     })
   }
-  // Reads that cannot be verified (every answer leaves a log out) hold back the confirmed
-  // block, never the following of the head: verification waits and tries again by itself.
+  // Reads that cannot be verified (every answer leaves a log out, or mixes two chains) hold back
+  // the confirmed block, never the following of the head: verification waits and tries again by itself.
   let verifyFailures = 0
   let verifyAfter = 0
   const verify = async () => {
@@ -49,7 +49,7 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
       await verifyConfirmedBlocks(s)
       verifyFailures = 0
     } catch (err) {
-      if (!(err instanceof VerificationError)) throw err
+      if (!(err instanceof VerificationError || err instanceof InconsistentLogsError)) throw err
       const delay = backoffDelay(verifyFailures++, 500, 30_000)
       verifyAfter = Date.now() + delay
       s.ctx.logger.warn({ retryInMs: Math.round(delay) }, `verification waits: ${describeError(err)}`)

@@ -23,6 +23,7 @@ export interface ChainTransfer {
   from: string
   to: string
   blockNumber: string
+  blockHash: string
 }
 
 /** Every transfer of the given NFT contracts from the chain's logs; identity tx:log:batch. */
@@ -37,7 +38,11 @@ export async function chainTransfers(
   const out: ChainTransfer[] = []
   for (const log of logs) {
     const collection = log.address.toLowerCase()
-    const base = { collection, blockNumber: BigInt(log.blockNumber!).toString() }
+    const base = {
+      collection,
+      blockNumber: BigInt(log.blockNumber!).toString(),
+      blockHash: log.blockHash!.toLowerCase(),
+    }
     const position = `${log.transactionHash!.toLowerCase()}:${Number(BigInt(log.logIndex!))}`
     const isLegacy = nfts.legacy.map((a) => a.toLowerCase()).includes(collection)
     let decoded: { eventName: string; args: Record<string, unknown> }
@@ -76,8 +81,8 @@ export async function chainTransfers(
 }
 
 /**
- * Asserts the database equals the chain: the same transfer set (identity and
- * content), every token's owner = ownerOf() (burned: ownerOf reverts, owner
+ * Asserts the database equals the chain: the same transfer set (identity,
+ * content and block hash), every token's owner = ownerOf() (burned: ownerOf reverts, owner
  * is zero), and collection counters equal to counts over that truth.
  */
 export async function expectDatabaseMatchesChain(
@@ -88,7 +93,8 @@ export async function expectDatabaseMatchesChain(
   const expected = await chainTransfers(clients, nfts)
   const { rows } = await pool.query(
     `SELECT transaction_hash || ':' || log_index || ':' || batch_index AS id, collection_address AS collection,
-            token_id::text AS "tokenId", from_address AS "from", to_address AS "to", block_number::text AS "blockNumber"
+            token_id::text AS "tokenId", from_address AS "from", to_address AS "to", block_number::text AS "blockNumber",
+            lower(block_hash) AS "blockHash"
        FROM transfers WHERE source = 'rpc'`,
   )
   const byId = (list: ChainTransfer[]) => [...list].sort((x, y) => x.id.localeCompare(y.id))

@@ -120,6 +120,20 @@ describe('provider faults, one at a time', () => {
     expect(run.log.count(/of blocks it was not asked for: left out/)).toBeGreaterThan(0)
   }, 120_000)
 
+  it('a log answered with the hash of a block a reorganisation replaced (a stale cache) is never stored', async () => {
+    const run = await runThroughProviders(chain, history, [{ faults: { staleLog: 0.3 } }])
+    // While the node keeps answering it, no read of its range is one chain's: the range waits.
+    await expect.poll(() => run.proxies[0]!.stats().staleLog, { timeout: 30_000 }).toBeGreaterThan(3)
+    const stored = await run.db.pool.query(
+      `SELECT count(*)::int AS n FROM transfers WHERE block_hash LIKE '0x5a1e%'`,
+    )
+    expect(stored.rows[0].n).toBe(0)
+    run.proxies[0]!.setFaults({ staleLog: 0 })
+    await indexThrough(run)
+    await run.finish()
+    expect(run.log.count(/logs of two blocks at height/)).toBeGreaterThan(0)
+  }, 120_000)
+
   it.each(Object.keys(PROVIDER_STYLES) as ProviderStyle[])(
     'eth_getLogs range and result caps in the words of %s',
     async (style) => {
