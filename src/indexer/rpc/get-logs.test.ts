@@ -1,8 +1,7 @@
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import type { Hex } from 'viem'
 import { afterEach, describe, expect, it } from 'vitest'
+import { startJsonRpcServer, type TestServer } from '../test/http-server'
 import { createRpc, type RawLog } from './client'
 import { AdaptiveRange, fetchLogs, InconsistentLogsError, normaliseLogs, sameLogs } from './get-logs'
 
@@ -18,51 +17,45 @@ async function fakeProvider(
 ) {
   let calls = 0
   const spans: number[] = []
-  const server = http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (c) => (body += c))
-    req.on('end', () => {
-      const parsed = JSON.parse(body)
-      const answer = (r: { id: number; params: [{ fromBlock: string; toBlock: string }] }) => {
-        calls++
-        const from = Number(r.params[0].fromBlock)
-        const to = Number(r.params[0].toBlock)
-        spans.push(to - from + 1)
-        const error = refuse(from, to, calls)
-        if (error && 'status' in error) return { status: error.status as number }
-        if (error) return { jsonrpc: '2.0', id: r.id, error }
-        const result = []
-        for (let b = Math.max(0, from - strays); b <= to + strays; b++) {
-          for (let i = 0; i < 3; i++)
-            result.push({
-              blockNumber: `0x${b.toString(16)}`,
-              blockHash: `0x${b.toString(16).padStart(64, '0')}`,
-              transactionHash: `0x${(b * 3 + i).toString(16).padStart(64, '0')}`,
-              logIndex: `0x${i.toString(16)}`,
-              address: '0x00000000000000000000000000000000000000aa',
-              topics: [],
-              data: '0x',
-            })
-        }
-        return { jsonrpc: '2.0', id: r.id, result: result.slice(0, silentCap) }
+  type Item = { id: number; params: [{ fromBlock: string; toBlock: string }] }
+  const server = await startJsonRpcServer<Item | Item[]>((parsed, res) => {
+    const answer = (r: Item) => {
+      calls++
+      const from = Number(r.params[0].fromBlock)
+      const to = Number(r.params[0].toBlock)
+      spans.push(to - from + 1)
+      const error = refuse(from, to, calls)
+      if (error && 'status' in error) return { status: error.status as number }
+      if (error) return { jsonrpc: '2.0', id: r.id, error }
+      const result = []
+      for (let b = Math.max(0, from - strays); b <= to + strays; b++) {
+        for (let i = 0; i < 3; i++)
+          result.push({
+            blockNumber: `0x${b.toString(16)}`,
+            blockHash: `0x${b.toString(16).padStart(64, '0')}`,
+            transactionHash: `0x${(b * 3 + i).toString(16).padStart(64, '0')}`,
+            logIndex: `0x${i.toString(16)}`,
+            address: '0x00000000000000000000000000000000000000aa',
+            topics: [],
+            data: '0x',
+          })
       }
-      const out = Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)
-      const failed = (Array.isArray(out) ? out : [out]).find((o) => 'status' in o)
-      const status = failed ? (failed.status as number) : 200
-      res
-        .writeHead(status, { 'content-type': 'application/json' })
-        .end(status === 200 ? JSON.stringify(out) : '')
-    })
+      return { jsonrpc: '2.0', id: r.id, result: result.slice(0, silentCap) }
+    }
+    const out = Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)
+    const failed = (Array.isArray(out) ? out : [out]).find((o) => 'status' in o)
+    const status = failed ? (failed.status as number) : 200
+    res
+      .writeHead(status, { 'content-type': 'application/json' })
+      .end(status === 200 ? JSON.stringify(out) : '')
   })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   servers.push(server)
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return { url, spans, calls: () => calls }
+  return { url: server.origin, spans, calls: () => calls }
 }
 
-const servers: http.Server[] = []
-afterEach(() => {
-  for (const s of servers.splice(0)) s.close()
+const servers: TestServer[] = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
 })
 
 const logger = pino({ level: 'silent' })
@@ -180,19 +173,13 @@ describe('fetchLogs', () => {
       topics: [],
       data: '0x',
     })
-    const server = http.createServer((req, res) => {
-      let body = ''
-      req.on('data', (c) => (body += c))
-      req.on('end', () => {
-        const { id } = JSON.parse(body)
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ jsonrpc: '2.0', id, result: [log(7), log(8), log(9)] }))
-      })
-    })
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const server = await startJsonRpcServer<{ id: number }>(({ id }, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id, result: [log(7), log(8), log(9)] })),
+    )
     servers.push(server)
-    const rpc = createRpc({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logger })
+    const rpc = createRpc({ url: server.origin, logger })
     const logs = await rpc.getLogs({ blockHash: hash(8).toUpperCase().replace('0X', '0x') as Hex }, [])
     expect(blocksOf(logs)).toEqual(['8:0'])
   })

@@ -1,11 +1,12 @@
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createRpc, type RawLog } from '../rpc/client'
 import { AdaptiveRange } from '../rpc/get-logs'
+import { startJsonRpcServer, type TestServer } from '../test/http-server'
 import { readVerifiedLogs } from './agreed-logs'
 import { OmissionRate } from './omission-rate'
+
+type Item = { id: number; method: string }
 
 /**
  * A node without eth_getBlockReceipts whose eth_getLogs answers hold `logs` logs (2 per
@@ -24,30 +25,24 @@ async function scriptedNode(logs: number, omit: (answer: number) => number[]) {
     topics: [],
     data: '0x',
   }))
-  const server = http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (c) => (body += c))
-    req.on('end', () => {
-      const answer = (r: { id: number; method: string }) => {
-        if (r.method !== 'eth_getLogs')
-          return { jsonrpc: '2.0', id: r.id, error: { code: -32601, message: 'the method does not exist' } }
-        const left = new Set(omit(++answers))
-        return { jsonrpc: '2.0', id: r.id, result: all.filter((_, i) => !left.has(i)) }
-      }
-      const parsed = JSON.parse(body)
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)))
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const answer = (r: Item) => {
+    if (r.method !== 'eth_getLogs')
+      return { jsonrpc: '2.0', id: r.id, error: { code: -32601, message: 'the method does not exist' } }
+    const left = new Set(omit(++answers))
+    return { jsonrpc: '2.0', id: r.id, result: all.filter((_, i) => !left.has(i)) }
+  }
+  const server = await startJsonRpcServer<Item | Item[]>((body, res) =>
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body))),
+  )
   servers.push(server)
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, answers: () => answers }
+  return { url: server.origin, answers: () => answers }
 }
 
-const servers: http.Server[] = []
-afterEach(() => {
-  for (const s of servers.splice(0)) s.close()
+const servers: TestServer[] = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
 })
 
 const logger = pino({ level: 'silent' })
