@@ -1,7 +1,8 @@
 /**
  * The indexer process's Prometheus metrics (docs/operations.md, "Metrics"):
- * block progress and lag, JSON-RPC requests and their faults, the metadata
- * backlog. Built only when METRICS_PORT is set.
+ * block progress and lag, JSON-RPC requests and their faults, how often
+ * eth_getLogs answers leave logs out, the metadata backlog. Built only when
+ * METRICS_PORT is set.
  *
  * Block gauges are read from indexer_state when Prometheus scrapes (one small
  * query, the row /v1/indexer/status shows); the metadata backlog is the count
@@ -14,6 +15,7 @@ import type { Logger } from '@/config/logger'
 import type { RpcObserver } from './rpc/endpoint-pool'
 import type { RpcFaultKind } from './rpc/transport'
 import { readIndexerState } from './store/state'
+import type { OmissionRate } from './verify/omission-rate'
 
 type RequestLabels = { method: string; endpoint: string }
 
@@ -27,6 +29,8 @@ export class IndexerMetrics implements RpcObserver {
   private readonly stateReadFailures: Counter
   private readonly leaderGauge: Gauge
   private readonly backlog: Gauge<'outcome'>
+  private readonly omissionRatio: Gauge
+  private omissions?: OmissionRate
   private readonly rpcRequests: Counter<'method' | 'endpoint'>
   private readonly rpcErrors: Counter<'method' | 'endpoint' | 'kind'>
   /** Label sets by method, then by endpoint position. */
@@ -66,6 +70,10 @@ export class IndexerMetrics implements RpcObserver {
       '1 while this process holds the leader lock and writes; 0 while it waits as a standby.',
     )
     this.leaderGauge.set(0)
+    this.omissionRatio = gauge(
+      'nft_indexer_log_omission_ratio',
+      'Share of recent eth_getLogs answers (about the last 200 verified) that lacked logs their blocks hold: how often the provider leaves logs out.',
+    )
     this.backlog = new Gauge({
       name: 'nft_indexer_metadata_backlog',
       help: 'Tokens waiting for a metadata fetch or retry, by current outcome (as of the last queue report).',
@@ -112,8 +120,14 @@ export class IndexerMetrics implements RpcObserver {
     this.leaderGauge.set(holds ? 1 : 0)
   }
 
-  /** Reads the block gauges from indexer_state; on failure they keep their last values. */
+  /** The sync loop's estimate of how often answers leave logs out (verify/omission-rate.ts). */
+  watchOmissions(rate: OmissionRate): void {
+    this.omissions = rate
+  }
+
+  /** Reads the block gauges from indexer_state (on failure they keep their last values) and the omission ratio. */
   async refresh(): Promise<void> {
+    if (this.omissions) this.omissionRatio.set(this.omissions.observed())
     try {
       const state = await readIndexerState(this.pool, this.network)
       this.head.set(Number(state.lastSeenBlock))

@@ -97,6 +97,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
       onCommit: options.onCommit,
     }
     syncer.ctx.onMismatch = mismatchRecorder(syncer)
+    metrics?.watchOmissions(syncer.ctx.omissions)
     syncer.tip = await loadTip(syncer)
     syncer.verifiedThrough = await loadVerified(syncer)
     logger.info(

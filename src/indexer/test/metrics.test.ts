@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MetricsEndpoint, serveMetrics } from '@/config/metrics-endpoint'
+import { startProviderProxy } from '@/dev/provider-proxy'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { freePort } from '@/test/redis-server'
 import { IndexerMetrics } from '../metrics'
@@ -79,12 +80,37 @@ describe('indexer metrics', () => {
       ).toBeGreaterThan(0)
       expect(sample(text, 'nft_indexer_state_read_failures_total')).toBe(0)
       expect(text).toMatch(/# TYPE nft_indexer_metadata_backlog gauge/)
+      // anvil leaves no log out.
+      expect(sample(text, 'nft_indexer_log_omission_ratio')).toBe(0)
     } finally {
       await indexer.stop()
       await endpoint?.close()
     }
     // Stopped: the lock is given back.
     expect(sample(await metrics.registry.metrics(), 'nft_indexer_leader')).toBe(0)
+  }, 120_000)
+
+  it('shows how often the provider leaves logs out of eth_getLogs answers', async () => {
+    const nft = (await chain.deploy('TestNFT', ['Omitted', 'OMI', 'http://127.0.0.1:9/meta/'])).address
+    await chain.call(nft, 'TestNFT', 'mintBatch', [chain.accounts[0], 1n, 8n])
+    const proxy = await startProviderProxy({ upstream: chain.anvil.rpcUrl, faults: { omitLog: 0.5 } })
+    const other = await createTestDatabase()
+    const config = testConfig({ DATABASE_URL: other.url, RPC_URL: proxy.url })
+    const metrics = new IndexerMetrics(other.pool, config.NETWORK)
+    const indexer = startIndexer(config, other.pool, { metrics, metadata: { enabled: false } })
+    try {
+      const ratio = await waitFor(async () => {
+        await metrics.refresh()
+        const r = sample(await metrics.registry.metrics(), 'nft_indexer_log_omission_ratio')
+        return r !== undefined && r > 0 ? r : undefined
+      })
+      expect(proxy.stats().omitLog).toBeGreaterThan(0)
+      expect(ratio).toBeLessThanOrEqual(1)
+    } finally {
+      await indexer.stop()
+      await proxy.stop()
+      await other.drop()
+    }
   }, 120_000)
 
   it('counts failed RPC attempts by fault kind', async () => {

@@ -40,6 +40,16 @@ describe('OmissionRate', () => {
     expect(new OmissionRate().estimate(2, 1)).toBe(0.5)
   })
 
+  it('shows operators the share observed, without the assumed floor', () => {
+    const rate = new OmissionRate()
+    expect(rate.observed()).toBe(0)
+    rate.record(100, 0)
+    expect(rate.observed()).toBe(0)
+    expect(rate.estimate()).toBe(ASSUMED_RATE)
+    rate.record(100, 50)
+    expect(rate.observed()).toBe(0.25)
+  })
+
   it('follows a provider that starts and stops leaving logs out', () => {
     const rate = new OmissionRate()
     for (let i = 0; i < 100; i++) rate.record(2, 0)

@@ -41,6 +41,11 @@ export class OmissionRate {
     }
   }
 
+  /** The share of recent answers that lacked logs (0 before any): what an operator sees of the provider. */
+  observed(): number {
+    return this.answers === 0 ? 0 : this.incomplete / this.answers
+  }
+
   /**
    * The rate to plan with, counting the reads of a range not settled yet:
    * never below ASSUMED_RATE, and a few answers that lacked logs weigh fully
