@@ -213,8 +213,10 @@ export function normaliseLogs(logs: RawLog[]): RawLog[] {
     if (logs[i]!.removed || (i > 0 && comparePosition(logs[i - 1]!, logs[i]!) >= 0)) ordered = false
   }
   const out = ordered ? logs : inChainOrder(logs)
+  // Neighbours only: the logs of one height are adjacent in chain order.
   for (let i = 1; i < out.length; i++) {
-    const [a, b] = [out[i - 1]!, out[i]!]
+    const a = out[i - 1]!
+    const b = out[i]!
     if (!sameHex(a.blockHash, b.blockHash) && Number(a.blockNumber) === Number(b.blockNumber))
       throw new InconsistentLogsError(
         `logs of two blocks at height ${Number(b.blockNumber)}: ${a.blockHash} and ${b.blockHash}`,

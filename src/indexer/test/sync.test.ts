@@ -1,8 +1,9 @@
+import type pg from 'pg'
 import { type Address, toHex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { startTestChain, type TestChain } from './chain'
-import { startJsonRpcServer } from './http-server'
+import { startJsonRpcServer, type TestServer } from './http-server'
 import { startIndexer, testConfig } from './indexer'
 import { expectDatabaseMatchesChain, waitFor, waitForIndexed } from './oracle'
 
@@ -70,16 +71,50 @@ function startRelay(
   })
 }
 
+/**
+ * Runs `body` against an indexer that reads the chain through `relay` (with `honest`, the
+ * node itself as a second endpoint) into a fresh database; then stops it and drops both.
+ */
+async function withRelayedIndexer(
+  relay: TestServer,
+  body: (pool: pg.Pool) => Promise<void>,
+  options: { honest?: boolean; metadata?: boolean } = {},
+) {
+  const fresh = await createTestDatabase()
+  const config = testConfig({
+    DATABASE_URL: fresh.url,
+    RPC_URL: options.honest ? `${relay.origin},${chain.anvil.rpcUrl}` : relay.origin,
+  })
+  const indexer = startIndexer(config, fresh.pool, { metadata: { enabled: options.metadata ?? true } })
+  try {
+    await body(fresh.pool)
+  } finally {
+    await indexer.stop()
+    await relay.close()
+    await fresh.drop()
+  }
+}
+
+/** The database equals the chain for every NFT contract the chain has. */
+const expectIndexMatchesChain = (pool: pg.Pool) =>
+  expectDatabaseMatchesChain(pool, chain.clients, {
+    standard: [c.nft!, c.consecutive!],
+    legacy: [c.legacy!],
+  })
+
+/** The endpoints' states as the indexer last recorded them. */
+const recordedEndpoints = async (pool: pg.Pool) =>
+  (await pool.query('SELECT rpc_endpoints FROM indexer_state')).rows[0]?.rpc_endpoints as
+    | Array<{ endpoint: number; state: string; head: string }>
+    | undefined
+
 describe('sync', () => {
   it('indexes every ERC-721 shape and nothing else, matching the chain', async () => {
     const config = testConfig({ DATABASE_URL: db.url, RPC_URL: chain.anvil.rpcUrl })
     const indexer = startIndexer(config, db.pool, { metadata: { enabled: false } })
     try {
       await waitForIndexed(db.pool, chain.clients)
-      await expectDatabaseMatchesChain(db.pool, chain.clients, {
-        standard: [c.nft!, c.consecutive!],
-        legacy: [c.legacy!],
-      })
+      await expectIndexMatchesChain(db.pool)
       const { rows } = await db.pool.query('SELECT address, standard FROM collections ORDER BY address')
       expect(rows).toEqual(
         [
@@ -101,30 +136,27 @@ describe('sync', () => {
     // A recording relay in front of the node: every HTTP request's JSON-RPC items, in order.
     const requests: RelayItem[][] = []
     const relay = await startRelay({ seen: (items) => requests.push(items) })
-    const fresh = await createTestDatabase()
-    const config = testConfig({ DATABASE_URL: fresh.url, RPC_URL: relay.origin })
-    const indexer = startIndexer(config, fresh.pool, { metadata: { enabled: false } })
-    try {
-      await waitForIndexed(fresh.pool, chain.clients)
-      const block = await chain.call(c.nft!, 'TestNFT', 'mint', [chain.accounts[3], 555n])
-      await waitForIndexed(fresh.pool, chain.clients)
-      const hash = (await chain.clients.public.getBlock({ blockNumber: block })).hash
-      const readsHeader = (r: RelayItem[]) =>
-        r.some((i) => i.method === 'eth_getBlockByNumber' && i.params[0] === toHex(block))
-      const readsLogs = (r: RelayItem[]) =>
-        r.some(
-          (i) => i.method === 'eth_getLogs' && (i.params[0] as { blockHash?: string }).blockHash === hash,
-        )
-      const logs = requests.findIndex(readsLogs)
-      // The request before the one that reads the new block's logs (by hash) is the poll that
-      // found it, with its header: no round trip for the header alone.
-      expect(requests[logs - 1]!.map((i) => i.method)).toContain('eth_blockNumber')
-      expect(readsHeader(requests[logs - 1]!)).toBe(true)
-    } finally {
-      await indexer.stop()
-      await relay.close()
-      await fresh.drop()
-    }
+    await withRelayedIndexer(
+      relay,
+      async (pool) => {
+        await waitForIndexed(pool, chain.clients)
+        const block = await chain.call(c.nft!, 'TestNFT', 'mint', [chain.accounts[3], 555n])
+        await waitForIndexed(pool, chain.clients)
+        const hash = (await chain.clients.public.getBlock({ blockNumber: block })).hash
+        const readsHeader = (r: RelayItem[]) =>
+          r.some((i) => i.method === 'eth_getBlockByNumber' && i.params[0] === toHex(block))
+        const readsLogs = (r: RelayItem[]) =>
+          r.some(
+            (i) => i.method === 'eth_getLogs' && (i.params[0] as { blockHash?: string }).blockHash === hash,
+          )
+        const logs = requests.findIndex(readsLogs)
+        // The request before the one that reads the new block's logs (by hash) is the poll that
+        // found it, with its header: no round trip for the header alone.
+        expect(requests[logs - 1]!.map((i) => i.method)).toContain('eth_blockNumber')
+        expect(readsHeader(requests[logs - 1]!)).toBe(true)
+      },
+      { metadata: false },
+    )
   })
 
   it.each([
@@ -142,40 +174,29 @@ describe('sync', () => {
           answer.result = `0x${(BigInt(answer.result!) + 1_000_000n).toString(16)}`
         },
       })
-      const fresh = await createTestDatabase()
-      const config = testConfig({
-        DATABASE_URL: fresh.url,
-        RPC_URL: withHonest ? `${relay.origin},${chain.anvil.rpcUrl}` : relay.origin,
-      })
-      const indexer = startIndexer(config, fresh.pool, { metadata: { enabled: false } })
-      try {
-        await waitForIndexed(fresh.pool, chain.clients)
-        await waitFor(async () => polls >= 12, 20_000, 'the first claim')
-        // The indexer still follows the chain, and its head is the chain's.
-        await chain.call(c.nft!, 'TestNFT', 'mint', [chain.accounts[3], withHonest ? 557n : 556n])
-        await waitForIndexed(fresh.pool, chain.clients, 20_000)
-        await expectDatabaseMatchesChain(fresh.pool, chain.clients, {
-          standard: [c.nft!, c.consecutive!],
-          legacy: [c.legacy!],
-        })
-        const { rows } = await fresh.pool.query(
-          'SELECT last_seen_block::text AS seen, last_confirmed_block::text AS confirmed FROM indexer_state',
-        )
-        const head = await chain.head()
-        expect(BigInt(rows[0].seen)).toBe(head)
-        expect(BigInt(rows[0].confirmed)).toBeLessThanOrEqual(head)
-        // The endpoint that claims blocks it does not serve shows as failing, with the head it
-        // serves (written with the poll: the other endpoint's head may be a poll behind).
-        const endpoint = (n: number, state: string) => ({ endpoint: n, state, head: head.toString() })
-        const expected = withHonest ? [endpoint(1, 'failing'), endpoint(2, 'ok')] : [endpoint(1, 'failing')]
-        const recorded = async () =>
-          (await fresh.pool.query('SELECT rpc_endpoints FROM indexer_state')).rows[0].rpc_endpoints
-        await expect.poll(recorded, { timeout: 5_000 }).toEqual(expected)
-      } finally {
-        await indexer.stop()
-        await relay.close()
-        await fresh.drop()
-      }
+      await withRelayedIndexer(
+        relay,
+        async (pool) => {
+          await waitForIndexed(pool, chain.clients)
+          await waitFor(async () => polls >= 12, 20_000, 'the first claim')
+          // The indexer still follows the chain, and its head is the chain's.
+          await chain.call(c.nft!, 'TestNFT', 'mint', [chain.accounts[3], withHonest ? 557n : 556n])
+          await waitForIndexed(pool, chain.clients, 20_000)
+          await expectIndexMatchesChain(pool)
+          const { rows } = await pool.query(
+            'SELECT last_seen_block::text AS seen, last_confirmed_block::text AS confirmed FROM indexer_state',
+          )
+          const head = await chain.head()
+          expect(BigInt(rows[0].seen)).toBe(head)
+          expect(BigInt(rows[0].confirmed)).toBeLessThanOrEqual(head)
+          // The endpoint that claims blocks it does not serve shows as failing, with the head it
+          // serves (written with the poll: the other endpoint's head may be a poll behind).
+          const endpoint = (n: number, state: string) => ({ endpoint: n, state, head: head.toString() })
+          const expected = withHonest ? [endpoint(1, 'failing'), endpoint(2, 'ok')] : [endpoint(1, 'failing')]
+          await expect.poll(() => recordedEndpoints(pool), { timeout: 5_000 }).toEqual(expected)
+        },
+        { honest: withHonest, metadata: false },
+      )
     },
   )
 
@@ -197,52 +218,43 @@ describe('sync', () => {
           if (item.method === 'eth_chainId' && otherChain) answer.result = '0x3e7'
         },
       })
-      const fresh = await createTestDatabase()
-      const config = testConfig({
-        DATABASE_URL: fresh.url,
-        RPC_URL: withHonest ? `${relay.origin},${chain.anvil.rpcUrl}` : relay.origin,
-      })
-      const indexer = startIndexer(config, fresh.pool)
-      const state = async () =>
-        (await fresh.pool.query('SELECT rpc_endpoints FROM indexer_state')).rows[0]?.rpc_endpoints as Array<{
-          state: string
-        }>
-      const indexed = async () =>
-        BigInt((await fresh.pool.query('SELECT last_indexed_block::text AS n FROM indexer_state')).rows[0].n)
-      try {
-        await waitForIndexed(fresh.pool, chain.clients)
-        otherChain = true
-        await waitFor(
-          async () => (await state())[0]!.state === 'failing',
-          10_000,
-          'the endpoint shown failing',
-        )
-        const mark = readsWhileOther
-        const minted = await chain.call(c.nft!, 'TestNFT', 'mint', [
-          chain.accounts[3],
-          withHonest ? 559n : 558n,
-        ])
-        if (withHonest) {
-          // Followed through the other endpoint; nothing but its chain id and head asked of this one.
-          await waitForIndexed(fresh.pool, chain.clients, 20_000)
-          expect(readsWhileOther).toBe(mark)
-        } else {
-          // Nothing is read from a node of another chain: the index waits.
-          await new Promise((r) => setTimeout(r, 1_500))
-          expect(await indexed()).toBeLessThan(minted)
-        }
-        otherChain = false
-        await waitForIndexed(fresh.pool, chain.clients, 20_000)
-        await waitFor(async () => (await state()).every((e) => e.state === 'ok'), 10_000, 'every endpoint ok')
-        await expectDatabaseMatchesChain(fresh.pool, chain.clients, {
-          standard: [c.nft!, c.consecutive!],
-          legacy: [c.legacy!],
-        })
-      } finally {
-        await indexer.stop()
-        await relay.close()
-        await fresh.drop()
-      }
+      await withRelayedIndexer(
+        relay,
+        async (pool) => {
+          const indexed = async () =>
+            BigInt((await pool.query('SELECT last_indexed_block::text AS n FROM indexer_state')).rows[0].n)
+          await waitForIndexed(pool, chain.clients)
+          otherChain = true
+          await waitFor(
+            async () => (await recordedEndpoints(pool))![0]!.state === 'failing',
+            10_000,
+            'the endpoint shown failing',
+          )
+          const mark = readsWhileOther
+          const minted = await chain.call(c.nft!, 'TestNFT', 'mint', [
+            chain.accounts[3],
+            withHonest ? 559n : 558n,
+          ])
+          if (withHonest) {
+            // Followed through the other endpoint; nothing but its chain id and head asked of this one.
+            await waitForIndexed(pool, chain.clients, 20_000)
+            expect(readsWhileOther).toBe(mark)
+          } else {
+            // Nothing is read from a node of another chain: the index waits.
+            await new Promise((r) => setTimeout(r, 1_500))
+            expect(await indexed()).toBeLessThan(minted)
+          }
+          otherChain = false
+          await waitForIndexed(pool, chain.clients, 20_000)
+          await waitFor(
+            async () => (await recordedEndpoints(pool))!.every((e) => e.state === 'ok'),
+            10_000,
+            'every endpoint ok',
+          )
+          await expectIndexMatchesChain(pool)
+        },
+        { honest: withHonest },
+      )
     },
   )
 
@@ -305,10 +317,7 @@ describe('sync', () => {
       } finally {
         await full.stop()
       }
-      await expectDatabaseMatchesChain(later.pool, chain.clients, {
-        standard: [c.nft!, c.consecutive!],
-        legacy: [c.legacy!],
-      })
+      await expectIndexMatchesChain(later.pool)
       const ranges = await later.pool.query('SELECT from_block::int, to_block::int FROM indexed_ranges')
       expect(ranges.rows).toEqual([{ from_block: 0, to_block: Number(head) }])
     } finally {

@@ -83,7 +83,7 @@ export async function provenBlock(
     // The block at this height is not the one the caller read (a reorganisation in between).
     if (expectedHash && header.hash.toLowerCase() !== expectedHash.toLowerCase()) return null
     const logs = provenLogs({ hash: header.hash, number, receiptsRoot: header.receiptsRoot }, receipts)
-    return logs.filter((l) => INDEXED_TOPIC0.has(l.topics[0]?.toLowerCase() ?? '')) as RawLog[]
+    return normaliseLogs(logs.filter((l) => INDEXED_TOPIC0.has(l.topics[0]?.toLowerCase() ?? '')) as RawLog[])
   } catch (err) {
     if (err instanceof ReceiptsProofError) {
       ctx.logger.warn(
