@@ -29,6 +29,8 @@ afterAll(async () => {
   await chain?.stop()
 })
 
+type ProxySetup = Parameters<typeof runThroughProviders>[2][number]
+
 /**
  * Backfill through the faults, then follow a few live blocks through them
  * too. Blocks above the confirmed block come from one read and may be wrong
@@ -66,12 +68,44 @@ describe('provider faults, one at a time', () => {
     await run.finish()
   }, 120_000)
 
-  it('per-item errors inside a batch are retried item by item', async () => {
-    const run = await runThroughProviders(chain, history, [{ faults: { itemError: 0.15 } }])
-    await indexThrough(run)
-    expect(run.proxies[0]!.stats().itemError).toBeGreaterThan(0)
-    await run.finish()
-  }, 120_000)
+  /** Faults met during a run; each is counted by the proxy and, where named, logged by the indexer. */
+  const counted: Array<[string, ProxySetup, string, RegExp | null]> = [
+    [
+      'per-item errors inside a batch are retried item by item',
+      { faults: { itemError: 0.15 } },
+      'itemError',
+      null,
+    ],
+    [
+      'duplicated and out-of-order logs are normalised',
+      { faults: { duplicateAndReorder: 0.6 } },
+      'duplicateAndReorder',
+      null,
+    ],
+    [
+      'an answer cut at a result cap without an error is read again in smaller ranges',
+      { silentResultCap: 50 },
+      'silentCut',
+      /left the rest out without an error/,
+    ],
+    [
+      'logs of blocks a request did not ask for (a broken range filter) are left out',
+      { faults: { strayLog: 1 } },
+      'strayLog',
+      /of blocks it was not asked for: left out/,
+    ],
+  ]
+  it.each(counted)(
+    '%s',
+    async (_, setup, counter, logged) => {
+      const run = await runThroughProviders(chain, history, [setup])
+      await indexThrough(run)
+      expect(run.proxies[0]!.stats()[counter]).toBeGreaterThan(0)
+      await run.finish()
+      if (logged) expect(run.log.count(logged)).toBeGreaterThan(0)
+    },
+    120_000,
+  )
 
   it('dropped connections and hung requests (cut by the time-out)', async () => {
     const run = await runThroughProviders(
@@ -95,29 +129,6 @@ describe('provider faults, one at a time', () => {
     expect(stats.dropConnection).toBeGreaterThan(0)
     expect(stats.hang).toBeGreaterThan(0)
     await run.finish()
-  }, 120_000)
-
-  it('duplicated and out-of-order logs are normalised', async () => {
-    const run = await runThroughProviders(chain, history, [{ faults: { duplicateAndReorder: 0.6 } }])
-    await indexThrough(run)
-    expect(run.proxies[0]!.stats().duplicateAndReorder).toBeGreaterThan(0)
-    await run.finish()
-  }, 120_000)
-
-  it('an answer cut at a result cap without an error is read again in smaller ranges', async () => {
-    const run = await runThroughProviders(chain, history, [{ silentResultCap: 50 }])
-    await indexThrough(run)
-    expect(run.proxies[0]!.stats().silentCut).toBeGreaterThan(0)
-    await run.finish()
-    expect(run.log.count(/left the rest out without an error/)).toBeGreaterThan(0)
-  }, 120_000)
-
-  it('logs of blocks a request did not ask for (a broken range filter) are left out', async () => {
-    const run = await runThroughProviders(chain, history, [{ faults: { strayLog: 1 } }])
-    await indexThrough(run)
-    expect(run.proxies[0]!.stats().strayLog).toBeGreaterThan(0)
-    await run.finish()
-    expect(run.log.count(/of blocks it was not asked for: left out/)).toBeGreaterThan(0)
   }, 120_000)
 
   it('a log answered with the hash of a block a reorganisation replaced (a stale cache) is never stored', async () => {
