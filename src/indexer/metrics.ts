@@ -33,6 +33,7 @@ export class IndexerMetrics implements RpcObserver {
   private omissions?: OmissionRate
   private readonly rpcRequests: Counter<'method' | 'endpoint'>
   private readonly rpcErrors: Counter<'method' | 'endpoint' | 'kind'>
+  private readonly rpcHedges: Counter<'method' | 'endpoint'>
   /** Label sets by method, then by endpoint position. */
   private readonly requestLabels = new Map<string, RequestLabels[]>()
 
@@ -92,10 +93,27 @@ export class IndexerMetrics implements RpcObserver {
       labelNames: ['method', 'endpoint', 'kind'],
       registers,
     })
+    this.rpcHedges = new Counter({
+      name: 'nft_indexer_rpc_hedges_total',
+      help: 'Requests sent once more because the first attempt had no answer for twice the usual time, by method and the endpoint asked again.',
+      labelNames: ['method', 'endpoint'],
+      registers,
+    })
   }
 
   /** One JSON-RPC attempt; `fault` when it failed. `endpoint` is the 0-based position in RPC_URL. */
   rpcAttempt(method: string, endpoint: number, fault?: RpcFaultKind): void {
+    const labels = this.labelsOf(method, endpoint)
+    this.rpcRequests.inc(labels)
+    if (fault) this.rpcErrors.inc({ ...labels, kind: fault })
+  }
+
+  rpcHedge(method: string, endpoint: number): void {
+    this.rpcHedges.inc(this.labelsOf(method, endpoint))
+  }
+
+  /** One label object per method and endpoint, made once: attempts are counted by the thousand. */
+  private labelsOf(method: string, endpoint: number): RequestLabels {
     let byEndpoint = this.requestLabels.get(method)
     if (!byEndpoint) {
       byEndpoint = []
@@ -106,8 +124,7 @@ export class IndexerMetrics implements RpcObserver {
       labels = { method, endpoint: String(endpoint + 1) }
       byEndpoint[endpoint] = labels
     }
-    this.rpcRequests.inc(labels)
-    if (fault) this.rpcErrors.inc({ ...labels, kind: fault })
+    return labels
   }
 
   /** The metadata queue's latest count of its backlog, by outcome. */

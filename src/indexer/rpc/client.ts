@@ -74,6 +74,12 @@ export interface Rpc {
   getCode(address: Hex, block?: bigint): Promise<Hex>
 }
 
+/** How one attempt ended: the answer, or the failure (newFault: not booked on the endpoint before). */
+type Attempt<T> = { endpoint: Endpoint; value: T } | { endpoint: Endpoint; error: unknown; newFault: boolean }
+
+/** Requests alike in answer time: a range's logs (alone) take far longer than a block's. */
+const hedgeKind = (method: string, opts: RequestOptions) => (opts.alone ? `${method} alone` : method)
+
 const toHex = (n: bigint): Hex => `0x${n.toString(16)}`
 
 export const splitRpcUrls = (value: string): string[] =>
@@ -88,6 +94,113 @@ export function createRpc(options: RpcOptions): Rpc {
   const retries = options.retries ?? 6
 
   const lane = options.background ? 'background' : 'sync'
+
+  /**
+   * Sends one attempt to `endpoint` and books its outcome there (health,
+   * latency, metrics). `abort` ends an attempt whose hedge answered first:
+   * that is booked as slowness, not as a fault.
+   */
+  const sendAttempt = async <T>(
+    endpoint: Endpoint,
+    method: string,
+    params: unknown[],
+    opts: RequestOptions,
+    abort?: AbortSignal,
+  ): Promise<Attempt<T>> => {
+    const started = performance.now()
+    try {
+      const wire = lane === 'background' ? endpoint.backgroundWire : endpoint.wire
+      const value = (await wire.call(method, params, {
+        signal: abort ?? signal,
+        block: opts.minBlock === undefined ? -1 : Number(opts.minBlock),
+        alone: opts.alone,
+        twin: opts.twin,
+      })) as T
+      const elapsed = performance.now() - started
+      endpoint.succeeded(elapsed)
+      pool.hedging.answered(hedgeKind(method, opts), elapsed)
+      pool.observer?.rpcAttempt(method, endpoint.index)
+      return { endpoint, value }
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err
+      if (abort?.aborted) {
+        endpoint.outpaced(performance.now() - started)
+        pool.observer?.rpcAttempt(method, endpoint.index)
+        return { endpoint, error: err, newFault: false }
+      }
+      const newFault = endpoint.failed(err, lane)
+      pool.observer?.rpcAttempt(method, endpoint.index, err instanceof RpcRequestError ? err.kind : 'network')
+      return { endpoint, error: err, newFault }
+    }
+  }
+
+  /**
+   * One attempt, hedged (rpc/hedge.ts): when it has no answer after the usual
+   * time of its kind, twice over, the same request goes once more — to another
+   * endpoint when one can take it, else to the same one on another connection —
+   * and the first answer wins. A request alone in its exchange (a range's logs)
+   * is cut when the other answers; a batched one runs on, as the batch does.
+   * Settles with a failure only once every attempt sent has failed.
+   */
+  const hedgedAttempt = <T>(
+    first: Endpoint,
+    method: string,
+    params: unknown[],
+    opts: RequestOptions,
+  ): Promise<Attempt<T>> =>
+    new Promise((resolve, reject) => {
+      const cuttable = opts.alone === true || opts.twin !== undefined
+      const cuts: AbortController[] = []
+      let running = 0
+      let settled = false
+      let hedge: NodeJS.Timeout | undefined
+      const settle = (end: () => void) => {
+        settled = true
+        clearTimeout(hedge)
+        for (const cut of cuts) cut.abort()
+        end()
+      }
+      const send = (endpoint: Endpoint) => {
+        running++
+        const cut = cuttable ? new AbortController() : undefined
+        const onAbort = () => cut?.abort(signal?.reason)
+        if (cut) {
+          cuts.push(cut)
+          signal?.addEventListener('abort', onAbort, { once: true })
+        }
+        sendAttempt<T>(endpoint, method, params, opts, cut?.signal).then(
+          (outcome) => {
+            signal?.removeEventListener('abort', onAbort)
+            running--
+            if (settled) return
+            if ('value' in outcome || running === 0) settle(() => resolve(outcome))
+          },
+          (err) => {
+            signal?.removeEventListener('abort', onAbort)
+            if (!settled) settle(() => reject(err))
+          },
+        )
+      }
+      send(first)
+      // Reading each endpoint's own head goes to that endpoint only: not hedged.
+      if (opts.only) return
+      hedge = setTimeout(
+        () => {
+          if (settled) return
+          const avoid = new Set(opts.avoid)
+          avoid.add(first)
+          const next = pool.pick({ minBlock: opts.minBlock, avoid, lane })
+          if (!(next instanceof Endpoint) || !pool.hedging.take()) return
+          logger.debug(
+            { op: opts.label ?? method, endpoint: next.index + 1 },
+            `${opts.label ?? method}: no answer from ${first.label} yet, asking ${next === first ? 'it' : next.label} again`,
+          )
+          pool.observer?.rpcHedge(method, next.index)
+          send(next)
+        },
+        pool.hedging.delayMs(hedgeKind(method, opts)),
+      )
+    })
 
   /**
    * One request, retried on transient failures: at once on another endpoint
@@ -106,48 +219,31 @@ export function createRpc(options: RpcOptions): Rpc {
         await sleep(choice.waitMs, signal)
         continue
       }
-      const endpoint = choice
-      const started = performance.now()
-      try {
-        const wire = lane === 'background' ? endpoint.backgroundWire : endpoint.wire
-        const result = (await wire.call(method, params, {
-          signal,
-          block: opts.minBlock === undefined ? -1 : Number(opts.minBlock),
-          alone: opts.alone,
-          twin: opts.twin,
-        })) as T
-        endpoint.succeeded(performance.now() - started)
-        pool.observer?.rpcAttempt(method, endpoint.index)
-        opts.onServed?.(endpoint)
-        return result
-      } catch (err) {
-        if (signal?.aborted) throw signal.reason ?? err
-        const newFault = endpoint.failed(err, lane)
-        pool.observer?.rpcAttempt(
-          method,
-          endpoint.index,
-          err instanceof RpcRequestError ? err.kind : 'network',
+      const outcome = await hedgedAttempt<T>(choice, method, params, opts)
+      if ('value' in outcome) {
+        opts.onServed?.(outcome.endpoint)
+        return outcome.value
+      }
+      const { endpoint, error: err, newFault } = outcome
+      const wrapped = new IndexerError(`RPC ${method} failed on ${endpoint.label}`, { cause: err })
+      if (opts.retry === false || attempt >= (opts.retries ?? retries) || !isTransientRpcError(err))
+        throw wrapped
+      attempt++
+      failed.add(endpoint)
+      const another =
+        !opts.only && pool.endpoints.some((e) => !failed.has(e) && e.restingUntil(lane) <= Date.now())
+      // A node that does not have the block yet is behind by a block or two: asked again soon,
+      // as a null block is (retry.ts, readWhileBehind), not after a back-off of seconds.
+      const delay = another ? 0 : notYet(err) ? 100 * attempt : backoffDelay(attempt - 1, 250, 15_000)
+      // One line per fault: the items of a batch that failed whole share its error.
+      if (newFault)
+        logger.warn(
+          { op: opts.label ?? method, attempt, endpoint: endpoint.index + 1, retryInMs: Math.round(delay) },
+          `${opts.label ?? method} failed, retrying${another ? ' on another endpoint' : ''}: ${describeError(err)}`,
         )
-        const wrapped = new IndexerError(`RPC ${method} failed on ${endpoint.label}`, { cause: err })
-        if (opts.retry === false || attempt >= (opts.retries ?? retries) || !isTransientRpcError(err))
-          throw wrapped
-        attempt++
-        failed.add(endpoint)
-        const another =
-          !opts.only && pool.endpoints.some((e) => !failed.has(e) && e.restingUntil(lane) <= Date.now())
-        // A node that does not have the block yet is behind by a block or two: asked again soon,
-        // as a null block is (retry.ts, readWhileBehind), not after a back-off of seconds.
-        const delay = another ? 0 : notYet(err) ? 100 * attempt : backoffDelay(attempt - 1, 250, 15_000)
-        // One line per fault: the items of a batch that failed whole share its error.
-        if (newFault)
-          logger.warn(
-            { op: opts.label ?? method, attempt, endpoint: endpoint.index + 1, retryInMs: Math.round(delay) },
-            `${opts.label ?? method} failed, retrying${another ? ' on another endpoint' : ''}: ${describeError(err)}`,
-          )
-        if (!another) {
-          failed.clear()
-          await sleep(delay, signal)
-        }
+      if (!another) {
+        failed.clear()
+        await sleep(delay, signal)
       }
     }
   }

@@ -7,12 +7,15 @@
  */
 import type { RpcEndpointState } from '@/db/indexer-state'
 import { Endpoint, type EndpointOptions, type EndpointState, type Lane } from './endpoint'
+import { HedgePolicy } from './hedge'
 import { MAX_BODY_BYTES, type RpcFaultKind } from './transport'
 
 /** Told of every JSON-RPC attempt (the process's metrics, src/indexer/metrics.ts). */
 export interface RpcObserver {
   /** `endpoint`: 0-based position in RPC_URL; `fault`: set when the attempt failed. */
   rpcAttempt(method: string, endpoint: number, fault?: RpcFaultKind): void
+  /** A request with no answer yet was sent once more, to `endpoint` (rpc/hedge.ts). */
+  rpcHedge(method: string, endpoint: number): void
 }
 
 export interface EndpointPoolOptions extends Partial<EndpointOptions> {
@@ -42,6 +45,8 @@ const WRONG_CHAIN_WAIT_MS = 1_000
 export class EndpointPool {
   readonly endpoints: Endpoint[]
   readonly observer: RpcObserver | undefined
+  /** When a slow request is sent again, shared by every Rpc of the process. */
+  readonly hedging: HedgePolicy
   private readonly settings: EndpointOptions
 
   constructor(options: EndpointPoolOptions) {
@@ -56,6 +61,7 @@ export class EndpointPool {
     }
     this.endpoints = options.urls.map((url, i) => new Endpoint(url, i, this.settings))
     this.observer = options.observer
+    this.hedging = new HedgePolicy(this.settings.timeoutMs)
   }
 
   /**

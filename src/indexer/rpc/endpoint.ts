@@ -165,6 +165,15 @@ export class Endpoint {
     }
   }
 
+  /**
+   * An attempt given up because its hedge answered first (rpc/hedge.ts): it
+   * was at least this slow, which its latency learns; not a fault.
+   */
+  outpaced(elapsedMs: number): void {
+    this.requests++
+    this.latencyMs = this.latencyMs * 0.8 + elapsedMs * 0.2
+  }
+
   /** When the lane may send again (now or earlier: at once). */
   restingUntil(lane: Lane): number {
     return lane === 'sync' ? this.coolUntil : Math.max(this.coolUntil, this.backgroundCoolUntil)
