@@ -22,6 +22,7 @@
  * Env: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_COLLECTIONS (50), BENCH_TRANSFERS_PER_COLLECTION (4,000), BENCH_FOLLOW_SAMPLES (40),
  * BENCH_VERIFY_COST=0 (skip the unverified run that prices verification),
+ * BENCH_FAULTS (provider mode: fault rates as JSON, replacing its own, e.g. '{"hang":0.03}'),
  * BENCH_LOG (a file that receives the indexer's log lines; those of the unverified run go to
  * BENCH_LOG.unverified and BENCH_LOG.verified), BENCH_REPEAT (0: further verified/unverified
  * pairs timed on the same chain; medians printed and used for the ratio), BENCH_NODE_ARGS (node flags
@@ -113,6 +114,9 @@ async function buildChain() {
 
 const s = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)}s`
 
+/** BENCH_FAULTS, e.g. '{"hang":0.03}': fault rates that replace provider mode's own. */
+const FAULT_OVERRIDES: Partial<ProviderProxyOptions['faults']> = JSON.parse(process.env.BENCH_FAULTS ?? '{}')
+
 /** A hosted provider as provider mode models it; each proxy instance draws its faults from its own seed. */
 const providerOptions = (upstream: string, seed: number): ProviderProxyOptions => ({
   upstream,
@@ -130,6 +134,7 @@ const providerOptions = (upstream: string, seed: number): ProviderProxyOptions =
     lagBlocks: 3,
     duplicateAndReorder: 0.05,
     omitLog: 0.05,
+    ...FAULT_OVERRIDES,
   },
 })
 
