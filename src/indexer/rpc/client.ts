@@ -98,32 +98,38 @@ export function createRpc(options: RpcOptions): Rpc {
   /**
    * Sends one attempt to `endpoint` and books its outcome there (health,
    * latency, metrics). `abort` ends an attempt whose hedge answered first:
-   * that is booked as slowness, not as a fault.
+   * that is booked as slowness, not as a fault. `sent` is told when the
+   * request goes out, after any wait for one of the endpoint's slots.
    */
   const sendAttempt = async <T>(
     endpoint: Endpoint,
     method: string,
     params: unknown[],
     opts: RequestOptions,
-    abort?: AbortSignal,
+    hedge: { abort?: AbortSignal; sent: () => void },
   ): Promise<Attempt<T>> => {
     const started = performance.now()
+    let sentAt = started
     try {
       const wire = lane === 'background' ? endpoint.backgroundWire : endpoint.wire
       const value = (await wire.call(method, params, {
-        signal: abort ?? signal,
+        signal: hedge.abort ?? signal,
         block: opts.minBlock === undefined ? -1 : Number(opts.minBlock),
         alone: opts.alone,
         twin: opts.twin,
+        sent: () => {
+          sentAt = performance.now()
+          hedge.sent()
+        },
       })) as T
-      const elapsed = performance.now() - started
-      endpoint.succeeded(elapsed)
-      pool.hedging.answered(hedgeKind(method, opts), elapsed)
+      const answered = performance.now()
+      endpoint.succeeded(answered - started)
+      pool.hedging.answered(hedgeKind(method, opts), answered - sentAt)
       pool.observer?.rpcAttempt(method, endpoint.index)
       return { endpoint, value }
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err
-      if (abort?.aborted) {
+      if (hedge.abort?.aborted) {
         endpoint.outpaced(performance.now() - started)
         pool.observer?.rpcAttempt(method, endpoint.index)
         return { endpoint, error: err, newFault: false }
@@ -140,7 +146,8 @@ export function createRpc(options: RpcOptions): Rpc {
    * endpoint when one can take it, else to the same one on another connection —
    * and the first answer wins. A request alone in its exchange (a range's logs)
    * is cut when the other answers; a batched one runs on, as the batch does.
-   * Settles with a failure only once every attempt sent has failed.
+   * Settles with the first answer, or with a failure of the hedge, or of the
+   * first attempt when no hedge runs: the retry loop then takes over.
    */
   const hedgedAttempt = <T>(
     first: Endpoint,
@@ -153,14 +160,28 @@ export function createRpc(options: RpcOptions): Rpc {
       const cuts: AbortController[] = []
       let running = 0
       let settled = false
-      let hedge: NodeJS.Timeout | undefined
+      let timer: NodeJS.Timeout | undefined
       const settle = (end: () => void) => {
         settled = true
-        clearTimeout(hedge)
+        clearTimeout(timer)
         for (const cut of cuts) cut.abort()
         end()
       }
-      const send = (endpoint: Endpoint) => {
+      const hedge = () => {
+        if (settled) return
+        const avoid = new Set(opts.avoid)
+        avoid.add(first)
+        const next = pool.pick({ minBlock: opts.minBlock, avoid, lane })
+        if (!(next instanceof Endpoint) || !pool.hedging.take()) return
+        logger.debug(
+          { op: opts.label ?? method, endpoint: next.index + 1 },
+          `${opts.label ?? method}: no answer from ${first.label} yet, asking ${next === first ? 'it' : next.label} again`,
+        )
+        pool.observer?.rpcHedge(method, next.index)
+        send(next, () => undefined)
+      }
+      const send = (endpoint: Endpoint, sent: () => void) => {
+        const hedged = running > 0
         running++
         const cut = cuttable ? new AbortController() : undefined
         const onAbort = () => cut?.abort(signal?.reason)
@@ -168,12 +189,14 @@ export function createRpc(options: RpcOptions): Rpc {
           cuts.push(cut)
           signal?.addEventListener('abort', onAbort, { once: true })
         }
-        sendAttempt<T>(endpoint, method, params, opts, cut?.signal).then(
+        sendAttempt<T>(endpoint, method, params, opts, { abort: cut?.signal, sent }).then(
           (outcome) => {
             signal?.removeEventListener('abort', onAbort)
             running--
             if (settled) return
-            if ('value' in outcome || running === 0) settle(() => resolve(outcome))
+            // A first attempt that fails while its hedge runs waits for the hedge; a hedge that
+            // fails ends the wait (the retry loop takes over) even while the first still hangs.
+            if ('value' in outcome || running === 0 || hedged) settle(() => resolve(outcome))
           },
           (err) => {
             signal?.removeEventListener('abort', onAbort)
@@ -181,25 +204,13 @@ export function createRpc(options: RpcOptions): Rpc {
           },
         )
       }
-      send(first)
-      // Reading each endpoint's own head goes to that endpoint only: not hedged.
-      if (opts.only) return
-      hedge = setTimeout(
-        () => {
-          if (settled) return
-          const avoid = new Set(opts.avoid)
-          avoid.add(first)
-          const next = pool.pick({ minBlock: opts.minBlock, avoid, lane })
-          if (!(next instanceof Endpoint) || !pool.hedging.take()) return
-          logger.debug(
-            { op: opts.label ?? method, endpoint: next.index + 1 },
-            `${opts.label ?? method}: no answer from ${first.label} yet, asking ${next === first ? 'it' : next.label} again`,
-          )
-          pool.observer?.rpcHedge(method, next.index)
-          send(next)
-        },
-        pool.hedging.delayMs(hedgeKind(method, opts)),
-      )
+      // The wait is timed from when the request goes out, not from a wait for a slot before.
+      // Reading each endpoint's own head goes to that endpoint only, and nothing waits on the
+      // background lane's requests (the metadata queue's): neither is hedged.
+      const hedgeable = !opts.only && lane === 'sync'
+      send(first, () => {
+        if (hedgeable && !settled) timer = setTimeout(hedge, pool.hedging.delayMs(hedgeKind(method, opts)))
+      })
     })
 
   /**

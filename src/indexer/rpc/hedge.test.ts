@@ -49,7 +49,7 @@ const getLogs = (rpc: ReturnType<typeof createRpc>, from: bigint) =>
 
 /** Answers of the usual time teach the policy that a range read takes tens of milliseconds. */
 async function warmUp(rpc: ReturnType<typeof createRpc>) {
-  for (let i = 0; i < 10; i++) await getLogs(rpc, 1n)
+  for (let i = 0; i < 16; i++) await getLogs(rpc, 1n)
 }
 
 describe('hedge policy', () => {
@@ -57,14 +57,14 @@ describe('hedge policy', () => {
     const policy = new HedgePolicy(15_000)
     // Unknown kind: a third of the time-out.
     expect(policy.delayMs('eth_getLogs alone')).toBe(5_000)
-    for (let i = 0; i < 7; i++) policy.answered('eth_getLogs alone', 1_000)
+    for (let i = 0; i < 15; i++) policy.answered('eth_getLogs alone', 1_000)
     expect(policy.delayMs('eth_getLogs alone')).toBe(5_000)
     policy.answered('eth_getLogs alone', 1_000)
     expect(policy.delayMs('eth_getLogs alone')).toBe(2_000)
     // A slow tail moves the delay; the kinds are apart.
     for (let i = 0; i < 8; i++) policy.answered('eth_getLogs alone', 3_000)
     expect(policy.delayMs('eth_getLogs alone')).toBe(6_000)
-    for (let i = 0; i < 8; i++) policy.answered('eth_blockNumber', 40)
+    for (let i = 0; i < 16; i++) policy.answered('eth_blockNumber', 40)
     expect(policy.delayMs('eth_blockNumber')).toBe(HEDGE_MIN_MS)
     // Never later than half the time-out.
     for (let i = 0; i < 64; i++) policy.answered('eth_call', 12_000)
@@ -111,13 +111,65 @@ describe('hedged requests', () => {
     const pool = new EndpointPool({ urls: [slow.url, fast.url], timeoutMs: 60_000 })
     // The first endpoint looks the better one until it stalls.
     pool.endpoints[1]!.latencyMs = 10_000
-    for (let i = 0; i < 10; i++) pool.hedging.answered('eth_blockNumber', 20)
+    for (let i = 0; i < 16; i++) pool.hedging.answered('eth_blockNumber', 20)
     const rpc = createRpc({ pool, logger })
     expect(await rpc.blockNumber()).toBe(16n)
     expect(slow.seen.map((i) => i.method)).toEqual(['eth_blockNumber'])
     expect(fast.seen.map((i) => i.method)).toEqual(['eth_blockNumber'])
     // The batched attempt is not cut (its batch may hold other requests): the server still holds it.
     expect(slow.closed).toHaveLength(0)
+  })
+
+  it('times the wait from when the request goes out: a request queued behind a slow one is not hedged', async () => {
+    const arrivals: string[] = []
+    const s = await startJsonRpcServer<Item>((body, res) => {
+      arrivals.push(String(body.params[0]))
+      setTimeout(
+        () => res.writeHead(200).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: '0x1' })),
+        1_200,
+      )
+    })
+    servers.push(s)
+    // Two requests at a time; answers of this kind usually take a second, so a hedge waits two.
+    const pool = new EndpointPool({ urls: [s.origin], maxConcurrency: 2, timeoutMs: 60_000 })
+    for (let i = 0; i < 16; i++) pool.hedging.answered('eth_call alone', 1_000)
+    const rpc = createRpc({ pool, logger })
+    const call = (tag: string) => rpc.request('eth_call', [tag], { alone: true })
+    // The third waits 1.2 s for a slot, then 1.2 s for its answer: 2.4 s in all, 1.2 s out. A hedge
+    // timed from the call would go out at 2 s, on the slot the first two freed.
+    await Promise.all([call('a'), call('b'), call('c')])
+    expect(arrivals).toEqual(['a', 'b', 'c'])
+  })
+
+  it('a hedge that fails ends the wait: the request is retried while the first attempt still hangs', async () => {
+    let calls = 0
+    const s = await startJsonRpcServer<Item>((body, res) => {
+      calls++
+      if (calls === 1) return // the first attempt hangs
+      if (calls === 2) return res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad gateway</h1>')
+      res.writeHead(200).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: '0x10' }))
+    })
+    servers.push(s)
+    const pool = new EndpointPool({ urls: [s.origin], timeoutMs: 60_000 })
+    for (let i = 0; i < 16; i++) pool.hedging.answered('eth_blockNumber', 20)
+    const rpc = createRpc({ pool, logger })
+    const started = performance.now()
+    expect(await rpc.blockNumber()).toBe(16n)
+    expect(calls).toBe(3)
+    expect(performance.now() - started).toBeLessThan(30_000)
+  })
+
+  it('does not hedge the background lane (the metadata queue): nothing waits on it', async () => {
+    const n = await node(
+      () => '0x1',
+      (_item, count) => count === 1,
+    )
+    const pool = new EndpointPool({ urls: [n.url], timeoutMs: 1_500 })
+    for (let i = 0; i < 16; i++) pool.hedging.answered('eth_call', 20)
+    const background = createRpc({ pool, logger, background: true })
+    const err = await background.request('eth_call', [], { retry: false }).catch((e: Error) => e)
+    expect(String((err as Error).cause)).toMatch(/no answer within 1500 ms/)
+    expect(n.seen).toHaveLength(1)
   })
 
   it('sends no hedge once the ration is used up: the request waits for its time-out', async () => {

@@ -60,6 +60,8 @@ interface PendingItem {
   params: unknown[]
   /** The block the item reads (-1: none); a batch waits for a slot as its lowest. */
   block: number
+  /** Told when the item goes out (it may first wait for one of the endpoint's slots). */
+  sent?: () => void
   resolve(value: unknown): void
   reject(err: unknown): void
 }
@@ -130,18 +132,25 @@ export class HttpJsonRpc {
 
   /**
    * `block`: the block the request reads (-1: none), its place in the queue for a slot;
-   * `alone`: in an HTTP exchange of its own, never batched (large answers: eth_getLogs by range).
+   * `alone`: in an HTTP exchange of its own, never batched (large answers: eth_getLogs by range);
+   * `sent`: told when the request goes out, after any wait for a slot.
    */
   call(
     method: string,
     params: unknown[],
-    options: { signal?: AbortSignal; block?: number; alone?: boolean; twin?: TwinReads } = {},
+    options: {
+      signal?: AbortSignal
+      block?: number
+      alone?: boolean
+      twin?: TwinReads
+      sent?: () => void
+    } = {},
   ): Promise<unknown> {
-    const { signal, block = -1, alone = false, twin } = options
+    const { signal, block = -1, alone = false, twin, sent } = options
     return new Promise((resolve, reject) => {
       // Twins share an id, so they must not share a batch.
-      if (alone || twin) return this.send([{ method, params, block, resolve, reject }], signal, twin)
-      this.queue.push({ method, params, block, resolve, reject })
+      if (alone || twin) return this.send([{ method, params, block, sent, resolve, reject }], signal, twin)
+      this.queue.push({ method, params, block, sent, resolve, reject })
       if (!this.flushScheduled) {
         this.flushScheduled = true
         setImmediate(() => this.flush(signal))
@@ -165,6 +174,7 @@ export class HttpJsonRpc {
   }
 
   private async exchange(batch: PendingItem[], signal?: AbortSignal, twin?: TwinReads): Promise<void> {
+    for (const item of batch) item.sent?.()
     const ids = twin ? [twin.id] : batch.map(() => nextId++)
     const body =
       batch.length === 1

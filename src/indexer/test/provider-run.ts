@@ -8,7 +8,7 @@
 import type pg from 'pg'
 import pino from 'pino'
 import type { Address } from 'viem'
-import { expect } from 'vitest'
+import { expect, onTestFailed } from 'vitest'
 import { type ProviderFaults, type ProviderProxy, startProviderProxy } from '@/dev/provider-proxy'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import type { TestChain } from './chain'
@@ -109,18 +109,30 @@ export async function waitForVerified(
   )
 }
 
-/** Counts the warn/info lines the indexer writes, by what they say. */
+const INFO = 30
+
+/**
+ * Counts the warn/info lines the indexer writes, by what they say. Debug lines
+ * are kept too, not counted: a failing test prints the last lines (dumpOnFailure).
+ */
 export function lineRecorder() {
-  const lines: Array<{ msg: string; [k: string]: unknown }> = []
+  const lines: Array<{ level: number; msg: string; [k: string]: unknown }> = []
   const logger = pino(
-    { level: 'info' },
+    { level: 'debug' },
     {
       write(line: string) {
         lines.push(JSON.parse(line))
       },
     },
   )
-  return { logger, lines, count: (pattern: RegExp) => lines.filter((l) => pattern.test(l.msg)).length }
+  const count = (pattern: RegExp) => lines.filter((l) => l.level >= INFO && pattern.test(l.msg)).length
+  /** When the running test fails, its output ends with the indexer's last log lines. */
+  const dumpOnFailure = (last = 80) =>
+    onTestFailed(() => {
+      const tail = lines.slice(-last).map((l) => JSON.stringify(l))
+      process.stderr.write(`the indexer's last ${tail.length} log lines:\n${tail.join('\n')}\n`)
+    })
+  return { logger, lines, count, dumpOnFailure }
 }
 
 export interface ProviderRun {
@@ -148,6 +160,7 @@ export async function runThroughProviders(
   ])
   const proxyList = started as ProviderProxy[]
   const log = lineRecorder()
+  log.dumpOnFailure()
   const config = testConfig({
     DATABASE_URL: (db as TestDatabase).url,
     RPC_URL: proxyList.map((p) => p.url).join(','),
