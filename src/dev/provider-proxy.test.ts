@@ -322,6 +322,17 @@ describe('JSON-RPC faults', () => {
     expect((await call(proxy.url, 'eth_getLogs', [range])).result).toEqual(full)
     expect(proxy.stats().staleLog).toBe(2)
   })
+
+  it('an answer in flight when the stale cache is turned off does not stale it again', async () => {
+    const range = logsFilter(mintBlocks[0]!, mintBlocks[2]!)
+    const full = (await call(chain.anvil.rpcUrl, 'eth_getLogs', [range])).result as Log[]
+    const slow = await start({ latencyMs: [300, 300], faults: { staleLog: 1 } })
+    const inFlight = call(slow.url, 'eth_getLogs', [range])
+    await new Promise((r) => setTimeout(r, 100))
+    slow.setFaults({ staleLog: 0 })
+    await inFlight
+    expect((await call(slow.url, 'eth_getLogs', [range])).result).toEqual(full)
+  })
 })
 
 /** Each style's refusal as its provider words it (code, message; suggestion where there is one). */

@@ -747,7 +747,9 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
   function withStaleHashes(logs: RawLog[], addFrom?: Record<string, unknown>): RawLog[] {
     const key = (l: RawLog) => `${l.transactionHash.toLowerCase()}:${Number(BigInt(l.logIndex))}`
     const [from, to] = [addFrom?.fromBlock, addFrom?.toBlock]
-    if (isQuantity(from) && isQuantity(to)) {
+    // The rate now, not the one drawn when the request came in: an answer still in flight when
+    // the fault is turned off must not stale the cache again.
+    if (faults.staleLog > 0 && isQuantity(from) && isQuantity(to)) {
       const inside = (l: RawLog) => BigInt(l.blockNumber) > BigInt(from) && BigInt(l.blockNumber) < BigInt(to)
       const i = logs.findIndex((l, j) => j > 0 && logs[j - 1]!.blockNumber === l.blockNumber && inside(l))
       if (i > 0) staleHashes.set(key(logs[i]!), `0x5a1e${logs[i]!.blockHash.slice(6)}`)
