@@ -154,10 +154,9 @@ export class Endpoint {
   }
 
   succeeded(elapsedMs: number): void {
-    this.requests++
+    this.answered(elapsedMs)
     this.consecutiveFailures = 0
     this.errorRate *= 0.9
-    this.latencyMs = this.latencyMs * 0.8 + elapsedMs * 0.2
     // Additive increase: about +1 per `limit` clean answers.
     if (this.limit < this.options.maxConcurrency) {
       this.limit = Math.min(this.options.maxConcurrency, this.limit + 1 / this.limit)
@@ -170,6 +169,11 @@ export class Endpoint {
    * was at least this slow, which its latency learns; not a fault.
    */
   outpaced(elapsedMs: number): void {
+    this.answered(elapsedMs)
+  }
+
+  /** One more request counted, and its time in the latency average. */
+  private answered(elapsedMs: number): void {
     this.requests++
     this.latencyMs = this.latencyMs * 0.8 + elapsedMs * 0.2
   }
