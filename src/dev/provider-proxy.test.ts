@@ -255,6 +255,31 @@ describe('JSON-RPC faults', () => {
     expect(logs).toHaveLength(Number(nodeHead - mintBlocks[0]! + 1n) * LOGS_PER_BLOCK)
   })
 
+  it("answers a range past a log node's head short, without an error, while the head stays current", async () => {
+    proxy.setFaults({ shortLogs: 1, lagBlocks: 2 })
+    const before = proxy.stats().shortLogs!
+    expect(BigInt((await call(proxy.url, 'eth_blockNumber')).result as string)).toBe(head)
+    const headBlock = await chain.clients.public.getBlock({ blockNumber: head })
+    const [range, pastHead, byHash] = (
+      JSON.parse(
+        (
+          await post(proxy.url, [
+            { jsonrpc: '2.0', id: 0, method: 'eth_getLogs', params: [logsFilter(mintBlocks[0]!, head)] },
+            { jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [logsFilter(head - 1n, head)] },
+            { jsonrpc: '2.0', id: 2, method: 'eth_getLogs', params: [{ blockHash: headBlock.hash }] },
+          ])
+        ).text,
+      ) as Answer[]
+    ).map((a) => a.result as Log[])
+    // The logs up to the node's head (two blocks behind), none of the last two blocks.
+    expect(range!.map((l) => BigInt(l.blockNumber)).at(-1)).toBe(head - 2n)
+    expect(range).toHaveLength((MINT_BLOCKS - 2) * LOGS_PER_BLOCK)
+    expect(pastHead).toEqual([])
+    // A block asked by its hash is served whole.
+    expect(byHash).toHaveLength(LOGS_PER_BLOCK)
+    expect(proxy.stats().shortLogs! - before).toBe(2)
+  })
+
   it('leaves out exactly one log per answer and records it, for ranges and block hashes', async () => {
     proxy.setFaults({ omitLog: 1 })
     const full = (await call(chain.anvil.rpcUrl, 'eth_getLogs', [logsFilter(mintBlocks[0]!, head)]))

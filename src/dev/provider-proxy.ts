@@ -47,6 +47,13 @@ export interface ProviderFaults {
    */
   lagging: number
   lagBlocks: number
+  /**
+   * Per eth_getLogs request by block range: served by a node `lagBlocks` behind the head that
+   * answers a range reaching past its head with the logs up to its head and no error (older
+   * geth's filter code, clients built on it, nanoreth), as a provider that sends log queries to
+   * a pool of nodes behind its others does. Its other answers, and the head, stay current.
+   */
+  shortLogs: number
   /** Per eth_getLogs answer with >= 2 logs: some logs duplicated and the order shuffled. */
   duplicateAndReorder: number
   /** Per eth_getLogs answer with >= 1 log (by range or by blockHash): exactly one log silently left out. */
@@ -289,6 +296,7 @@ export const FAULT_KINDS = [
   'nonJson',
   'itemError',
   'lagging',
+  'shortLogs',
   'duplicateAndReorder',
   'omitLog',
   'strayLog',
@@ -330,6 +338,7 @@ export const NO_FAULTS: ProviderFaults = {
   itemError: 0,
   lagging: 0,
   lagBlocks: 3,
+  shortLogs: 0,
   duplicateAndReorder: 0,
   omitLog: 0,
   omitLogByHash: 0,
@@ -478,6 +487,7 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     // What the plans need from the node first: its head, and the numbers of blocks named by hash.
     const wantsHead =
       lag > 0 ||
+      (f.shortLogs > 0 && items.some((it) => it?.method === 'eth_getLogs')) ||
       (f.strayLog > 0 && items.some((it) => it?.method === 'eth_getLogs')) ||
       (cap !== undefined &&
         items.some(
@@ -546,6 +556,8 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     const omit = omitDraw < f.omitLog ? omitAt : undefined
     const dup = dupDraw < f.duplicateAndReorder ? Math.floor(dupSeed * 2 ** 32) : undefined
     const strayDrawn = rng() < f.strayLog
+    // Drawn only while the fault is on: the draws of every other fault stay those of the same seed.
+    const short = f.shortLogs > 0 && rng() < f.shortLogs
     // `which` only picks the kind of an item error: free to decide this without a draw more,
     // so the other faults' draws stay those of the same seed.
     const stale = !failItem && which < f.staleLog ? true : undefined
@@ -584,7 +596,14 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
       }
       // Tags are resolved against the serving node's head, and sent as numbers so the range stays fixed.
       const from = resolveBound(filter.fromBlock, nodeHead)
-      const to = resolveBound(filter.toBlock, nodeHead)
+      let to = resolveBound(filter.toBlock, nodeHead)
+      const shortHead = nodeHead - BigInt(f.lagBlocks)
+      if (short && !lag && from !== undefined && to !== undefined && to > shortHead) {
+        count('shortLogs')
+        if (from > shortHead) return local([])
+        to = shortHead
+        filter.toBlock = hex(to)
+      }
       const stray =
         strayDrawn && to !== undefined && to < nodeHead
           ? { from: to + 1n, to: to + 16n < nodeHead ? to + 16n : nodeHead }
