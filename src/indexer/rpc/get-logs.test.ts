@@ -29,16 +29,7 @@ async function fakeProvider(
       if (error) return { jsonrpc: '2.0', id: r.id, error }
       const result = []
       for (let b = Math.max(0, from - strays); b <= to + strays; b++) {
-        for (let i = 0; i < 3; i++)
-          result.push({
-            blockNumber: `0x${b.toString(16)}`,
-            blockHash: `0x${b.toString(16).padStart(64, '0')}`,
-            transactionHash: `0x${(b * 3 + i).toString(16).padStart(64, '0')}`,
-            logIndex: `0x${i.toString(16)}`,
-            address: '0x00000000000000000000000000000000000000aa',
-            topics: [],
-            data: '0x',
-          })
+        for (let i = 0; i < 3; i++) result.push(syntheticLog(b, i))
       }
       return { jsonrpc: '2.0', id: r.id, result: result.slice(0, silentCap) }
     }
@@ -52,6 +43,17 @@ async function fakeProvider(
   servers.push(server)
   return { url: server.origin, spans, calls: () => calls }
 }
+
+/** Log `i` of block `b`: the block's hash is its number, padded. */
+const syntheticLog = (b: number, i: number) => ({
+  blockNumber: `0x${b.toString(16)}`,
+  blockHash: `0x${b.toString(16).padStart(64, '0')}`,
+  transactionHash: `0x${(b * 3 + i).toString(16).padStart(64, '0')}`,
+  logIndex: `0x${i.toString(16)}`,
+  address: '0x00000000000000000000000000000000000000aa',
+  topics: [],
+  data: '0x',
+})
 
 const servers: TestServer[] = []
 afterEach(async () => {
@@ -182,6 +184,77 @@ describe('fetchLogs', () => {
     const rpc = createRpc({ url: server.origin, logger })
     const logs = await rpc.getLogs({ blockHash: hash(8).toUpperCase().replace('0X', '0x') as Hex }, [])
     expect(blocksOf(logs)).toEqual(['8:0'])
+  })
+
+  describe('a range answered short near the head, without an error', () => {
+    /**
+     * A chain of blocks 0..HEAD with 3 logs each (none in `empty`) behind a load balancer whose
+     * log queries by range go to a node `behind` blocks back: it answers up to its own head.
+     * Blocks and logs by hash come from current nodes.
+     */
+    const HEAD = 500
+    async function laggingLogNode(behind: number, empty: number[] = []) {
+      const hash = (b: number) => `0x${b.toString(16).padStart(64, '0')}`
+      const logsOf = (b: number) => (empty.includes(b) ? [] : [0, 1, 2].map((i) => syntheticLog(b, i)))
+      const methods: string[] = []
+      type Item = { id: number; method: string; params: [unknown, ...unknown[]] }
+      const server = await startJsonRpcServer<Item | Item[]>((parsed, res) => {
+        const answer = ({ id, method, params }: Item) => {
+          methods.push(method)
+          if (method === 'eth_getBlockByNumber') {
+            const n = Number(params[0])
+            const result = {
+              number: `0x${n.toString(16)}`,
+              hash: hash(n),
+              parentHash: hash(n - 1),
+              timestamp: '0x1',
+            }
+            return { jsonrpc: '2.0', id, result: n <= HEAD ? result : null }
+          }
+          const filter = params[0] as { fromBlock?: string; toBlock?: string; blockHash?: string }
+          if (filter.blockHash) return { jsonrpc: '2.0', id, result: logsOf(Number(filter.blockHash)) }
+          const result = []
+          for (let b = Number(filter.fromBlock); b <= Math.min(Number(filter.toBlock), HEAD - behind); b++)
+            result.push(...logsOf(b))
+          return { jsonrpc: '2.0', id, result }
+        }
+        const out = Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out))
+      })
+      servers.push(server)
+      const rpc = createRpc({ url: server.origin, logger })
+      // The head the sync loop heard and took as served.
+      rpc.pool.endpoints[0]!.observeHead(BigInt(HEAD))
+      rpc.pool.endpoints[0]!.takeServedHead(BigInt(HEAD))
+      const read = (from: number, to: number) =>
+        fetchLogs(rpc, BigInt(from), BigInt(to), { topics: [], range: new AdaptiveRange(1000n), logger })
+      return { read, methods }
+    }
+    const count = (methods: string[], method: string) => methods.filter((m) => m === method).length
+
+    it("reads the blocks after the answer's last log by hash, and gets every log", async () => {
+      const node = await laggingLogNode(5)
+      expect(blocksOf(await node.read(480, 498))).toEqual(expected(480, 498))
+      // One range read, then the three blocks it left out: a header and the logs by hash each.
+      expect(count(node.methods, 'eth_getLogs')).toBe(4)
+      expect(count(node.methods, 'eth_getBlockByNumber')).toBe(3)
+    })
+
+    it('reads every block by hash when the answer is empty, and finds empty blocks empty', async () => {
+      const node = await laggingLogNode(10, [496, 498])
+      const logs = await node.read(493, 498)
+      expect(blocksOf(logs)).toEqual([...expected(493, 495), ...expected(497, 497)])
+      expect(count(node.methods, 'eth_getBlockByNumber')).toBe(6)
+    })
+
+    it('reads nothing more for an answer with logs up to its last block, or far below the head', async () => {
+      const node = await laggingLogNode(0, [])
+      expect(blocksOf(await node.read(480, 498))).toEqual(expected(480, 498))
+      // A node far behind, far below the head: a lag of LAG_MARGIN blocks is not looked for there.
+      const far = await laggingLogNode(80)
+      expect(blocksOf(await far.read(300, 400))).toEqual(expected(300, 400))
+      expect([...node.methods, ...far.methods]).toEqual(['eth_getLogs', 'eth_getLogs'])
+    })
   })
 
   it('gives up on errors that retrying cannot fix', async () => {

@@ -3,7 +3,7 @@ import type { Hex } from 'viem'
 import { describeError, IndexerError } from '../errors'
 import type { RawLog, RequestOptions, Rpc } from './client'
 import { isTransientRpcError } from './client'
-import { backoffDelay, sleep } from './retry'
+import { backoffDelay, readWhileBehind, sleep } from './retry'
 import { RpcRequestError } from './transport'
 
 /**
@@ -78,8 +78,10 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
         )
         continue
       }
+      const tail = await logsPastAnswer(rpc, logs, from, to, options)
       options.range.succeeded(span, logs.length, performance.now() - started)
       for (const log of logs) out.push(log)
+      for (const log of tail) out.push(log)
       from = to + 1n
       failures = 0
     } catch (err) {
@@ -93,7 +95,8 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
         )
         continue
       }
-      if (!(tooLarge || isTransientRpcError(err)) || failures >= (options.retries ?? 8)) throw err
+      const transient = tooLarge || isTransientRpcError(err) || err instanceof BlockNotServedError
+      if (!transient || failures >= (options.retries ?? 8)) throw err
       const delay = backoffDelay(failures++, 500, 30_000)
       options.logger.warn(
         { fromBlock: from, toBlock: to, attempt: failures, retryInMs: Math.round(delay) },
@@ -128,6 +131,68 @@ async function cutAtSilentCap(rpc: Rpc, logs: RawLog[], to: bigint, options: Fet
   const tail = await rpc.getLogs({ fromBlock: BigInt(last), toBlock: to }, options.topics, options.request)
   const held = normaliseLogs(logs).filter((log) => Number(log.blockNumber) >= last).length
   return normaliseLogs(tail).length > held
+}
+
+/**
+ * Blocks this close below the best head may be past the head of the node that
+ * answers a range: a provider's load balancer may send a log query to a node
+ * behind the others, and some node software (older geth, clients built on its
+ * filter code, nanoreth) then answers the blocks up to its own head and leaves
+ * the rest out without an error (docs/indexer.md, "Providers").
+ */
+export const LAG_MARGIN = 64n
+
+/**
+ * The logs of the blocks of a range's answer that the answer does not vouch
+ * for: those after its last log's block (a log of block L shows the node had
+ * every block up to L) and within LAG_MARGIN of the best head. They are read
+ * block by block by hash, which a node without the block refuses with an
+ * error (EIP-234) rather than answering short. Far below the head, or with
+ * logs up to the range's end (the common answer), nothing is read.
+ */
+async function logsPastAnswer(
+  rpc: Rpc,
+  logs: RawLog[],
+  from: bigint,
+  to: bigint,
+  options: FetchLogsOptions,
+): Promise<RawLog[]> {
+  const head = rpc.pool.head
+  if (head < 0n || to <= head - LAG_MARGIN) return []
+  let last = Number(from) - 1
+  for (const log of logs) last = Math.max(last, Number(log.blockNumber))
+  const first = maxBig(BigInt(last) + 1n, head - LAG_MARGIN + 1n)
+  if (first > to) return []
+  // Only where the caller wants its reads to go: a verification read still avoids the first's endpoints.
+  const request: RequestOptions = { avoid: options.request?.avoid, onServed: options.request?.onServed }
+  const numbers: bigint[] = []
+  for (let n = first; n <= to; n++) numbers.push(n)
+  const perBlock = await Promise.all(
+    numbers.map(async (n) => {
+      const block = await readWhileBehind(
+        () => rpc.getBlock(n, request),
+        (b) => b !== null,
+        options.signal,
+      )
+      if (!block) throw new BlockNotServedError(n)
+      return rpc.getLogs({ blockHash: block.hash }, options.topics, { ...request, minBlock: n })
+    }),
+  )
+  const tail = perBlock.flat()
+  if (tail.length > 0)
+    options.logger.warn(
+      { fromBlock: from.toString(), toBlock: to.toString(), missing: tail.length, lastLogBlock: last },
+      `eth_getLogs answered blocks ${from}..${to} without the ${tail.length} logs of blocks ${first}..${to}, and no error (a node behind the head): read by block hash`,
+    )
+  return tail
+}
+
+/** A block at or below the best head that no endpoint serves yet (lag): the read is retried. */
+class BlockNotServedError extends IndexerError {
+  constructor(block: bigint) {
+    super(`Block ${block} is not served yet`)
+    this.name = 'BlockNotServedError'
+  }
 }
 
 const RANGE_ERROR =

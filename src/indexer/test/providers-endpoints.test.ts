@@ -128,6 +128,8 @@ const ALL_FAULTS: Partial<ProviderFaults> = {
   itemError: 0.02,
   lagging: 0.1,
   lagBlocks: 3,
+  // Three blocks behind, past CONFIRMATIONS (2): a short answer reaches the ranges read.
+  shortLogs: 0.1,
   duplicateAndReorder: 0.05,
   omitLog: 0.05,
 }

@@ -56,6 +56,19 @@ describe('provider faults, one at a time', () => {
     await run.finish()
   }, 120_000)
 
+  it('log reads served by nodes behind the head, answering ranges past it short without an error', async () => {
+    // Every range read ends two blocks past its node's head (CONFIRMATIONS is 2, the node is 4
+    // behind), so both reads of a range agree on the same short answer. No receipts: reads only.
+    const run = await runThroughProviders(chain, history, [
+      { faults: { shortLogs: 1, lagBlocks: 4 }, noBlockReceipts: true },
+    ])
+    await indexThrough(run)
+    expect(run.proxies[0]!.stats().shortLogs).toBeGreaterThan(0)
+    // Found in the answers, not by chance: the blocks they left out were read by hash.
+    expect(run.log.count(/and no error \(a node behind the head\): read by block hash/)).toBeGreaterThan(0)
+    await run.finish()
+  }, 120_000)
+
   it('429 with Retry-After, 502 HTML pages and non-JSON bodies are transient', async () => {
     const run = await runThroughProviders(chain, history, [
       { faults: { rateLimited: 0.1, badGateway: 0.1, nonJson: 0.05 }, retryAfterSeconds: 1 },
