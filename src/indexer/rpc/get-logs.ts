@@ -140,7 +140,7 @@ async function cutAtSilentCap(rpc: Rpc, logs: RawLog[], to: bigint, options: Fet
  * filter code, nanoreth) then answers the blocks up to its own head and leaves
  * the rest out without an error (docs/indexer.md, "Providers").
  */
-export const LAG_MARGIN = 64n
+const LAG_MARGIN = 64n
 
 /**
  * The logs of the blocks of a range's answer that the answer does not vouch
