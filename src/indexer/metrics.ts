@@ -34,6 +34,7 @@ export class IndexerMetrics implements RpcObserver {
   private readonly rpcRequests: Counter<'method' | 'endpoint'>
   private readonly rpcErrors: Counter<'method' | 'endpoint' | 'kind'>
   private readonly rpcHedges: Counter<'method' | 'endpoint'>
+  private readonly rpcShortAnswers: Counter<'endpoint'>
   /** Label sets by method, then by endpoint position. */
   private readonly requestLabels = new Map<string, RequestLabels[]>()
 
@@ -99,6 +100,12 @@ export class IndexerMetrics implements RpcObserver {
       labelNames: ['method', 'endpoint'],
       registers,
     })
+    this.rpcShortAnswers = new Counter({
+      name: 'nft_indexer_rpc_short_answers_total',
+      help: 'eth_getLogs range answers that left out, without an error, the logs of blocks past the head of the node that answered, by endpoint.',
+      labelNames: ['endpoint'],
+      registers,
+    })
   }
 
   /** One JSON-RPC attempt; `fault` when it failed. `endpoint` is the 0-based position in RPC_URL. */
@@ -110,6 +117,10 @@ export class IndexerMetrics implements RpcObserver {
 
   rpcHedge(method: string, endpoint: number): void {
     this.rpcHedges.inc(this.labelsOf(method, endpoint))
+  }
+
+  rpcShortAnswer(endpoint: number): void {
+    this.rpcShortAnswers.inc({ endpoint: String(endpoint + 1) })
   }
 
   /** One label object per method and endpoint, made once: attempts are counted by the thousand. */

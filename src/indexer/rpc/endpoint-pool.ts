@@ -16,6 +16,8 @@ export interface RpcObserver {
   rpcAttempt(method: string, endpoint: number, fault?: RpcFaultKind): void
   /** A request with no answer yet was sent once more, to `endpoint` (rpc/hedge.ts). */
   rpcHedge(method: string, endpoint: number): void
+  /** An eth_getLogs range answer from `endpoint` left out the logs of blocks past its node's head (rpc/get-logs.ts). */
+  rpcShortAnswer(endpoint: number): void
 }
 
 export interface EndpointPoolOptions extends Partial<EndpointOptions> {

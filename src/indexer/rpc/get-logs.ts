@@ -3,6 +3,7 @@ import type { Hex } from 'viem'
 import { describeError, IndexerError } from '../errors'
 import type { RawLog, RequestOptions, Rpc } from './client'
 import { isTransientRpcError } from './client'
+import type { Endpoint } from './endpoint'
 import { backoffDelay, readWhileBehind, sleep } from './retry'
 import { RpcRequestError } from './transport'
 
@@ -69,7 +70,14 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
     const span = to - from + 1n
     const started = performance.now()
     try {
-      const logs = await rpc.getLogs({ fromBlock: from, toBlock: to }, options.topics, options.request)
+      let servedBy: Endpoint | undefined
+      const logs = await rpc.getLogs({ fromBlock: from, toBlock: to }, options.topics, {
+        ...options.request,
+        onServed: (e) => {
+          servedBy = e
+          options.request?.onServed?.(e)
+        },
+      })
       if (span > 1n && (await cutAtSilentCap(rpc, logs, to, options))) {
         options.range.refused(span)
         options.logger.warn(
@@ -79,6 +87,7 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
         continue
       }
       const tail = await logsPastAnswer(rpc, logs, from, to, options)
+      if (tail.length > 0 && servedBy) rpc.pool.observer?.rpcShortAnswer(servedBy.index)
       options.range.succeeded(span, logs.length, performance.now() - started)
       for (const log of logs) out.push(log)
       for (const log of tail) out.push(log)

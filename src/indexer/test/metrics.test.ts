@@ -11,6 +11,7 @@ import { freePort } from '@/test/redis-server'
 import { IndexerMetrics } from '../metrics'
 import { createRpc } from '../rpc/client'
 import { EndpointPool } from '../rpc/endpoint-pool'
+import { AdaptiveRange, fetchLogs } from '../rpc/get-logs'
 import { startTestChain, type TestChain } from './chain'
 import { startIndexer, testConfig, testLogger } from './indexer'
 import { waitFor, waitForIndexed } from './oracle'
@@ -134,6 +135,32 @@ describe('indexer metrics', () => {
     ).toBe(1)
     expect(sample(text, 'nft_indexer_rpc_requests_total{method="eth_blockNumber",endpoint="1"}')).toBe(2)
     expect(sample(text, 'nft_indexer_rpc_requests_total{method="eth_noSuchMethod",endpoint="1"}')).toBe(1)
+  })
+
+  it("counts eth_getLogs range answers found short past their node's head, by endpoint", async () => {
+    const nft = (await chain.deploy('TestNFT', ['Short', 'SHO', 'http://127.0.0.1:9/meta/'])).address
+    for (let i = 0; i < 3; i++)
+      await chain.call(nft, 'TestNFT', 'mintBatch', [chain.accounts[0], BigInt(100 + i * 10), 2n])
+    // Log queries go to a node two blocks behind, which answers up to its own head.
+    const proxy = await startProviderProxy({
+      upstream: chain.anvil.rpcUrl,
+      faults: { shortLogs: 1, lagBlocks: 2 },
+    })
+    const metrics = new IndexerMetrics(db.pool, 'devnet')
+    const logger = testLogger()
+    const rpc = createRpc({ pool: new EndpointPool({ urls: [proxy.url], observer: metrics }), logger })
+    try {
+      const head = await chain.head()
+      rpc.pool.endpoints[0]!.observeHead(head)
+      rpc.pool.endpoints[0]!.takeServedHead(head)
+      const logs = await fetchLogs(rpc, head - 5n, head, { topics: [], range: new AdaptiveRange(), logger })
+      // The last two blocks' mints, left out of the answer, are read by hash.
+      expect(logs.filter((l) => BigInt(l.blockNumber) > head - 2n)).toHaveLength(4)
+      const text = await metrics.registry.metrics()
+      expect(sample(text, 'nft_indexer_rpc_short_answers_total{endpoint="1"}')).toBe(1)
+    } finally {
+      await proxy.stop()
+    }
   })
 
   it('keeps serving when indexer_state cannot be read, and counts the failure', async () => {
