@@ -487,8 +487,7 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     // What the plans need from the node first: its head, and the numbers of blocks named by hash.
     const wantsHead =
       lag > 0 ||
-      (f.shortLogs > 0 && items.some((it) => it?.method === 'eth_getLogs')) ||
-      (f.strayLog > 0 && items.some((it) => it?.method === 'eth_getLogs')) ||
+      ((f.shortLogs > 0 || f.strayLog > 0) && items.some((it) => it?.method === 'eth_getLogs')) ||
       (cap !== undefined &&
         items.some(
           (it) => it?.method === 'eth_getLogs' && usesHeadTag(firstParam(it) as Record<string, unknown>),

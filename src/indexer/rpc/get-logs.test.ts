@@ -44,10 +44,13 @@ async function fakeProvider(
   return { url: server.origin, spans, calls: () => calls }
 }
 
-/** Log `i` of block `b`: the block's hash is its number, padded. */
+/** A synthetic block's hash: its number, padded. */
+const blockHash = (b: number) => `0x${b.toString(16).padStart(64, '0')}`
+
+/** Log `i` of block `b`. */
 const syntheticLog = (b: number, i: number) => ({
   blockNumber: `0x${b.toString(16)}`,
-  blockHash: `0x${b.toString(16).padStart(64, '0')}`,
+  blockHash: blockHash(b),
   transactionHash: `0x${(b * 3 + i).toString(16).padStart(64, '0')}`,
   logIndex: `0x${i.toString(16)}`,
   address: '0x00000000000000000000000000000000000000aa',
@@ -165,24 +168,14 @@ describe('fetchLogs', () => {
   })
 
   it('leaves out logs of other blocks than the one asked for by hash', async () => {
-    const hash = (b: number) => `0x${b.toString(16).padStart(64, '0')}`
-    const log = (b: number) => ({
-      blockNumber: `0x${b.toString(16)}`,
-      blockHash: hash(b),
-      transactionHash: hash(b + 1000),
-      logIndex: '0x0',
-      address: '0x00000000000000000000000000000000000000aa',
-      topics: [],
-      data: '0x',
-    })
     const server = await startJsonRpcServer<{ id: number }>(({ id }, res) =>
       res
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ jsonrpc: '2.0', id, result: [log(7), log(8), log(9)] })),
+        .end(JSON.stringify({ jsonrpc: '2.0', id, result: [7, 8, 9].map((b) => syntheticLog(b, 0)) })),
     )
     servers.push(server)
     const rpc = createRpc({ url: server.origin, logger })
-    const logs = await rpc.getLogs({ blockHash: hash(8).toUpperCase().replace('0X', '0x') as Hex }, [])
+    const logs = await rpc.getLogs({ blockHash: blockHash(8).toUpperCase().replace('0X', '0x') as Hex }, [])
     expect(blocksOf(logs)).toEqual(['8:0'])
   })
 
@@ -194,7 +187,6 @@ describe('fetchLogs', () => {
      */
     const HEAD = 500
     async function laggingLogNode(behind: number, empty: number[] = []) {
-      const hash = (b: number) => `0x${b.toString(16).padStart(64, '0')}`
       const logsOf = (b: number) => (empty.includes(b) ? [] : [0, 1, 2].map((i) => syntheticLog(b, i)))
       const methods: string[] = []
       type Item = { id: number; method: string; params: [unknown, ...unknown[]] }
@@ -205,8 +197,8 @@ describe('fetchLogs', () => {
             const n = Number(params[0])
             const result = {
               number: `0x${n.toString(16)}`,
-              hash: hash(n),
-              parentHash: hash(n - 1),
+              hash: blockHash(n),
+              parentHash: blockHash(n - 1),
               timestamp: '0x1',
             }
             return { jsonrpc: '2.0', id, result: n <= HEAD ? result : null }
@@ -250,7 +242,7 @@ describe('fetchLogs', () => {
     it('reads nothing more for an answer with logs up to its last block, or far below the head', async () => {
       const node = await laggingLogNode(0, [])
       expect(blocksOf(await node.read(480, 498))).toEqual(expected(480, 498))
-      // A node far behind, far below the head: a lag of LAG_MARGIN blocks is not looked for there.
+      // Further below the head than a node's lag is looked for (LAG_MARGIN, 64 blocks): taken as answered.
       const far = await laggingLogNode(80)
       expect(blocksOf(await far.read(300, 400))).toEqual(expected(300, 400))
       expect([...node.methods, ...far.methods]).toEqual(['eth_getLogs', 'eth_getLogs'])
