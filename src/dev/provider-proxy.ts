@@ -109,6 +109,11 @@ export interface ProviderProxyOptions {
   chainId?: number
   /** Refuse eth_getBlockReceipts with -32601, as providers without it do. */
   noBlockReceipts?: boolean
+  /**
+   * A lagging node answers eth_getLogs by the hash of a block it does not have with no logs
+   * instead of "unknown block", as Besu, reth before 2024, Frontier chains and anvil did.
+   */
+  emptyForUnknownHash?: boolean
 }
 
 export interface ProviderProxy {
@@ -589,7 +594,8 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
       const filter = { ...((params[0] ?? {}) as Record<string, unknown>) }
       if (typeof filter.blockHash === 'string') {
         const number = numberOfHash.get(filter.blockHash)
-        if (lag && number !== undefined && number !== null && number > nodeHead) return failed(UNKNOWN_BLOCK)
+        if (lag && number !== undefined && number !== null && number > nodeHead)
+          return options.emptyForUnknownHash ? local([]) : failed(UNKNOWN_BLOCK)
         const omitByHash = omitDraw < Math.max(f.omitLog, f.omitLogByHash) ? omitAt : undefined
         return { kind: 'logs', id: item.id, filter, omit: omitByHash, dup }
       }
