@@ -3,6 +3,7 @@ import type { Hex } from 'viem'
 import { describeError, IndexerError } from '../errors'
 import { Endpoint } from './endpoint'
 import { EndpointPool, type EndpointPoolOptions } from './endpoint-pool'
+import { isLogsBloom } from './logs-bloom'
 import { backoffDelay, sleep } from './retry'
 import { RpcRequestError, type TwinReads } from './transport'
 
@@ -11,6 +12,8 @@ export interface RpcBlock {
   hash: Hex
   parentHash: Hex
   timestamp: bigint
+  /** Which addresses and topics the block's logs may hold (rpc/logs-bloom.ts); absent when not answered. */
+  logsBloom?: Hex
 }
 
 /** A log as the node returns it (hex quantities), before any decoding. */
@@ -262,7 +265,7 @@ export function createRpc(options: RpcOptions): Rpc {
   /** A header, checked: a broken cache or load balancer may answer another block, or half of one. */
   const parseBlock = (raw: Record<string, unknown> | null, asked: bigint | string): RpcBlock | null => {
     if (raw === null) return null
-    const { number, hash, parentHash, timestamp } = raw
+    const { number, hash, parentHash, timestamp, logsBloom } = raw
     const valid =
       isQuantity(number) &&
       isHash(hash) &&
@@ -276,7 +279,9 @@ export function createRpc(options: RpcOptions): Rpc {
           cause: new RpcRequestError('bad_body', `block ${String(number)} (${String(hash)})`),
         },
       )
-    return { number: BigInt(number), hash, parentHash, timestamp: BigInt(timestamp) }
+    const block: RpcBlock = { number: BigInt(number), hash, parentHash, timestamp: BigInt(timestamp) }
+    if (isLogsBloom(logsBloom)) block.logsBloom = logsBloom
+    return block
   }
 
   return {

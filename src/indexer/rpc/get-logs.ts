@@ -1,9 +1,10 @@
 import type { Logger } from 'pino'
 import type { Hex } from 'viem'
 import { describeError, IndexerError } from '../errors'
-import type { RawLog, RequestOptions, Rpc } from './client'
+import type { RawLog, RequestOptions, Rpc, RpcBlock } from './client'
 import { isTransientRpcError } from './client'
 import type { Endpoint } from './endpoint'
+import { bloomMayHold } from './logs-bloom'
 import { backoffDelay, readWhileBehind, sleep } from './retry'
 import { RpcRequestError } from './transport'
 
@@ -184,7 +185,7 @@ async function logsPastAnswer(
         options.signal,
       )
       if (!block) throw new BlockNotServedError(n)
-      return rpc.getLogs({ blockHash: block.hash }, options.topics, { ...request, minBlock: n })
+      return readBlockLogs(rpc, block, options.topics, request, options.signal)
     }),
   )
   const tail = perBlock.flat()
@@ -194,6 +195,27 @@ async function logsPastAnswer(
       `eth_getLogs answered blocks ${from}..${to} without the ${tail.length} logs of blocks ${first}..${to}, and no error (a node behind the head): read by block hash`,
     )
   return tail
+}
+
+/**
+ * A block's logs, read by its hash (EIP-234). Some node software answers a
+ * hash it does not know yet with no logs and no error (public reports against
+ * Besu, reth before 2024, Frontier chains, anvil), so a node behind the
+ * others passes for a block without logs. An empty answer for a block whose
+ * logsBloom names one of the events asked for is read again for up to 2 s
+ * (lag); then the last answer is taken, since a bloom may name an event the
+ * block does not hold.
+ */
+export function readBlockLogs(
+  rpc: Rpc,
+  block: RpcBlock,
+  topics: Hex[][],
+  request: RequestOptions = {},
+  signal?: AbortSignal,
+): Promise<RawLog[]> {
+  const read = () => rpc.getLogs({ blockHash: block.hash }, topics, { ...request, minBlock: block.number })
+  if (block.logsBloom === undefined || !bloomMayHold(block.logsBloom, topics[0] ?? [])) return read()
+  return readWhileBehind(read, (logs) => logs.length > 0, signal, 6)
 }
 
 /** A block at or below the best head that no endpoint serves yet (lag): the read is retried. */

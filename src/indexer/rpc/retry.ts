@@ -21,18 +21,20 @@ export function backoffDelay(attempt: number, baseDelayMs: number, maxDelayMs: n
 }
 
 /**
- * Reads again, after 0.1, 0.2, 0.3 and 0.4 s, while the answer says the node
- * does not have the block yet (`null`): a node behind the others (a
- * load-balanced provider, near the head) is lag, never a sign that the block
- * is gone. Resolves with the last answer, which may still be absent.
+ * Reads again, after 0.1, 0.2, 0.3 and 0.4 s (`again` times, each 0.1 s
+ * longer), while the answer says the node does not have the block yet
+ * (`null`): a node behind the others (a load-balanced provider, near the
+ * head) is lag, never a sign that the block is gone. Resolves with the last
+ * answer, which may still be absent.
  */
 export async function readWhileBehind<T>(
   read: () => Promise<T>,
   present: (answer: T) => boolean,
   signal?: AbortSignal,
+  again = 4,
 ): Promise<T> {
   let answer = await read()
-  for (let attempt = 1; !present(answer) && attempt <= 4; attempt++) {
+  for (let attempt = 1; !present(answer) && attempt <= again; attempt++) {
     await sleep(100 * attempt, signal)
     answer = await read()
   }

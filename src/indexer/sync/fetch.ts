@@ -10,7 +10,7 @@ import {
 } from '../events/types'
 import type { RawLog, Rpc, RpcBlock } from '../rpc/client'
 import type { Endpoint } from '../rpc/endpoint'
-import { normaliseLogs, sameLogs } from '../rpc/get-logs'
+import { normaliseLogs, readBlockLogs, sameLogs } from '../rpc/get-logs'
 import { readWhileBehind } from '../rpc/retry'
 import { compareChainOrder } from '../store/transfers'
 import { type LogReader, readLogs, readVerifiedLogs, reportMismatch } from '../verify/agreed-logs'
@@ -128,12 +128,17 @@ export async function fetchRealtimeBlocks(ctx: FetchContext, headers: RpcBlock[]
       headers.map(async (h) => {
         let endpoint: Endpoint | undefined
         const logs = normaliseLogs(
-          await ctx.rpc.getLogs({ blockHash: h.hash }, INDEXED_TOPICS, {
-            minBlock: h.number,
-            onServed: (e) => {
-              endpoint = e
+          await readBlockLogs(
+            ctx.rpc,
+            h,
+            INDEXED_TOPICS,
+            {
+              onServed: (e) => {
+                endpoint = e
+              },
             },
-          }),
+            ctx.signal,
+          ),
         )
         ctx.followed.set(h.number, { logs, endpoint })
         return logs

@@ -210,6 +210,22 @@ describe('logs left out with HTTP 200', () => {
     await run.finish()
   }, 120_000)
 
+  it('are not taken from a node that answers no logs for a block it does not have yet', async () => {
+    // Three requests in ten reach a node a block or two behind, which answers a new block's
+    // logs by hash with none and no error. No receipts: the read by hash is all there is.
+    const run = await runThroughProviders(chain, history, [
+      { faults: { lagging: 0.3, lagBlocks: 2 }, emptyForUnknownHash: true, noBlockReceipts: true },
+    ])
+    await waitForVerified(run.db.pool, chain)
+    for (let i = 0; i < 8; i++) {
+      await followedBlocks(run, 1)
+      // Checked at the head, before the block is confirmed (and verified): nothing is missing.
+      await expectDatabaseMatchesChain(run.db.pool, chain.clients, history.nfts)
+    }
+    expect(run.proxies[0]!.stats().lagging).toBeGreaterThan(0)
+    await run.finish()
+  }, 120_000)
+
   it('in followed blocks, without receipts, are found once confirmed and repaired through the rollback path', async () => {
     const run = await runThroughProviders(chain, history, [{ noBlockReceipts: true }])
     await waitForVerified(run.db.pool, chain)
