@@ -214,8 +214,14 @@ export function readBlockLogs(
   signal?: AbortSignal,
 ): Promise<RawLog[]> {
   const read = () => rpc.getLogs({ blockHash: block.hash }, topics, { ...request, minBlock: block.number })
-  if (block.logsBloom === undefined || !bloomMayHold(block.logsBloom, topics[0] ?? [])) return read()
-  return readWhileBehind(read, (logs) => logs.length > 0, signal, 6)
+  // Only an empty answer is checked against the bloom (once).
+  let named: boolean | undefined
+  const settled = (logs: RawLog[]) => {
+    if (logs.length > 0) return true
+    named ??= block.logsBloom !== undefined && bloomMayHold(block.logsBloom, topics[0] ?? [])
+    return !named
+  }
+  return readWhileBehind(read, settled, signal, 6)
 }
 
 /** A block at or below the best head that no endpoint serves yet (lag): the read is retried. */
