@@ -146,6 +146,8 @@ describe('everything at once', () => {
           getLogsCap: { maxBlocks: 10, maxResults: 100, style: 'alchemy' },
           // Without receipts, followed blocks are verified (and repaired) once confirmed.
           noBlockReceipts: true,
+          // A lagging node answers a block it does not have, asked by hash, with no logs.
+          emptyForUnknownHash: true,
         }),
       ),
     )
