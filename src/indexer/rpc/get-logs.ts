@@ -156,8 +156,9 @@ const LAG_MARGIN = 64n
  * The logs of the blocks of a range's answer that the answer does not vouch
  * for: those after its last log's block (a log of block L shows the node had
  * every block up to L) and within LAG_MARGIN of the best head. They are read
- * block by block by hash, which a node without the block refuses with an
- * error (EIP-234) rather than answering short. Far below the head, or with
+ * block by block by hash (readBlockLogs), which a node without the block
+ * refuses with an error (EIP-234), or answers with none where the block's
+ * bloom names some, rather than answering short. Far below the head, or with
  * logs up to the range's end (the common answer), nothing is read.
  */
 async function logsPastAnswer(
