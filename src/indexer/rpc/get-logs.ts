@@ -186,7 +186,7 @@ async function logsPastAnswer(
         options.signal,
       )
       if (!block) throw new BlockNotServedError(n)
-      return readBlockLogs(rpc, block, options.topics, request, options.signal)
+      return readBlockLogs(rpc, block, options.topics, { request, signal: options.signal })
     }),
   )
   const tail = perBlock.flat()
@@ -205,16 +205,18 @@ async function logsPastAnswer(
  * others passes for a block without logs. An empty answer for a block whose
  * logsBloom names one of the events asked for is read again for up to 2 s
  * (lag); then the last answer is taken, since a bloom may name an event the
- * block does not hold.
+ * block does not hold. `once`: read once, where a receipts proof settles the
+ * block anyway (a bloom's false positive then costs no wait).
  */
 export function readBlockLogs(
   rpc: Rpc,
   block: RpcBlock,
   topics: Hex[][],
-  request: RequestOptions = {},
-  signal?: AbortSignal,
+  options: { request?: RequestOptions; signal?: AbortSignal; once?: boolean } = {},
 ): Promise<RawLog[]> {
-  const read = () => rpc.getLogs({ blockHash: block.hash }, topics, { ...request, minBlock: block.number })
+  const read = () =>
+    rpc.getLogs({ blockHash: block.hash }, topics, { ...options.request, minBlock: block.number })
+  if (options.once) return read()
   // Only an empty answer is checked against the bloom (once).
   let named: boolean | undefined
   const settled = (logs: RawLog[]) => {
@@ -222,7 +224,7 @@ export function readBlockLogs(
     named ??= block.logsBloom !== undefined && bloomMayHold(block.logsBloom, topics[0] ?? [])
     return !named
   }
-  return readWhileBehind(read, settled, signal, 6)
+  return readWhileBehind(read, settled, options.signal, 6)
 }
 
 /** A block at or below the best head that no endpoint serves yet (lag): the read is retried. */

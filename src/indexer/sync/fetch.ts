@@ -123,30 +123,27 @@ export async function fetchRealtimeBlocks(ctx: FetchContext, headers: RpcBlock[]
   // Each block's logs by hash and, where the node offers receipts, its proof at the same time:
   // a proven block is verified at once, so the head shows no omitted log even before it is
   // confirmed. Unproven blocks are verified once confirmed (sync/verify-confirmed.ts).
+  const proving = ctx.verify && canProve(ctx.rpc)
   const [perBlock, proofs] = await Promise.all([
     Promise.all(
       headers.map(async (h) => {
         let endpoint: Endpoint | undefined
+        const onServed = (e: Endpoint) => {
+          endpoint = e
+        }
         const logs = normaliseLogs(
-          await readBlockLogs(
-            ctx.rpc,
-            h,
-            INDEXED_TOPICS,
-            {
-              onServed: (e) => {
-                endpoint = e
-              },
-            },
-            ctx.signal,
-          ),
+          await readBlockLogs(ctx.rpc, h, INDEXED_TOPICS, {
+            request: { onServed },
+            signal: ctx.signal,
+            // With a proof at the same time, an empty answer is not read again.
+            once: proving,
+          }),
         )
         ctx.followed.set(h.number, { logs, endpoint })
         return logs
       }),
     ),
-    ctx.verify && canProve(ctx.rpc)
-      ? Promise.all(headers.map((h) => provenBlock(ctx, h.number, h.hash).catch(() => null)))
-      : null,
+    proving ? Promise.all(headers.map((h) => provenBlock(ctx, h.number, h.hash).catch(() => null))) : null,
   ])
   const read = normaliseLogs(perBlock.flat())
   const provenByBlock = proofs?.every((p) => p !== null) ? (proofs as RawLog[][]) : null
