@@ -45,6 +45,8 @@ export class IndexerMetrics implements RpcObserver {
   ) {
     const registers = [this.registry]
     const gauge = (name: string, help: string) => new Gauge({ name, help, registers })
+    const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
+      new Counter<L>({ name, help, labelNames, registers })
     this.head = gauge('nft_indexer_head_block', 'The chain head the indexer last saw (last_seen_block).')
     this.indexed = gauge(
       'nft_indexer_indexed_block',
@@ -62,11 +64,10 @@ export class IndexerMetrics implements RpcObserver {
       'nft_indexer_lag_blocks',
       'Blocks between the chain head and the indexed end (lag_blocks).',
     )
-    this.stateReadFailures = new Counter({
-      name: 'nft_indexer_state_read_failures_total',
-      help: 'Scrapes whose read of indexer_state failed (the block gauges then keep their last values).',
-      registers,
-    })
+    this.stateReadFailures = counter(
+      'nft_indexer_state_read_failures_total',
+      'Scrapes whose read of indexer_state failed (the block gauges then keep their last values).',
+    )
     this.leaderGauge = gauge(
       'nft_indexer_leader',
       '1 while this process holds the leader lock and writes; 0 while it waits as a standby.',
@@ -82,30 +83,26 @@ export class IndexerMetrics implements RpcObserver {
       labelNames: ['outcome'],
       registers,
     })
-    this.rpcRequests = new Counter({
-      name: 'nft_indexer_rpc_requests_total',
-      help: 'JSON-RPC requests sent (each attempt), by method and endpoint (position in RPC_URL).',
-      labelNames: ['method', 'endpoint'],
-      registers,
-    })
-    this.rpcErrors = new Counter({
-      name: 'nft_indexer_rpc_errors_total',
-      help: 'Failed JSON-RPC attempts, by method, endpoint and fault kind (rate_limited, http, bad_body, network, timeout, rpc).',
-      labelNames: ['method', 'endpoint', 'kind'],
-      registers,
-    })
-    this.rpcHedges = new Counter({
-      name: 'nft_indexer_rpc_hedges_total',
-      help: 'Requests sent once more because the first attempt had no answer for twice the usual time, by method and the endpoint asked again.',
-      labelNames: ['method', 'endpoint'],
-      registers,
-    })
-    this.rpcShortAnswers = new Counter({
-      name: 'nft_indexer_rpc_short_answers_total',
-      help: 'eth_getLogs range answers that left out, without an error, the logs of blocks past the head of the node that answered, by endpoint.',
-      labelNames: ['endpoint'],
-      registers,
-    })
+    this.rpcRequests = counter(
+      'nft_indexer_rpc_requests_total',
+      'JSON-RPC requests sent (each attempt), by method and endpoint (position in RPC_URL).',
+      ['method', 'endpoint'],
+    )
+    this.rpcErrors = counter(
+      'nft_indexer_rpc_errors_total',
+      'Failed JSON-RPC attempts, by method, endpoint and fault kind (rate_limited, http, bad_body, network, timeout, rpc).',
+      ['method', 'endpoint', 'kind'],
+    )
+    this.rpcHedges = counter(
+      'nft_indexer_rpc_hedges_total',
+      'Requests sent once more because the first attempt had no answer for twice the usual time, by method and the endpoint asked again.',
+      ['method', 'endpoint'],
+    )
+    this.rpcShortAnswers = counter(
+      'nft_indexer_rpc_short_answers_total',
+      'eth_getLogs range answers that left out, without an error, the logs of blocks past the head of the node that answered, by endpoint.',
+      ['endpoint'],
+    )
   }
 
   /** One JSON-RPC attempt; `fault` when it failed. `endpoint` is the 0-based position in RPC_URL. */
