@@ -4,7 +4,7 @@ import { describeError, IndexerError } from '../errors'
 import { Endpoint } from './endpoint'
 import { EndpointPool, type EndpointPoolOptions } from './endpoint-pool'
 import { isLogsBloom } from './logs-bloom'
-import { backoffDelay, sleep } from './retry'
+import { backoffDelay, readWhileBehind, sleep } from './retry'
 import { RpcRequestError, type TwinReads } from './transport'
 
 export interface RpcBlock {
@@ -84,6 +84,17 @@ type Attempt<T> = { endpoint: Endpoint; value: T } | { endpoint: Endpoint; error
 const hedgeKind = (method: string, opts: RequestOptions) => (opts.alone ? `${method} alone` : method)
 
 const toHex = (n: bigint): Hex => `0x${n.toString(16)}`
+
+/**
+ * Block `n`, asked again briefly while the answer is null (readWhileBehind): a
+ * node behind the others near the head is lag. Null when it still is.
+ */
+export const getServedBlock = (rpc: Rpc, n: bigint, request?: RequestOptions, signal?: AbortSignal) =>
+  readWhileBehind(
+    () => rpc.getBlock(n, request),
+    (b) => b !== null,
+    signal,
+  )
 
 export const splitRpcUrls = (value: string): string[] =>
   value

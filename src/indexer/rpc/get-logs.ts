@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import type { Hex } from 'viem'
 import { describeError, IndexerError } from '../errors'
 import type { RawLog, RequestOptions, Rpc, RpcBlock } from './client'
-import { isTransientRpcError } from './client'
+import { getServedBlock, isTransientRpcError } from './client'
 import type { Endpoint } from './endpoint'
 import { bloomMayHold } from './logs-bloom'
 import { backoffDelay, readWhileBehind, sleep } from './retry'
@@ -180,11 +180,7 @@ async function logsPastAnswer(
   for (let n = first; n <= to; n++) numbers.push(n)
   const perBlock = await Promise.all(
     numbers.map(async (n) => {
-      const block = await readWhileBehind(
-        () => rpc.getBlock(n, request),
-        (b) => b !== null,
-        options.signal,
-      )
+      const block = await getServedBlock(rpc, n, request, options.signal)
       if (!block) throw new BlockNotServedError(n)
       return readBlockLogs(rpc, block, options.topics, { request, signal: options.signal })
     }),

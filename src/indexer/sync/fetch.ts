@@ -8,10 +8,9 @@ import {
   type TransferEvent,
   withBlockTimestamp,
 } from '../events/types'
-import type { RawLog, Rpc, RpcBlock } from '../rpc/client'
+import { getServedBlock, type RawLog, type Rpc, type RpcBlock } from '../rpc/client'
 import type { Endpoint } from '../rpc/endpoint'
 import { normaliseLogs, readBlockLogs, sameLogs } from '../rpc/get-logs'
-import { readWhileBehind } from '../rpc/retry'
 import { compareChainOrder } from '../store/transfers'
 import { type LogReader, readLogs, readVerifiedLogs, reportMismatch } from '../verify/agreed-logs'
 import { canProve, provenBlock } from '../verify/proven-logs'
@@ -205,18 +204,11 @@ function withTimestamps(
 /**
  * Block headers by number, requested together so the transport sends them as
  * JSON-RPC batches. A block a node does not have yet (a load-balanced
- * backend behind the others) is asked again briefly (readWhileBehind): near
+ * backend behind the others) is asked again briefly (getServedBlock): near
  * the head that is lag, never a sign of a reorganisation.
  */
 export async function getHeaders(rpc: Rpc, numbers: bigint[]): Promise<Map<bigint, RpcBlock>> {
-  const blocks = await Promise.all(
-    numbers.map((n) =>
-      readWhileBehind(
-        () => rpc.getBlock(n),
-        (b) => b !== null,
-      ),
-    ),
-  )
+  const blocks = await Promise.all(numbers.map((n) => getServedBlock(rpc, n)))
   const out = new Map<bigint, RpcBlock>()
   blocks.forEach((b, i) => {
     if (!b) throw new ChainChangedError(`block ${numbers[i]} is not available yet`)
