@@ -12,7 +12,7 @@ import { metricsPort } from '@/config/metrics-endpoint'
 import { createApiKey, ensureUser } from '@/server/auth/api-keys'
 import { TEST_LIMITS } from '@/test/api-client'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
-import { freePort } from '@/test/redis-server'
+import { freePort } from '@/test/free-port'
 import { asDatabase, serveApi, type TestWeb } from '@/test/serve-api'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')

@@ -14,12 +14,9 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from '@/test/free-port'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
-
-function freePort(): number {
-  return 20_000 + Math.floor(Math.random() * 20_000)
-}
 
 function groupMembers(pgid: number): number[] {
   try {
@@ -198,7 +195,7 @@ describe('npm start', () => {
 
     let lastHead = 0n
     for (const round of [1, 2]) {
-      const port = freePort()
+      const port = await freePort()
       const base = `http://127.0.0.1:${port}`
       const run = start({ ...env, PORT: String(port) })
       let tree = new Map<number, string>()
@@ -265,7 +262,7 @@ async function isolatedEnv(): Promise<{
     ...inherited,
     DATA_DIR: dataDir,
     LOG_LEVEL: 'info',
-    PORT: String(freePort()),
+    PORT: String(await freePort()),
   }
   if (adminUrl) {
     const client = new pg.Client({ connectionString: adminUrl })

@@ -28,7 +28,7 @@ import { promisify } from 'node:util'
 import type pg from 'pg'
 import { createPool } from '@/db/client'
 import { parseLsn } from '@/db/replica-lag'
-import { freePort } from './redis-server'
+import { freePort } from './free-port'
 
 const run = promisify(execFile)
 
@@ -112,8 +112,15 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
   const started: TestCluster[] = []
   const cluster = async (name: string, port: number): Promise<TestCluster> => {
     const dataDir = path.join(dir, name)
+    const logFile = path.join(dir, `${name}.log`)
     const start = async () => {
-      await tool('pg_ctl', ['-D', dataDir, '-l', path.join(dir, `${name}.log`), '-w', '-t', '60', 'start'])
+      await tool('pg_ctl', ['-D', dataDir, '-l', logFile, '-w', '-t', '60', 'start']).catch((err: Error) => {
+        // pg_ctl only says "could not start server": the reason is in the server's own log.
+        const log = existsSync(logFile)
+          ? readFileSync(logFile, 'utf8').trim().split('\n').slice(-8).join('\n')
+          : ''
+        throw new Error(`${err.message.trim()}\n${name}.log:\n${log}`)
+      })
     }
     dataDirs.push(dataDir)
     await start()

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import net from 'node:net'
+import { freePort } from './free-port'
 
 export interface TestRedis {
   url: string
@@ -13,17 +14,6 @@ export interface TestRedis {
   stop(): Promise<void>
   /** Starts it again on the same port (empty: no persistence). */
   start(): Promise<void>
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /** Resolves once the server accepts connections; rejects if it exits first (e.g. the port is taken). */

@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { generateApiKeySecret } from '@/server/auth/secrets'
-import { freePort } from './redis-server'
+import { freePort } from './free-port'
 import { get } from './serve-api'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
