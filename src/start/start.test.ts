@@ -162,36 +162,15 @@ async function headBlock(base: string): Promise<bigint | undefined> {
 }
 
 describe('npm start', () => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'nft-start-'))
-  const dbName = `nft_start_${randomBytes(4).toString('hex')}`
-  const adminUrl = process.env.DATABASE_URL
+  let isolated: Awaited<ReturnType<typeof isolatedEnv>> | undefined
 
   afterAll(async () => {
-    rmSync(dataDir, { recursive: true, force: true })
-    if (adminUrl) {
-      const client = new pg.Client({ connectionString: adminUrl })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
-      await client.end()
-    }
+    await isolated?.dispose()
   })
 
   it('starts everything, stops every child on Ctrl-C, and starts again on the same data', async () => {
-    // A user's shell: no RPC_URL (embedded devnet) and no NODE_ENV.
-    const { RPC_URL: _rpc, NODE_ENV: _mode, ...inherited } = process.env
-    const env: Record<string, string | undefined> = { ...inherited, DATA_DIR: dataDir, LOG_LEVEL: 'info' }
-    if (adminUrl) {
-      const client = new pg.Client({ connectionString: adminUrl })
-      await client.connect()
-      await client.query(`CREATE DATABASE ${dbName}`)
-      await client.end()
-      const url = new URL(adminUrl)
-      url.pathname = `/${dbName}`
-      env.DATABASE_URL = url.toString()
-      env.AUTH_SECRET = randomBytes(32).toString('hex')
-    } else {
-      delete env.DATABASE_URL
-    }
+    isolated = await isolatedEnv()
+    const { env } = isolated
 
     let lastHead = 0n
     for (const round of [1, 2]) {
