@@ -15,9 +15,9 @@
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { appendFileSync, existsSync, readFileSync } from 'node:fs'
-import net from 'node:net'
 import path from 'node:path'
 import pg from 'pg'
+import { freePort } from '@/test/free-port'
 import { type CpuSeconds, trackCpu } from './cpu-time'
 import { trackPeakRss } from './peak-rss'
 
@@ -71,17 +71,6 @@ function ensureInstalled(log: (msg: string) => void): string | null {
     return `npm install in bench/ponder failed (exit ${res.status}): ${tail.join(' | ')}`
   }
   return null
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port
-      srv.close(() => resolve(port))
-    })
-  })
 }
 
 export async function runPonder<T = undefined>(
