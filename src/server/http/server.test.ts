@@ -3,6 +3,7 @@
  * the absolute-form a server must also accept) names a resource; `GET *`
  * is the client's error, in the API envelope.
  */
+import { maxHeaderSize } from 'node:http'
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
@@ -24,23 +25,53 @@ afterAll(async () => {
   }
 })
 
-async function raw(requestLine: string): Promise<{ status: number; body: string }> {
+/** A request line with the usual headers. */
+const raw = (requestLine: string) =>
+  rawBytes(`${requestLine}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)
+
+/** Bytes written as they are; the answer as the server sent it (status line, headers, body). */
+async function rawBytes(request: string): Promise<{ status: number; headers: string; body: string }> {
   const { port } = new URL(s.base)
   const response = await new Promise<string>((resolve, reject) => {
     let data = ''
-    const socket = net.connect(Number(port), '127.0.0.1', () =>
-      socket.write(`${requestLine}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`),
-    )
+    const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(request))
     socket.setEncoding('utf8')
     socket.on('data', (d) => (data += d))
     socket.once('end', () => resolve(data))
     socket.once('error', reject)
   })
+  const split = response.indexOf('\r\n\r\n')
   return {
     status: Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0),
-    body: response.slice(response.indexOf('\r\n\r\n') + 4),
+    headers: response.slice(0, split).toLowerCase(),
+    body: response.slice(split + 4),
   }
 }
+
+describe('requests the HTTP parser refuses', () => {
+  it('a request line and headers over maxHeaderSize: 400 in the envelope, not an empty 431', async () => {
+    const res = await rawBytes(
+      `GET /v1/collections?search=${'a'.repeat(maxHeaderSize + 1)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+    )
+    expect(res.status).toBe(400)
+    expect(res.headers).toContain('content-type: application/json')
+    expect(res.headers).toContain('cache-control: no-store')
+    expect(JSON.parse(res.body)).toEqual({
+      error: {
+        code: 'INVALID_ARGUMENT',
+        message: `The request line and headers are larger than ${maxHeaderSize / 1024} KiB.`,
+      },
+    })
+  })
+
+  it('broken HTTP syntax: 400 in the envelope', async () => {
+    const res = await rawBytes('GET /v1/collections HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n')
+    expect(res.status).toBe(400)
+    expect(JSON.parse(res.body)).toEqual({
+      error: { code: 'INVALID_ARGUMENT', message: 'The request is not valid HTTP/1.1.' },
+    })
+  })
+})
 
 describe('request targets', () => {
   // (Node's parser itself refuses a target that is no URL at all, and CONNECT never reaches a handler.)

@@ -4,8 +4,15 @@
  * Next.js's per-request cost (docs/design.md, "Architecture"). Everything else —
  * portal, try-it page, docs, /api/auth, /api/trpc — goes to Next.js.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import {
+  createServer,
+  type IncomingMessage,
+  maxHeaderSize,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
 import path from 'node:path'
+import type { Duplex } from 'node:stream'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
 import { CLIENT_IP_HEADER, clientIp } from '@/server/http/client-ip'
@@ -111,6 +118,8 @@ export async function createWebServer({ services, next = false }: WebServerOptio
       sendError(res, new ApiError('NOT_FOUND', 'Not found.'))
     }
   })
+  // Requests Node's parser refuses never reach the handler; they are answered in the envelope too.
+  server.on('clientError', answerUnparsedRequest)
   // Slow or stuck clients must not hold sockets forever.
   server.headersTimeout = 15_000
   server.requestTimeout = 30_000
@@ -139,6 +148,30 @@ function originForm(req: IncomingMessage): string | undefined {
     return req.url
   }
   return undefined
+}
+
+/** Why the parser refused a request, as the client should read it (by Node's error code). */
+const UNPARSED_REQUEST: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: `The request line and headers are larger than ${maxHeaderSize / 1024} KiB.`,
+  ERR_HTTP_REQUEST_TIMEOUT: 'The request did not arrive in time.',
+}
+
+/**
+ * A request the HTTP parser refused (a query string past maxHeaderSize, broken syntax, a
+ * client too slow to send it): 400 INVALID_ARGUMENT in the envelope, where
+ * Node would answer 431, 400 or 408 with an empty body; then the connection
+ * closes, since the parser has lost its place in the stream.
+ */
+function answerUnparsedRequest(err: NodeJS.ErrnoException, socket: Duplex) {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const message = UNPARSED_REQUEST[err.code ?? ''] ?? 'The request is not valid HTTP/1.1.'
+  const body = errorBody(new ApiError('INVALID_ARGUMENT', message))
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  )
 }
 
 function sendError(res: ServerResponse, error: ApiError) {
