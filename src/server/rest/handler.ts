@@ -111,7 +111,7 @@ export function createRestHandler(services: Services): RestHandler {
     // The route template the request counts under: the matched path's, else "unmatched".
     let routeLabel = UNMATCHED_ROUTE
     try {
-      const { pathname, searchParams } = parseTarget(req.url)
+      const { pathname, query } = parseTarget(req.url)
       const candidates = matchPath(routes, pathname)
       const route =
         candidates.find((r) => r.method === req.method) ??
@@ -140,7 +140,7 @@ export function createRestHandler(services: Services): RestHandler {
       // No /v1 procedure reads a body (POST /v1/demo-token takes none): whatever is sent is drained unread.
       req.resume()
       const input = route.takesInput
-        ? Object.assign(queryInput(searchParams), pathParams(route, pathname))
+        ? Object.assign(queryInput(query), pathParams(route, pathname))
         : undefined
       // The database part of the request, within the subject's share of the pool. Read
       // endpoints run on a read replica when one qualifies (docs/operations.md, "Read replicas").
@@ -192,13 +192,12 @@ export function createRestHandler(services: Services): RestHandler {
 
 /** A path of these characters only is its own WHATWG pathname: nothing to decode or normalize. */
 const PLAIN_PATH = /^\/[A-Za-z0-9/_-]*$/
-const NO_QUERY = new URLSearchParams()
 
 /** The request target's path and query as the URL parser reads them, without a URL object for plain paths. */
-function parseTarget(target = '/'): { pathname: string; searchParams: URLSearchParams } {
-  if (PLAIN_PATH.test(target)) return { pathname: target, searchParams: NO_QUERY }
+function parseTarget(target = '/'): { pathname: string; query: string } {
+  if (PLAIN_PATH.test(target)) return { pathname: target, query: '' }
   const url = new URL(target, 'http://localhost')
-  return { pathname: url.pathname, searchParams: url.searchParams }
+  return { pathname: url.pathname, query: url.search.slice(1) }
 }
 
 /** 405 with Allow: the path exists, the method does not (HEAD is implied by GET). */

@@ -20,6 +20,7 @@ import {
 } from 'trpc-to-openapi'
 import { boundedMemo } from '@/lib/bounded-memo'
 import type { V1Meta } from '@/server/api/v1/trpc'
+import { ApiError } from '@/server/errors/api-error'
 
 export interface Route {
   method: string
@@ -75,14 +76,30 @@ export function pathParams(route: Route, pathname: string): Record<string, strin
 /**
  * Query parameters as trpc-to-openapi reads them: a key given once is a
  * string, a key repeated is an array of its values (which every /v1 schema
- * refuses).
+ * refuses). `query` is the raw query string, without `?`. A malformed
+ * percent-escape (`%zz`, or bytes that are not UTF-8, such as `%ff`) is 400:
+ * URLSearchParams would pass `%zz` on as it is and turn `%ff` into U+FFFD,
+ * so the value searched or validated would not be the one sent.
  */
-export function queryInput(search: URLSearchParams): Record<string, string | string[]> {
+export function queryInput(query: string): Record<string, string | string[]> {
+  if (query.includes('%')) assertPercentEncoding(query)
   // No prototype: a parameter named __proto__ is a key like any other (and refused as unknown).
   const out: Record<string, string | string[]> = Object.create(null)
-  for (const [key, value] of search) {
+  for (const [key, value] of new URLSearchParams(query)) {
     const seen = out[key]
     out[key] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]
   }
   return out
+}
+
+function assertPercentEncoding(query: string): void {
+  for (const pair of query.split('&')) {
+    if (!pair.includes('%')) continue
+    try {
+      decodeURIComponent(pair.replace(/\+/g, ' '))
+    } catch {
+      const name = new URLSearchParams(pair).keys().next().value ?? ''
+      throw new ApiError('INVALID_ARGUMENT', `${name}: not valid percent-encoded UTF-8`)
+    }
+  }
 }

@@ -285,6 +285,10 @@ describe('GET /v1/collections', () => {
       [`search=${'a'.repeat(201)}`, 'search'],
       ['sort=asc', "'sort'"],
       ['limit=1&limit=2', 'limit'],
+      // Percent-escapes that decode to no UTF-8 text: refused, not searched as something else.
+      ['search=%zz', 'search'],
+      ['limit=5&search=%ff', 'search'],
+      ['search=a%e2%82', 'search'],
     ]
     for (const [query, name] of cases) {
       const reply = await expectError(`/v1/collections?${query}`, 400, 'INVALID_ARGUMENT')
@@ -740,6 +744,7 @@ describe('GET /v1/media', () => {
       ['?url=a&url=b', 400],
       [`?url=a&other=1`, 400],
       [`?url=${'a'.repeat(9000)}`, 400],
+      ['?url=https%3A%2F%2Fexample.com%2F%ff.png', 400],
     ] as const) {
       const res = await fetch(`${api.base}/v1/media${query}`)
       expect(res.status, query.slice(0, 40)).toBe(status)

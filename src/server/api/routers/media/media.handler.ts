@@ -20,6 +20,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import { mediaPath } from '@/db/media-path'
 import { sha256Hex } from '@/db/sha256'
+import { queryInput } from '@/server/api/internals/routes'
 import { RequestAccess } from '@/server/auth/access'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
@@ -207,8 +208,8 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
 
 /** The one `url` query parameter; any other parameter is refused like on every /v1 endpoint. */
 function mediaUrlParam(rawUrl: string): string {
-  const params = new URL(rawUrl, 'http://localhost').searchParams
-  const unknown = [...new Set([...params.keys()].filter((k) => k !== 'url'))]
+  const params = queryInput(new URL(rawUrl, 'http://localhost').search.slice(1))
+  const unknown = Object.keys(params).filter((k) => k !== 'url')
   if (unknown.length > 0) {
     const keys = unknown.slice(0, 3).map((k) => `'${k.slice(0, 64)}'`)
     throw new ApiError(
@@ -216,10 +217,9 @@ function mediaUrlParam(rawUrl: string): string {
       `unknown parameter${unknown.length > 1 ? 's' : ''} ${keys.join(', ')}`,
     )
   }
-  const values = params.getAll('url')
-  if (values.length === 0 || values[0] === '') throw new ApiError('INVALID_ARGUMENT', 'url: required')
-  if (values.length > 1) throw new ApiError('INVALID_ARGUMENT', 'url: must be given once')
-  const url = values[0]!
+  const url = params.url
+  if (Array.isArray(url)) throw new ApiError('INVALID_ARGUMENT', 'url: must be given once')
+  if (!url) throw new ApiError('INVALID_ARGUMENT', 'url: required')
   // Never a stored location (PostgreSQL text cannot hold NUL).
   if (url.includes('\u0000')) throw new ApiError('NOT_FOUND', 'No stored media for this url.')
   if (url.length > MAX_MEDIA_URL_LENGTH) {
