@@ -12,7 +12,14 @@ import { type ApiServer, startApiServer } from '@/test/api-client'
 import { buildDataset, c, people } from '@/test/api-dataset'
 import { tempMediaDir } from '@/test/api-fixtures'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
-import { createNftDataClient, type ListPath, NftDataApiError, type NftDataClient } from './index'
+import {
+  createNftDataClient,
+  type ListPath,
+  NftDataApiError,
+  type NftDataClient,
+  retryAfterMs,
+  retryDelayMs,
+} from './index'
 
 let db: TestDatabase
 let api: ApiServer
@@ -166,23 +173,39 @@ describe('single resources and failures', () => {
   })
 })
 
+type ScriptStep =
+  | { status: number; headers?: Record<string, string>; body: unknown }
+  /** cut: headers and half the promised body, then the connection closes; hang: no answer; reset: closed at once. */
+  | { fault: 'cut' | 'hang' | 'reset' }
+
 /** A real HTTP server answering from a script of responses; the last one repeats. */
-async function scriptedServer(
-  script: Array<{ status: number; headers?: Record<string, string>; body: unknown }>,
-) {
+async function scriptedServer(script: ScriptStep[]) {
   const requests: number[] = []
   const server = http.createServer((req, res) => {
     requests.push(Date.now())
+    req.resume()
     const step = script[Math.min(requests.length - 1, script.length - 1)]!
+    if ('fault' in step) {
+      if (step.fault === 'reset') req.socket.destroy()
+      if (step.fault === 'cut') {
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '100' })
+        res.write('{"data":{"network"')
+        setTimeout(() => req.socket.destroy(), 20)
+      }
+      return
+    }
     res.writeHead(step.status, { 'Content-Type': 'application/json', ...step.headers })
     res.end(typeof step.body === 'string' ? step.body : JSON.stringify(step.body))
-    req.resume()
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
   }
 }
 
@@ -216,7 +239,10 @@ describe('retries', () => {
       expect(body.data.last_seen_block).toBe('12')
       expect(server.requests).toHaveLength(2)
       expect(server.requests[1]! - server.requests[0]!).toBeGreaterThanOrEqual(990)
-      expect(delays).toEqual([1000])
+      // The second asked for, plus the jittered backoff (base 10 ms).
+      expect(delays).toHaveLength(1)
+      expect(delays[0]).toBeGreaterThanOrEqual(1000)
+      expect(delays[0]).toBeLessThan(1010)
     } finally {
       await server.close()
     }
@@ -264,20 +290,135 @@ describe('retries', () => {
     }
   })
 
-  it('gives an envelope for a body that is not one', async () => {
+  it("gives an envelope for a gateway's page, and retries a read's 502", async () => {
     const server = await scriptedServer([{ status: 502, body: '<html>Bad gateway</html>' }])
     try {
-      const error = (await createNftDataClient({ baseUrl: server.base })
+      const error = (await createNftDataClient({
+        baseUrl: server.base,
+        retry: { attempts: 2, baseDelayMs: 10 },
+      })
         .get('/v1/activity')
         .catch((e) => e)) as NftDataApiError
       expect(error).toBeInstanceOf(NftDataApiError)
-      expect(error.status).toBe(502)
+      expect([error.status, error.retryable]).toEqual([502, true])
       expect(error.envelope.error).toMatchObject({
-        code: 'INTERNAL_ERROR',
+        code: 'BAD_GATEWAY',
         message: expect.stringContaining('502'),
       })
+      expect(server.requests).toHaveLength(2)
     } finally {
       await server.close()
     }
+  })
+
+  it('throws BAD_RESPONSE for a 200 that is not the API (a captive portal), without retrying', async () => {
+    const server = await scriptedServer([
+      { status: 200, headers: { 'Content-Type': 'text/html' }, body: '<html>Sign in to the Wi-Fi</html>' },
+    ])
+    try {
+      const client = createNftDataClient({ baseUrl: server.base, retry: { baseDelayMs: 10 } })
+      const error = (await client.get('/v1/activity').catch((e) => e)) as NftDataApiError
+      expect(error).toBeInstanceOf(NftDataApiError)
+      expect([error.status, error.code, error.retryable]).toEqual([200, 'BAD_RESPONSE', false])
+      expect(error.message).toContain('<html>Sign in')
+      const items = await collect(client.items('/v1/activity')).catch((e) => e)
+      expect((items as NftDataApiError).code).toBe('BAD_RESPONSE')
+      expect(server.requests).toHaveLength(2)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('retries a body cut short and a reset connection, then answers; gives NETWORK_ERROR when they persist', async () => {
+    const server = await scriptedServer([
+      { fault: 'cut' },
+      { fault: 'reset' },
+      { status: 200, body: STATUS_BODY },
+    ])
+    try {
+      const retries: number[] = []
+      const client = createNftDataClient({
+        baseUrl: server.base,
+        retry: { baseDelayMs: 10, onRetry: ({ status }) => retries.push(status) },
+      })
+      expect((await client.get('/v1/indexer/status')).data.last_seen_block).toBe('12')
+      expect(retries).toEqual([0, 0])
+      expect(server.requests).toHaveLength(3)
+    } finally {
+      await server.close()
+    }
+    const broken = await scriptedServer([{ fault: 'reset' }])
+    try {
+      const client = createNftDataClient({ baseUrl: broken.base, retry: { attempts: 3, baseDelayMs: 10 } })
+      const error = (await client.get('/v1/activity').catch((e) => e)) as NftDataApiError
+      expect(error).toBeInstanceOf(NftDataApiError)
+      expect([error.status, error.code, error.retryable]).toEqual([0, 'NETWORK_ERROR', true])
+      expect(broken.requests).toHaveLength(3)
+      // A POST that may have reached the server is not sent again.
+      const issued = (await client.issueDemoToken().catch((e) => e)) as NftDataApiError
+      expect(issued.code).toBe('NETWORK_ERROR')
+      expect(broken.requests).toHaveLength(4)
+    } finally {
+      await broken.close()
+    }
+  })
+
+  it('gives up an attempt that gets no answer within timeoutMs, and retries it', async () => {
+    const server = await scriptedServer([{ fault: 'hang' }])
+    try {
+      const client = createNftDataClient({
+        baseUrl: server.base,
+        retry: { attempts: 2, baseDelayMs: 10, timeoutMs: 300 },
+      })
+      const started = Date.now()
+      const error = (await client.get('/v1/activity').catch((e) => e)) as NftDataApiError
+      expect([error.status, error.code, error.retryable]).toEqual([0, 'TIMEOUT', true])
+      expect(error.message).toContain('no answer within 300 ms')
+      expect(server.requests).toHaveLength(2)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(600)
+      expect(Date.now() - started).toBeLessThan(5_000)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('refuses a page that says has_more without a new cursor, instead of ending short or looping', async () => {
+    const page = (next?: object) => ({
+      status: 200,
+      body: { data: [{ n: 1 }], pagination: { limit: 1, has_more: true, next_page_params: next } },
+    })
+    const cursor = { before_timestamp: 5, before_id: 7 }
+    for (const script of [[page()], [page(cursor)]]) {
+      const server = await scriptedServer(script)
+      try {
+        const client = createNftDataClient({ baseUrl: server.base })
+        const error = (await collect(client.items('/v1/activity')).catch((e) => e)) as NftDataApiError
+        expect(error.code).toBe('BAD_RESPONSE')
+        expect(error.message).toContain('next_page_params')
+        expect(server.requests.length).toBeLessThanOrEqual(2)
+      } finally {
+        await server.close()
+      }
+    }
+  })
+})
+
+describe('retry delays', () => {
+  it('adds the jittered backoff to Retry-After, so clients refused together come back apart', () => {
+    expect(retryDelayMs(1, '1', { baseDelayMs: 500 }, () => 0)).toBe(1000)
+    expect(retryDelayMs(1, '1', { baseDelayMs: 500 }, () => 0.5)).toBe(1250)
+    expect(retryDelayMs(3, null, { baseDelayMs: 500 }, () => 0.5)).toBe(1000)
+    expect(retryDelayMs(20, null, { baseDelayMs: 500, maxDelayMs: 30_000 }, () => 0.99)).toBe(29_700)
+  })
+
+  it('reads Retry-After as seconds or an HTTP date, and nothing else', () => {
+    expect(retryAfterMs('2')).toBe(2000)
+    expect(retryAfterMs('1.5')).toBeUndefined()
+    expect(retryAfterMs('soon')).toBeUndefined()
+    // Longer than a timer can wait: capped, not fired at once.
+    expect(retryAfterMs('3000000')).toBe(2 ** 31 - 1)
+    const inTenSeconds = new Date(Date.now() + 10_000).toUTCString()
+    expect(retryAfterMs(inTenSeconds)).toBeGreaterThan(8_000)
+    expect(retryAfterMs(inTenSeconds)).toBeLessThanOrEqual(10_000)
   })
 })

@@ -55,6 +55,7 @@ export interface NftDataClientOptions {
   baseUrl: string
   /** A portal API key or a demo token; sent as `Authorization: Bearer …`. Server-side only. */
   apiKey?: string
+  /** Retries, and one attempt's time limit (`timeoutMs`, default 30 s). */
   retry?: RetryOptions
   /** The fetch to send requests with (default: the global fetch). */
   fetch?: (request: Request) => Promise<Response>
@@ -85,28 +86,39 @@ export function createNftDataClient(options: NftDataClientOptions): NftDataClien
     fetch: retryingFetch(options.retry, options.fetch),
   })
   // openapi-fetch types each call by its literal path; this client's generic paths go through one untyped door.
+  // Bodies come as text and are parsed here, where a body that is not the API's JSON can be told apart.
   const untypedGet = api.GET as unknown as (
     path: string,
-    init: { params: object; signal?: AbortSignal },
-  ) => Promise<{ data?: unknown; error?: unknown; response: Response }>
+    init: { params: object; signal?: AbortSignal; parseAs: 'text' },
+  ) => Promise<{ data?: string; error?: unknown; response: Response }>
 
   async function get<P extends ReadPath>(path: P, ...[options]: OptionsArg<P>): Promise<ResponseOf<P>> {
     const { signal, ...params } = (options ?? {}) as RequestOptions<P>
-    const { data, error, response } = await untypedGet(path, { params, signal })
+    const { data, error, response } = await untypedGet(path, { params, signal, parseAs: 'text' })
     if (!response.ok) throw await NftDataApiError.from(response, error)
-    return data as ResponseOf<P>
+    return successBody(response, data) as ResponseOf<P>
   }
 
   async function* pages<P extends ListPath>(path: P, ...[options]: OptionsArg<P>) {
     const first = (options ?? {}) as RequestOptions<P> & { query?: Record<string, unknown> }
     let query = { ...first.query }
+    let cursor = ''
     for (;;) {
       const page = (await get(path, ...([{ ...first, query }] as OptionsArg<P>))) as ResponseOf<P> & {
-        pagination: { has_more: boolean; next_page_params?: Record<string, unknown> }
+        pagination?: { has_more?: boolean; next_page_params?: Record<string, unknown> }
       }
+      const next = page.pagination?.next_page_params
+      // A list that says it goes on must say where, and somewhere new: else the walk would end
+      // short without notice, or never end.
+      if (page.pagination?.has_more && (!next || JSON.stringify(next) === cursor))
+        throw NftDataApiError.badResponse(
+          200,
+          new Headers(),
+          `${path}: has_more is true but next_page_params is ${next ? 'the cursor just followed' : 'missing'}`,
+        )
       yield page
-      const next = page.pagination.next_page_params
-      if (!page.pagination.has_more || !next) return
+      if (!page.pagination?.has_more || !next) return
+      cursor = JSON.stringify(next)
       // Copied as they are, over the unchanged filters (the specification's pagination rules).
       query = { ...query, ...next }
     }
@@ -126,9 +138,27 @@ export function createNftDataClient(options: NftDataClientOptions): NftDataClien
     followActivity: (follow = {}) =>
       followActivity((query, signal) => get('/v1/activity', { query, signal }), follow),
     async issueDemoToken({ signal } = {}) {
-      const { data, error, response } = await api.POST('/v1/demo-token', { signal })
-      if (!response.ok || !data) throw await NftDataApiError.from(response, error)
-      return data.data
+      const { data, error, response } = await api.POST('/v1/demo-token', { signal, parseAs: 'text' })
+      if (!response.ok) throw await NftDataApiError.from(response, error)
+      return (successBody(response, data) as { data: DemoToken }).data
     },
   }
+}
+
+/** A success's body: the API's JSON object with its `data`, or NftDataApiError (BAD_RESPONSE). */
+function successBody(response: Response, text: string | undefined): { data: unknown } {
+  let body: unknown
+  try {
+    body = JSON.parse(text ?? '')
+  } catch {
+    const start = (text ?? '').slice(0, 80).replace(/\s+/g, ' ')
+    throw NftDataApiError.badResponse(
+      response.status,
+      response.headers,
+      `the body is not JSON${start ? ` (it begins "${start}")` : ' (it is empty)'}; is baseUrl the service's address?`,
+    )
+  }
+  if (typeof body !== 'object' || body === null || !('data' in body))
+    throw NftDataApiError.badResponse(response.status, response.headers, 'the JSON body has no data')
+  return body as { data: unknown }
 }

@@ -87,6 +87,36 @@ describe('followActivity', () => {
     }
   })
 
+  it('reads a burst longer than maxPagesPerPoll on in the next polls: nothing skipped, oldest first', async () => {
+    // Two pages of two per poll: a batch of nine needs five pages, three polls.
+    const follower = follow({
+      intervalMs: 150,
+      skipExisting: true,
+      maxPagesPerPoll: 2,
+      query: { limit: 2, collection: nft },
+    })
+    try {
+      await new Promise((r) => setTimeout(r, 400)) // the first poll, which yields nothing
+      await chain.call(nft, 'TestNFT', 'mintBatch', [chain.accounts[4], 200n, 9n])
+      await waitForIndexed(db.pool, chain.clients)
+      await waitFor(async () => follower.events.length >= 9, 10_000, 'the batch of nine')
+      await new Promise((r) => setTimeout(r, 600)) // more polls: nothing may come twice
+      expect(tokenIds(follower.events)).toEqual([
+        '200',
+        '201',
+        '202',
+        '203',
+        '204',
+        '205',
+        '206',
+        '207',
+        '208',
+      ])
+    } finally {
+      await follower.stop()
+    }
+  })
+
   it('stops when its signal aborts, even mid-wait', async () => {
     const follower = follow({ intervalMs: 60_000 })
     await waitFor(async () => follower.events.length > 0, 10_000, 'the first poll')

@@ -6,8 +6,12 @@
  *
  * When more events arrived between two polls than one page holds, the
  * follower reads further pages (through `next_page_params`) until it meets
- * an event it has already seen, so nothing is skipped; at most
- * `maxPagesPerPoll` pages per poll. Events are yielded oldest first. The
+ * an event it has already seen, so nothing is skipped: at most
+ * `maxPagesPerPoll` pages per poll, and where a burst is longer, the next
+ * poll (after at most a second) goes on from the cursor where this one
+ * stopped. Events are yielded oldest first once the walk back has met a seen
+ * one; the events held meanwhile are bounded by `memory`, past which they
+ * are yielded (oldest first) before the older rest of the burst. The
  * identities remembered are bounded (`memory`): an event older than that
  * many newer ones is not expected back on the first page.
  */
@@ -24,7 +28,7 @@ export interface FollowOptions {
   intervalMs?: number
   /** Yield nothing of what the feed holds at the start: only what comes after. Default false. */
   skipExisting?: boolean
-  /** Pages read in one poll at most, to catch up after a burst. Default 10. */
+  /** Pages read in one poll at most; a longer burst is read on in the next polls. Default 10. */
   maxPagesPerPoll?: number
   /** Event identities remembered. Default 10 000. */
   memory?: number
@@ -46,12 +50,16 @@ export async function* followActivity(
   const { signal } = options
   const intervalMs = options.intervalMs ?? 12_000
   const maxPages = options.maxPagesPerPoll ?? 10
-  const seen = new RecentKeys(options.memory ?? 10_000)
+  const memory = options.memory ?? 10_000
+  const seen = new RecentKeys(memory)
   const query: ActivityQuery = { limit: 100, ...options.query }
   let first = true
+  // Unseen events read (newest first) and not yet yielded, and where the walk back goes on.
+  let held: ActivityItem[] = []
+  let resume: Cursor | undefined
   while (!signal?.aborted) {
-    const fresh: ActivityItem[] = []
-    let cursor: Pick<ActivityQuery, 'before_timestamp' | 'before_id'> = {}
+    let cursor: Cursor = resume ?? {}
+    let caughtUp = false
     // The first poll reads one page: the feed's whole history is not "new".
     for (let page = 0; page < (first ? 1 : maxPages); page++) {
       const body = await readPage({ ...query, ...cursor }, signal).catch((err) => {
@@ -60,21 +68,29 @@ export async function* followActivity(
       })
       if (!body) return
       const unseen = body.data.filter((event) => !seen.has(eventKey(event)))
-      fresh.push(...unseen)
+      held.push(...unseen)
       const next = body.pagination.next_page_params
       // A page holding a known event reaches back to what was read before.
-      if (unseen.length < body.data.length || !body.pagination.has_more || !next) break
+      caughtUp = first || unseen.length < body.data.length || !body.pagination.has_more || !next
+      if (caughtUp || !next) break
       cursor = next
     }
-    // Newest first on the wire; handed out oldest first.
-    for (const event of fresh.reverse()) {
-      seen.add(eventKey(event))
-      if (!(first && options.skipExisting)) yield event
+    resume = caughtUp ? undefined : cursor
+    // Newest first on the wire; handed out oldest first, once nothing older is left unread
+    // (or when more is held than `memory`: then what is held goes first, the older rest after).
+    if (caughtUp || held.length >= memory) {
+      for (const event of held.reverse()) {
+        seen.add(eventKey(event))
+        if (!(first && options.skipExisting)) yield event
+      }
+      held = []
     }
     first = false
-    await pause(intervalMs, signal)
+    await pause(resume ? Math.min(intervalMs, 1000) : intervalMs, signal)
   }
 }
+
+type Cursor = Pick<ActivityQuery, 'before_timestamp' | 'before_id'>
 
 /** A set that forgets its oldest entries beyond `capacity`. */
 class RecentKeys {

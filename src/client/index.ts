@@ -19,7 +19,7 @@ export {
   type ResponseOf,
   type Transfer,
 } from './client'
-export { type ErrorCode, type ErrorEnvelope, NftDataApiError } from './errors'
+export { type ClientErrorEnvelope, type ErrorCode, type ErrorEnvelope, NftDataApiError } from './errors'
 export { eventKey, type FollowOptions } from './follow'
 export { type RetryOptions, retryAfterMs, retryDelayMs, retryingFetch } from './retry'
 export type { components, operations, paths } from './schema'

@@ -377,7 +377,8 @@ const isVideo = nft.media_type?.startsWith('video/')`}</code>
           <p>
             The repository ships a typed client (<code>src/client</code>, needs <code>openapi-fetch</code>):
             types generated from <a href="/openapi.json">/openapi.json</a>, async iterators over every list,
-            retries of 429 and 503 with exponential backoff, jitter and <code>Retry-After</code>, and an
+            retries of 429 and 503 (for reads also a gateway&apos;s 502 and 504, a dropped connection and an
+            attempt past its time limit) with exponential backoff, jitter and <code>Retry-After</code>, and an
             activity follower. Use it from your server, never in a browser.
           </p>
           <pre>
@@ -386,7 +387,7 @@ const isVideo = nft.media_type?.startsWith('video/')`}</code>
 const nft = createNftDataClient({
   baseUrl: '${base}',
   apiKey: process.env.NFT_API_KEY,
-  retry: { attempts: 5, baseDelayMs: 500 },   // the defaults
+  retry: { attempts: 5, baseDelayMs: 500, timeoutMs: 30_000 },   // the defaults
 })
 
 // One resource: typed path parameters and body
@@ -399,7 +400,8 @@ for await (const c of nft.items('/v1/collections', { query: { search: 'punk', li
   console.log(c.name, c.total_supply)
 }
 
-// Errors: one class with the envelope; both spellings of 400 and 503 codes accepted
+// Errors: one class with the envelope (status 0 and NETWORK_ERROR or TIMEOUT when no answer came);
+// both spellings of 400 and 503 codes accepted
 try {
   await nft.get('/v1/collections/{address}', { path: { address } })
 } catch (err) {
@@ -410,8 +412,8 @@ try {
           <p>
             <strong>Following new activity.</strong> <code>followActivity</code> polls the first page of{' '}
             <code>/v1/activity</code> every 12 seconds, deduplicates on <code>transaction_hash</code> +{' '}
-            <code>log_index</code> (+ <code>batch_index</code>), reads further pages after a burst, and yields
-            each new event once, oldest first:
+            <code>log_index</code> (+ <code>batch_index</code>), reads further pages after a burst (a long one
+            over several polls), and yields each new event once, oldest first:
           </p>
           <pre>
             <code>{`const stop = new AbortController()
