@@ -230,6 +230,16 @@ export class RequestAccess {
     this.control.logger?.debug({ requestId, reason, credential }, 'credential refused')
   }
 
+  /**
+   * A demo token the service failed to issue (5xx: a dependency down) gives its
+   * unit of the per-IP issuance window back: the window limits tokens issued,
+   * and a client retrying a 503 with backoff must not find itself refused for
+   * a minute once the service recovers.
+   */
+  async refundFailedIssuance(): Promise<void> {
+    if (this.ip?.policy === this.control.limiter.policies.demoIssue) await this.refundIp()
+  }
+
   private async refundIp() {
     const ip = this.ip
     if (!ip) return

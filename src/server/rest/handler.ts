@@ -175,6 +175,7 @@ export function createRestHandler(services: Services): RestHandler {
       return observe(routeLabel, req.method, res.statusCode, started)
     } catch (err) {
       const error = toApiError(err)
+      if (error.status >= 500) await requestAccess.refundFailedIssuance()
       // The path only: a query string may carry what a client should not have put there.
       logFailure(services, error, requestId, (req.url ?? '').split('?')[0]!)
       requestAccess.countResponse(error.status)

@@ -243,11 +243,19 @@ describe('/v1 REST layer', () => {
       const res = await server.request('/v1/indexer/status')
       expect(res.status).toBe(503)
       expectEnvelope(res, await res.json(), 'SERVICE_UNAVAILABLE')
+      // Demo tokens that could not be issued do not use up the issuance window (5 a minute).
+      const issue = () => fetch(`${server.base}/v1/demo-token`, { method: 'POST' })
+      for (let i = 0; i < 6; i++) {
+        const refused = await issue()
+        expect(refused.status).toBe(503)
+        expectEnvelope(refused, await refused.json(), 'SERVICE_UNAVAILABLE')
+      }
       proxy.restore()
       server.refresh()
       await expect
         .poll(async () => (await server.request('/v1/indexer/status')).status, { timeout: 10_000 })
         .toBe(200)
+      expect((await issue()).status).toBe(200)
     } finally {
       await server.close()
       await proxy.close()
