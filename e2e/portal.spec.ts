@@ -4,11 +4,13 @@
  * the API with it from the test process; rotate (old secret 401, new 200);
  * revoke (401); see the four events in the audit trail; sign out (the old
  * cookie stops working). "Sign out everywhere" ends another client's session
- * of the same wallet too.
+ * of the same wallet too. Another wallet signed in in the same tab sees
+ * nothing the first one's pages had loaded.
  */
 import { type APIRequestContext, request as playwrightRequest } from '@playwright/test'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
+import { createKeyInPortal } from './helpers/portal'
 import { getNonce, siweMessage, submitSignIn } from './helpers/siwe'
 import { E2E_WALLET_NAME, injectWallet } from './helpers/wallet'
 
@@ -169,4 +171,33 @@ test('sign out everywhere ends every session of the wallet', async ({ page, base
   await expect(rows.nth(1)).toContainText('Signed out everywhere')
   await expect(rows.nth(1)).toContainText('2 sessions ended')
   await elsewhere.dispose()
+})
+
+test("another wallet signed in in the same tab sees none of the first wallet's keys or trail", async ({
+  page,
+}) => {
+  const first = privateKeyToAccount(generatePrivateKey())
+  await injectWallet(page, { signer: first })
+  await page.goto('/portal')
+  await page.getByRole('button', { name: `Sign in with ${E2E_WALLET_NAME}` }).click()
+  await expect(page.getByRole('heading', { name: 'API keys', level: 1 })).toBeVisible()
+  const name = `first wallet ${Date.now()}`
+  await createKeyInPortal(page, name)
+  await expect(page.getByTestId('key-row').filter({ hasText: name })).toBeVisible()
+  await page.getByRole('link', { name: 'Audit trail' }).click()
+  await expect(page.getByTestId('audit-row').filter({ hasText: name })).toHaveCount(1)
+  await page.getByRole('link', { name: 'API keys' }).click()
+  await page.getByRole('button', { name: 'Sign out', exact: true }).click()
+
+  // The development wallet, without reloading the tab.
+  await page.getByRole('button', { name: 'Sign in with the development wallet' }).click()
+  await expect(page.getByTestId('signed-in-address')).not.toHaveAttribute(
+    'title',
+    first.address.toLowerCase(),
+  )
+  await expect(page.getByRole('heading', { name: 'API keys', level: 1 })).toBeVisible()
+  await expect(page.getByText(name)).toHaveCount(0)
+  await page.getByRole('link', { name: 'Audit trail' }).click()
+  await expect(page.getByTestId('audit-row').first()).toBeVisible()
+  await expect(page.getByText(name)).toHaveCount(0)
 })

@@ -24,6 +24,7 @@ export default async function PortalLayout({ children }: { children: ReactNode }
   return (
     <PortalProviders
       chain={{ chainId: config.CHAIN_ID, network: config.NETWORK, devWallet: devWalletOffered(config) }}
+      account={user?.address}
     >
       {user ? (
         <div className="portal">
