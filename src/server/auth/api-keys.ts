@@ -11,6 +11,7 @@
  */
 
 import type { Database } from '@/db/database'
+import { MAX_ALLOWED_ORIGINS, parseOrigin } from '@/lib/origins'
 import { SCOPES, type Scope } from '@/lib/scopes'
 import { ApiError } from '@/server/errors/api-error'
 import { type Actor, writeAuditEvent } from './audit'
@@ -100,17 +101,9 @@ const keySelect = {
 
 /** Normalizes an origin (`https://app.example.com[:port]`, no path); throws on anything else. */
 export function normalizeOrigin(origin: string): string {
-  const refuse = () =>
-    new ApiError('INVALID_ARGUMENT', `'${origin}' is not an origin like https://app.example.com`)
-  let url: URL
-  try {
-    url = new URL(origin)
-  } catch {
-    throw refuse()
-  }
-  const pathless = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]+\/?$/i.test(origin)
-  if (!/^https?:$/.test(url.protocol) || url.username || url.password || !pathless) throw refuse()
-  return url.origin
+  const parsed = parseOrigin(origin)
+  if ('problem' in parsed) throw new ApiError('INVALID_ARGUMENT', `'${origin}' ${parsed.problem}`)
+  return parsed.origin
 }
 
 /** Scopes without repeats, in SCOPES order; at least one. */
@@ -121,7 +114,10 @@ function normalizeScopes(scopes: readonly Scope[]): Scope[] {
 }
 
 function normalizeOrigins(origins: readonly string[]): string[] {
-  return [...new Set(origins.map(normalizeOrigin))]
+  const unique = [...new Set(origins.map(normalizeOrigin))]
+  if (unique.length > MAX_ALLOWED_ORIGINS)
+    throw new ApiError('INVALID_ARGUMENT', `At most ${MAX_ALLOWED_ORIGINS} origins per key.`)
+  return unique
 }
 
 export async function listApiKeys(db: Database, userId: bigint, now = new Date()): Promise<ApiKeyView[]> {

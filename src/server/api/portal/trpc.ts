@@ -10,10 +10,12 @@
  */
 import { initTRPC, TRPCError } from '@trpc/server'
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
+import { ZodError } from 'zod'
 import type { Database } from '@/db/database'
 import type { SessionUser } from '@/server/auth/session-user'
 import type { CredentialVerifier } from '@/server/auth/verifier'
 import { ApiError, type ErrorCode } from '@/server/errors/api-error'
+import { describeZodError } from '@/server/errors/to-api-error'
 
 export interface PortalContext {
   db: Database
@@ -45,10 +47,16 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
 }
 
 const t = initTRPC.context<PortalContext>().create({
-  errorFormatter: ({ shape }) => ({
+  errorFormatter: ({ shape, error }) => ({
     ...shape,
-    // The portal shows messages on the page: a failure of ours is for the log, which the route's onError writes.
-    message: shape.data.code === 'INTERNAL_SERVER_ERROR' ? INTERNAL_MESSAGE : shape.message,
+    // The portal shows messages on the page: a failure of ours is for the log, which the route's
+    // onError writes; input that fails its schema is one sentence naming the field, not zod's issue list.
+    message:
+      shape.data.code === 'INTERNAL_SERVER_ERROR'
+        ? INTERNAL_MESSAGE
+        : error.cause instanceof ZodError
+          ? describeZodError(error.cause)
+          : shape.message,
     data: { code: shape.data.code, httpStatus: shape.data.httpStatus },
   }),
 })

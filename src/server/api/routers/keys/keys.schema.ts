@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { MAX_ALLOWED_ORIGINS, MAX_ORIGIN_LENGTH } from '@/lib/origins'
 import { SCOPES } from '@/lib/scopes'
 import { MAX_GRACE_SECONDS } from '@/server/auth/api-keys'
 import { AUDIT_ACTIONS } from '@/server/auth/audit'
@@ -15,7 +16,10 @@ export const createKeyInput = z.strictObject({
   /** Default: all six read scopes. */
   scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length).optional(),
   /** Browser origins allowed to use the key (empty by default: server-side only). */
-  allowed_origins: z.array(z.string().max(200)).max(20).optional(),
+  allowed_origins: z
+    .array(z.string().max(MAX_ORIGIN_LENGTH, `an origin has at most ${MAX_ORIGIN_LENGTH} characters`))
+    .max(MAX_ALLOWED_ORIGINS, `at most ${MAX_ALLOWED_ORIGINS} origins per key`)
+    .optional(),
 })
 
 /** New scopes and/or allowed origins of a key, checked as at creation (at least one of the two). */
