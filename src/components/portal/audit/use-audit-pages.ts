@@ -19,6 +19,8 @@ export function useAuditPages(filter: AuditFilterInput) {
     filterKey,
     cursors: [undefined],
   })
+  // Other filters forget the pages of the previous ones, so that coming back to them starts at page 1 too.
+  if (pages.filterKey !== filterKey) setPages({ filterKey, cursors: [undefined] })
   const cursors = pages.filterKey === filterKey ? pages.cursors : [undefined]
   const cursor = cursors[cursors.length - 1]
   const events = useQuery(
