@@ -34,12 +34,16 @@ export type AuditEventView = AuditPage['items'][number]
 export type AuditFilterInput = Omit<Inputs['auditExport'], 'format'>
 export type AuditExportFormat = Inputs['auditExport']['format']
 
+const UNREACHABLE = 'The portal could not reach the service. Try again in a moment.'
+
 /** A message fit for the page from a procedure's error. */
 export function errorMessage(err: unknown): string {
   if (err instanceof TRPCClientError) {
     const code = (err.data as { code?: string } | undefined)?.code
     if (code === 'UNAUTHORIZED') return 'Your session has ended. Reload the page and sign in again.'
     if (code === 'FORBIDDEN') return 'The portal refused this request. Reload the page and try again.'
+    // No code: the answer was not the portal's own (a proxy's error page, a dropped connection).
+    if (code === undefined) return UNREACHABLE
     return err.message
   }
   return err instanceof Error ? err.message : 'Something went wrong.'

@@ -29,7 +29,11 @@ export function useDemoToken(now: number) {
     setError(null)
     try {
       const res = await fetch('/v1/demo-token', { method: 'POST', cache: 'no-store' })
-      const body = (await res.json()) as { data?: DemoToken; error?: { code: string; message: string } }
+      // A proxy's HTML error page is no JSON: then the status says what happened.
+      const body = (await res.json().catch(() => ({}))) as {
+        data?: DemoToken
+        error?: { code: string; message: string }
+      }
       if (!res.ok || !body.data) {
         const wait = retryAfterSeconds([...res.headers.entries()])
         throw new Error(

@@ -11,6 +11,9 @@ const ERRORS: Record<string, string> = {
   BAD_SIGNATURE: 'The signature does not match the wallet address.',
   CHAIN_UNAVAILABLE: 'The chain could not be reached to check the signature. Try again in a moment.',
   RATE_LIMITED: 'Too many sign-in attempts from your network. Wait a minute and try again.',
+  // The nonce endpoint's and next-auth's answers when the service itself fails (a database down).
+  SERVICE_UNAVAILABLE: 'The service cannot sign you in right now. Try again in a minute.',
+  SIGN_IN_FAILED: 'The service could not complete the sign-in. Try again in a minute.',
 }
 
 export const GENERIC_SIGN_IN_ERROR = 'Sign-in failed. Try again.'

@@ -54,8 +54,12 @@ export function useSiweSignIn() {
 
       setStep('nonce')
       const res = await fetch('/api/siwe/nonce', { method: 'POST' })
-      const body = (await res.json()) as NonceResponse & { error?: { code: string } }
-      if (!res.ok) throw new Error(body.error?.code ?? 'SIGN_IN_FAILED')
+      // A proxy's HTML error page is no JSON: then the status says what happened.
+      const body = (await res.json().catch(() => undefined)) as
+        | (NonceResponse & { error?: { code: string } })
+        | undefined
+      if (!res.ok || !body?.nonce)
+        throw new Error(body?.error?.code ?? (res.status >= 500 ? 'SERVICE_UNAVAILABLE' : 'SIGN_IN_FAILED'))
 
       if (chainId !== body.chain_id) {
         // Ask the wallet to follow; a wallet that cannot still signs for the indexed chain.
