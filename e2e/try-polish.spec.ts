@@ -52,6 +52,12 @@ test('descriptions, aligned inputs, live examples, plurals and wrapping', async 
   await page.getByRole('button', { name: /GET\s*\/v1\/nfts\/\{address\}\/\{tokenId\}\/transfers$/ }).click()
   await expect(page.getByLabel(/^address/)).toHaveValue(/^0x[0-9a-f]{40}$/)
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+  // An answer's headers (a long ETag, the request id) wrap inside the column too.
+  await page.getByRole('button', { name: /GET\s*\/v1\/nfts\/\{address\}\/\{tokenId\}$/ }).click()
+  await page.getByRole('button', { name: 'Send request' }).click()
+  await expect(page.getByTestId('response').getByTestId('response-status')).toHaveText('200')
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+  await page.getByRole('button', { name: /GET\s*\/v1\/nfts\/\{address\}\/\{tokenId\}\/transfers$/ }).click()
   for (const path of await page.locator('.endpoint-list .path, .endpoint-title .path').all()) {
     for (const b of await lineBreaks(path)) expect(atSeparator(b), JSON.stringify(b)).toBe(true)
   }

@@ -52,8 +52,8 @@ export function TryConsole({ endpoints, baseUrl }: { endpoints: EndpointSpec[]; 
   function followNextPage() {
     const next = nextPageParams(request.response)
     if (!endpoint || !next || !request.response) return
-    // Copy every key and value of next_page_params; keep every other filter as it was.
-    const params = { ...values }
+    // Copy every key and value of next_page_params over the filters of the request that answered.
+    const params = { ...request.response.params }
     for (const [k, v] of Object.entries(next)) params[k] = String(v)
     form.setValues(params)
     send(endpoint, params, request.response.page + 1)

@@ -16,4 +16,6 @@ export interface ApiResponse {
   text: string
   /** 1 for a fresh request, +1 for each "Next page". */
   page: number
+  /** The parameters sent: "Next page" keeps these filters, whatever the form holds since. */
+  params: Record<string, string>
 }

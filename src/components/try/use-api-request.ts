@@ -44,6 +44,7 @@ export function useApiRequest(pacedFetch: PacedFetch) {
         body: parseJson(text),
         text,
         page,
+        params,
       })
       const limited = res.status === 429 || res.status === 503
       setRetryAt(limited ? Date.now() + (retryAfterSeconds(headers) ?? 1) * 1000 : null)

@@ -47,7 +47,11 @@ export function useLiveExamples(pacedFetch: PacedFetch, wanted: boolean): LiveEx
           data?: { contract_address: string }[]
         }
         const collection = collections.data?.[0]?.contract_address
-        if (!collection) return
+        // A refusal (429 …) or an empty index: try again the next time an endpoint wants examples.
+        if (!collection) {
+          started.current = false
+          return
+        }
         const nfts = (await (await pacedFetch(`/v1/collections/${collection}/nfts?limit=1`)).json()) as {
           data?: { token_id: string; current_owner: string }[]
         }

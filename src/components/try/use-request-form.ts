@@ -18,19 +18,27 @@ export function useRequestForm(endpoints: EndpointSpec[]) {
   function select(next: EndpointSpec) {
     setSelectedId(next.id)
     setErrors({})
-    // Keep values whose parameter the new endpoint also has (address, limit …), never cursors.
+    // Keep values whose parameter means the same on the new endpoint (a contract address, limit …),
+    // never cursors.
     setValues((current) => {
       const kept: ParamValues = {}
       for (const p of next.params) {
         const v = current[p.name]
-        if (v && !CURSOR.test(p.name)) kept[p.name] = v
+        if (v && !CURSOR.test(p.name) && endpoint && meaning(endpoint, p.name) === meaning(next, p.name))
+          kept[p.name] = v
       }
       return kept
     })
   }
 
+  /** A changed filter makes the cursor of the previous answer meaningless: it goes. */
   function setValue(name: string, value: string) {
-    setValues((current) => ({ ...current, [name]: value }))
+    setValues((current) => {
+      const kept = CURSOR.test(name)
+        ? current
+        : Object.fromEntries(Object.entries(current).filter(([key]) => !CURSOR.test(key)))
+      return { ...kept, [name]: value }
+    })
   }
 
   /** Fills the parameters that are still empty (live examples); typed values win. */
@@ -49,4 +57,9 @@ export function useRequestForm(endpoints: EndpointSpec[]) {
   }
 
   return { endpoint, selectedId, values, setValues, setValue, fillEmpty, errors, select, check }
+}
+
+/** `address` is an owner's under /v1/owners/ and a contract's everywhere else. */
+function meaning(endpoint: EndpointSpec, param: string): string {
+  return param === 'address' && endpoint.path.startsWith('/v1/owners/') ? 'owner address' : param
 }
