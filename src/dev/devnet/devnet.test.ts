@@ -196,6 +196,17 @@ describe('startDevnet', () => {
     expect(uri.startsWith(`${devnet.metadataOrigin}/metadata/`)).toBe(true)
     expect((await fetch(uri)).status).toBe(200)
   }, 60_000)
+
+  it('knows its own chain over restarts, though anvil renews block 0 of a reloaded chain', async () => {
+    const before = devnet.collections
+    for (let i = 0; i < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 2_000))
+      await devnet.stop()
+      devnet = await startDevnet({ dataDir, logger, activity: false })
+      expect(devnet.fresh).toBe(false)
+      expect(devnet.collections).toEqual(before)
+    }
+  }, 60_000)
 })
 
 describe('startDevnet with the activity generator', () => {

@@ -104,7 +104,7 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   try {
     const clients = createDevnetClients(anvil.rpcUrl, chainId)
     const accounts = await clients.wallet.getAddresses()
-    const genesisHash = (await clients.public.getBlock({ blockNumber: 0n })).hash
+    const genesisHash = await genesisOf(clients)
     const sameChain = record?.genesisHash === genesisHash && record.chainId === chainId
     const fresh = !loadedState || (record !== undefined && !sameChain)
 
@@ -262,4 +262,14 @@ async function writeRecord(file: string, record: DeploymentRecord) {
   const temporary = `${file}.tmp`
   await writeFile(temporary, `${JSON.stringify(record, null, 2)}\n`)
   await rename(temporary, file)
+}
+
+/**
+ * The chain's genesis hash as its first block names it. anvil gives block 0 of
+ * a chain it reloads from its state file a new time, so a new hash, on some
+ * starts; block 1 keeps naming the original as its parent.
+ */
+async function genesisOf(clients: ReturnType<typeof createDevnetClients>): Promise<Hex> {
+  const first = await clients.public.getBlock({ blockNumber: 1n }).catch(() => undefined)
+  return first?.parentHash ?? (await clients.public.getBlock({ blockNumber: 0n })).hash
 }
