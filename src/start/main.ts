@@ -19,6 +19,7 @@ import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
 import { migrate } from '@/db/migrate'
 import { buildIndexer } from '@/indexer/bundle'
+import { afterExit, STOP_SIGNALS } from './after-exit'
 import { ensureAuthSecret } from './auth-secret'
 import { EXIT_WITH_PARENT } from './exit-with-parent'
 import { ensurePortalBuild } from './portal-build'
@@ -89,38 +90,34 @@ interface Supervised {
   restarts: number
 }
 
-/** Signals that ask a process to stop; the children stop with exit code 0 on them. */
-const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
-
 /** Runs `node <args>` as the named process, restarting it when it crashes. */
 function supervise(name: string, args: string[]): Supervised {
   const proc: Supervised = { name, restarts: 0 }
   const run = () => {
+    const startedAt = Date.now()
     const child = spawn(process.execPath, ['--import', EXIT_WITH_PARENT, ...args], {
       cwd: ROOT,
       env: { ...childEnv, NFT_PARENT_PID: String(process.pid) },
       stdio: 'inherit',
     })
     proc.child = child
+    // `child`, not `proc`: this log's own `proc` is the orchestrator's.
     child.on('exit', (code, signal) => {
       proc.child = undefined
       if (stopping) return
-      if (code === 0 || STOP_SIGNALS.includes(signal as (typeof STOP_SIGNALS)[number])) {
-        // Someone stopped this child (SIGINT, SIGTERM): they mean the service.
-        logger.info({ proc: name, code, signal }, `${name} stopped; stopping the service`)
+      const next = afterExit({ code, signal, ranMs: Date.now() - startedAt }, proc.restarts)
+      if (next.action === 'stop') {
+        // Someone stopped this child (SIGINT, SIGTERM, SIGHUP): they mean the service.
+        logger.info({ child: name, code, signal }, `${name} stopped; stopping the service`)
         void shutdown(0)
-        return
-      }
-      if (code === 2) {
-        // Exit code 2 is a configuration or start-up refusal: restarting cannot help.
-        logger.fatal({ proc: name, code }, `${name} refused to start; stopping`)
+      } else if (next.action === 'refuse') {
+        logger.fatal({ child: name, code }, `${name} refused to start; stopping`)
         void shutdown(1)
-        return
+      } else {
+        proc.restarts = next.restarts
+        logger.error({ child: name, code, signal, restartInMs: next.delayMs }, `${name} exited; restarting`)
+        setTimeout(() => !stopping && run(), next.delayMs).unref()
       }
-      const delay = Math.min(30_000, 1000 * 2 ** Math.min(proc.restarts, 5))
-      proc.restarts += 1
-      logger.error({ proc: name, code, signal, restartInMs: delay }, `${name} exited; restarting`)
-      setTimeout(() => !stopping && run(), delay).unref()
     })
   }
   run()
