@@ -1,7 +1,7 @@
 /**
  * Indexer process entry: `tsx src/indexer/process-entry.ts` with DATABASE_URL and
  * RPC_URL (and the rest of the configuration contract) in the environment.
- * Exit codes: 0 after SIGINT/SIGTERM, 2 bad configuration, 3 wrong chain id,
+ * Exit codes: 0 after SIGINT/SIGTERM/SIGHUP, 2 bad configuration, 3 wrong chain id,
  * 1 any other failure.
  */
 import { type Config, loadConfig } from '@/config/env'
@@ -52,7 +52,8 @@ const metricsEndpoint =
       })
     : undefined
 const controller = new AbortController()
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+// SIGHUP too: a closed terminal sends it, and it means stop (docs/operations.md).
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.once(signal, () => {
     logger.info({ signal }, 'stopping')
     controller.abort()

@@ -58,3 +58,5 @@ async function stop(signal: string) {
 }
 process.on('SIGINT', () => void stop('SIGINT'))
 process.on('SIGTERM', () => void stop('SIGTERM'))
+// A closed terminal sends SIGHUP: in-flight requests finish as on SIGTERM (docs/operations.md).
+process.on('SIGHUP', () => void stop('SIGHUP'))

@@ -227,3 +227,34 @@ describe('the web process’s metrics', () => {
     }
   }, 90_000)
 })
+
+describe('stopping the web process', () => {
+  it('finishes an in-flight request on SIGHUP (a closed terminal), as on SIGTERM, then exits 0', async () => {
+    const [port, metrics] = [await freePort(), await freePort()]
+    const { child } = await startWebProcess({
+      DATABASE_URL: tdb.url,
+      PORT: String(port),
+      METRICS_PORT: String(metrics),
+    })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    const locker = await tdb.pool.connect()
+    try {
+      // Issuing a demo token writes demo_tokens: held locked, the request stays in flight.
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE demo_tokens IN ACCESS EXCLUSIVE MODE')
+      const answer = fetch(`http://127.0.0.1:${port}/v1/demo-token`, { method: 'POST' }).then(
+        (r) => r.status,
+        (err: Error) => err.message,
+      )
+      await new Promise((r) => setTimeout(r, 500))
+      child.kill('SIGHUP')
+      await new Promise((r) => setTimeout(r, 300))
+      await locker.query('COMMIT')
+      expect(await answer).toBe(200)
+      expect(await exited).toBe(0)
+    } finally {
+      locker.release()
+      if (child.exitCode === null) child.kill('SIGKILL')
+    }
+  }, 90_000)
+})
