@@ -5,6 +5,7 @@
  * process itself started as `npm start` starts it.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, parseConfig } from '@/config/env'
@@ -255,6 +256,34 @@ describe('stopping the web process', () => {
     } finally {
       locker.release()
       if (child.exitCode === null) child.kill('SIGKILL')
+    }
+  }, 90_000)
+})
+
+describe('a database that takes connections and never answers', () => {
+  it('answers 503 within twice DB_STATEMENT_TIMEOUT_MS instead of holding the request', async () => {
+    // A TCP server that accepts and stays silent: no PostgreSQL greeting, no reset.
+    const sockets = new Set<Socket>()
+    const silent = createServer((socket) => sockets.add(socket))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const url = `postgres://postgres@127.0.0.1:${(silent.address() as AddressInfo).port}/postgres`
+    const [port, metrics] = [await freePort(), await freePort()]
+    const { child } = await startWebProcess({
+      DATABASE_URL: url,
+      DB_STATEMENT_TIMEOUT_MS: '500',
+      PORT: String(port),
+      METRICS_PORT: String(metrics),
+    })
+    try {
+      const started = Date.now()
+      const res = await fetch(`http://127.0.0.1:${port}/v1/demo-token`, { method: 'POST' })
+      expect(res.status).toBe(503)
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('SERVICE_UNAVAILABLE')
+      expect(Date.now() - started).toBeLessThan(5_000)
+    } finally {
+      child.kill('SIGKILL')
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => silent.close(resolve))
     }
   }, 90_000)
 })

@@ -76,6 +76,10 @@ function openWebDatabase(config: Config, max: number, applicationName: string): 
   if (!config.DATABASE_URL) throw new Error('DATABASE_URL is not set: start the service with `npm start`')
   return openDatabase(config.DATABASE_URL, {
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    // A server that takes the connection and never answers must not hold a request for as
+    // long as the operating system waits: twice a statement's time, then 503 (retryable).
+    // pg-pool counts a wait for a free pooled connection against the same bound.
+    connectTimeoutMs: 2 * config.DB_STATEMENT_TIMEOUT_MS,
     max,
     applicationName,
   })
