@@ -11,7 +11,7 @@
  */
 
 import type { Database } from '@/db/database'
-import { MAX_ALLOWED_ORIGINS, parseOrigin } from '@/lib/origins'
+import { parseOrigin } from '@/lib/origins'
 import { SCOPES, type Scope } from '@/lib/scopes'
 import { ApiError } from '@/server/errors/api-error'
 import { type Actor, writeAuditEvent } from './audit'
@@ -114,10 +114,7 @@ function normalizeScopes(scopes: readonly Scope[]): Scope[] {
 }
 
 function normalizeOrigins(origins: readonly string[]): string[] {
-  const unique = [...new Set(origins.map(normalizeOrigin))]
-  if (unique.length > MAX_ALLOWED_ORIGINS)
-    throw new ApiError('INVALID_ARGUMENT', `At most ${MAX_ALLOWED_ORIGINS} origins per key.`)
-  return unique
+  return [...new Set(origins.map(normalizeOrigin))]
 }
 
 export async function listApiKeys(db: Database, userId: bigint, now = new Date()): Promise<ApiKeyView[]> {
