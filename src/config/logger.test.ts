@@ -4,9 +4,9 @@
  */
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import { Writable } from 'node:stream'
+import { PassThrough, Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { createLogger, logFormat } from './logger'
+import { captureConsole, createLogger, logFormat, logOutputLines } from './logger'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
@@ -77,5 +77,62 @@ describe('createLogger', () => {
     expect(out).toMatch(/INFO.*hello/)
     expect(out).not.toContain('{"level"')
     expect(out).toContain('[redacted]')
+  })
+})
+
+describe('output that does not come from pino', () => {
+  const records = (text: string) =>
+    text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+
+  it('console output becomes JSON records, colours and status marks removed, when the output is not a terminal', () => {
+    const out = capture(false)
+    const original = console.log
+    const restore = captureConsole(createLogger({ name: 'web', output: out.stream }), out.stream)
+    try {
+      // Next.js's start-up line, as it prints it.
+      console.log('\u001b[32m\u001b[1m✓\u001b[22m\u001b[39m Running next.config.mjs took 15ms')
+      console.warn('\u001b[33m⚠\u001b[39m slow %s', 'page')
+      console.error('render failed:', new Error('boom'))
+      console.log('')
+    } finally {
+      restore()
+    }
+    const [start, warn, error, ...rest] = records(out.text())
+    expect(start).toMatchObject({
+      level: 30,
+      proc: 'web',
+      source: 'console',
+      msg: 'Running next.config.mjs took 15ms',
+    })
+    expect(warn).toMatchObject({ level: 40, msg: 'slow page' })
+    expect(error).toMatchObject({ level: 50, msg: 'render failed:', err: { message: 'boom' } })
+    expect(rest).toEqual([])
+    expect(console.log).toBe(original)
+  })
+
+  it('leaves console alone on a terminal', () => {
+    const out = capture(true)
+    const log = console.log
+    const restore = captureConsole(createLogger({ output: out.stream }), out.stream)
+    expect(console.log).toBe(log)
+    restore()
+  })
+
+  it("a child's output lines become records with their source", async () => {
+    const out = capture(false)
+    const child = new PassThrough()
+    logOutputLines(createLogger({ name: 'start', output: out.stream }), child, 'next build')
+    child.end(
+      '\u001b[1m▲ Next.js 16\u001b[22m\n\n  Creating an optimized production build ...\r\n├ ƒ /portal\n',
+    )
+    await new Promise((r) => setImmediate(r))
+    expect(records(out.text())).toEqual([
+      expect.objectContaining({ level: 30, proc: 'start', source: 'next build', msg: 'Next.js 16' }),
+      expect.objectContaining({ msg: 'Creating an optimized production build ...' }),
+      expect.objectContaining({ msg: '├ ƒ /portal' }),
+    ])
   })
 })

@@ -10,6 +10,9 @@
  * the indexer's esbuild bundle does not carry, and writes asynchronously, so
  * the last line before process.exit could be lost.
  */
+import { createInterface } from 'node:readline'
+import type { Readable } from 'node:stream'
+import { format, stripVTControlCharacters } from 'node:util'
 import pino from 'pino'
 import pretty from 'pino-pretty'
 
@@ -67,4 +70,63 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     return pino(settings, stream)
   }
   return options.output ? pino(settings, options.output) : pino(settings)
+}
+
+/*
+ * Output that does not come from pino would break a stream of JSON lines:
+ * Next.js prints its start-up and error messages with console ("✓ Running
+ * next.config.mjs took 15ms"), and `next build` writes its progress to its
+ * stdout. In JSON format both become log records (`source` says where they
+ * came from); on a terminal they are left as they are.
+ */
+
+/** A line of someone else's output as a log message: colours and Next.js's status mark removed. */
+export function plainLine(text: string): string {
+  return stripVTControlCharacters(text)
+    .replace(/^\s*[✓○●⨯⚠▲»]\s+/u, '')
+    .trim()
+}
+
+type ConsoleMethod = 'log' | 'info' | 'debug' | 'warn' | 'error'
+const CONSOLE_LEVELS: Record<ConsoleMethod, 'info' | 'debug' | 'warn' | 'error'> = {
+  log: 'info',
+  info: 'info',
+  debug: 'debug',
+  warn: 'warn',
+  error: 'error',
+}
+
+/**
+ * In JSON format, console output of the process (libraries that print, such as
+ * Next.js) goes through `logger` as records with `source: 'console'`; an Error
+ * among the arguments becomes the record's `err`. Returns a function that
+ * puts console back.
+ */
+export function captureConsole(logger: Logger, output: { isTTY?: boolean } = process.stdout): () => void {
+  if (logFormat(output) !== 'json') return () => {}
+  const saved = new Map((Object.keys(CONSOLE_LEVELS) as ConsoleMethod[]).map((m) => [m, console[m]]))
+  for (const method of saved.keys()) {
+    const level = CONSOLE_LEVELS[method]
+    console[method] = (...args: unknown[]) => {
+      const err = args.find((a): a is Error => a instanceof Error)
+      const text = plainLine(format(...args.filter((a) => a !== err))) || err?.message
+      if (text) logger[level]({ source: 'console', ...(err ? { err } : {}) }, text)
+    }
+  }
+  return () => {
+    for (const [method, original] of saved) console[method] = original
+  }
+}
+
+/** Each non-empty line of a child process's output stream as a log record (JSON format only). */
+export function logOutputLines(
+  logger: Logger,
+  stream: Readable,
+  source: string,
+  level: 'info' | 'warn' = 'info',
+): void {
+  createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
+    const text = plainLine(line)
+    if (text) logger[level]({ source }, text)
+  })
 }

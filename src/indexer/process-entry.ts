@@ -5,7 +5,7 @@
  * 1 any other failure.
  */
 import { type Config, loadConfig } from '@/config/env'
-import { createLogger } from '@/config/logger'
+import { captureConsole, createLogger } from '@/config/logger'
 import { metricsPort, serveMetrics } from '@/config/metrics-endpoint'
 import { createPool } from '@/db/pool'
 import { ChainIdMismatchError, describeError } from './errors'
@@ -34,6 +34,8 @@ if (!config.DATABASE_URL || !config.RPC_URL) {
 }
 const tuning = syncTuning(config)
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'indexer' })
+// What libraries print with console becomes log records too (docs/operations.md, "Logs").
+captureConsole(logger)
 const pool = createPool(config.DATABASE_URL, { max: 8 })
 // Prometheus metrics on METRICS_PORT + 1 (the web process has METRICS_PORT; docs/operations.md, "Metrics").
 const port = metricsPort(config, 'indexer')

@@ -3,13 +3,15 @@
  * OpenAPI document and the Next.js portal on PORT.
  */
 import { loadConfig } from '@/config/env'
-import { createLogger } from '@/config/logger'
+import { captureConsole, createLogger } from '@/config/logger'
 import { type MetricsEndpoint, metricsPort, serveMetrics } from '@/config/metrics-endpoint'
 import { createWebServer } from '@/server/http/server'
 import { closeWebServices, createWebServices } from '@/server/web-services'
 
 const config = loadConfig()
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'web' })
+// What libraries print with console becomes log records too (docs/operations.md, "Logs").
+captureConsole(logger)
 if (!config.DATABASE_URL) {
   logger.fatal(
     'DATABASE_URL is not set: start the service with `npm start`, which provides the embedded database',

@@ -16,7 +16,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { loadConfig } from '@/config/env'
-import { createLogger } from '@/config/logger'
+import { captureConsole, createLogger } from '@/config/logger'
 import { migrate } from '@/db/migrate'
 import { buildIndexer } from '@/indexer/bundle'
 import { afterExit, STOP_SIGNALS } from './after-exit'
@@ -28,6 +28,8 @@ import { resetChainData } from './reset-chain-data'
 const ROOT = path.resolve(import.meta.dirname, '../..')
 const config = loadConfig()
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'start' })
+// What libraries print with console becomes log records too (docs/operations.md, "Logs").
+captureConsole(logger)
 const dev = process.env.NODE_ENV === 'development'
 const dataDir = path.resolve(ROOT, config.DATA_DIR)
 mkdirSync(dataDir, { recursive: true })

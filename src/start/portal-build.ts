@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import type { Logger } from '@/config/logger'
+import { type Logger, logFormat, logOutputLines } from '@/config/logger'
 import { EXIT_WITH_PARENT } from './exit-with-parent'
 
 const INPUTS = ['src', 'public', 'next.config.mjs', 'package-lock.json', 'tsconfig.json']
@@ -39,10 +39,12 @@ export async function ensurePortalBuild(root: string, logger: Logger): Promise<v
   const started = Date.now()
   await new Promise<void>((resolve, reject) => {
     const next = path.join(root, 'node_modules/next/dist/bin/next')
+    // The build's progress on a terminal as Next.js prints it; anywhere else as log records.
+    const json = logFormat(process.stdout) === 'json'
     // A build outlives no `npm start`: it stops when its parent is gone.
     const child = spawn(process.execPath, ['--import', EXIT_WITH_PARENT, next, 'build'], {
       cwd: root,
-      stdio: 'inherit',
+      stdio: json ? ['ignore', 'pipe', 'pipe'] : 'inherit',
       env: {
         ...process.env,
         NEXT_TELEMETRY_DISABLED: '1',
@@ -50,7 +52,11 @@ export async function ensurePortalBuild(root: string, logger: Logger): Promise<v
         NFT_PARENT_PID: String(process.pid),
       },
     })
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`next build exited with ${code}`))))
+    if (json) {
+      logOutputLines(logger, child.stdout!, 'next build')
+      logOutputLines(logger, child.stderr!, 'next build', 'warn')
+    }
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`next build exited with ${code}`))))
   })
   writeFileSync(marker, current)
   logger.info({ seconds: Math.round((Date.now() - started) / 1000) }, 'portal built')
