@@ -56,7 +56,9 @@ export async function ensurePortalBuild(root: string, logger: Logger): Promise<v
       logOutputLines(logger, child.stdout!, 'next build')
       logOutputLines(logger, child.stderr!, 'next build', 'warn')
     }
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`next build exited with ${code}`))))
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`next build exited with ${code}`)),
+    )
   })
   writeFileSync(marker, current)
   logger.info({ seconds: Math.round((Date.now() - started) / 1000) }, 'portal built')
