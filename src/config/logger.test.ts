@@ -96,11 +96,13 @@ describe('output that does not come from pino', () => {
       console.log('\u001b[32m\u001b[1m✓\u001b[22m\u001b[39m Running next.config.mjs took 15ms')
       console.warn('\u001b[33m⚠\u001b[39m slow %s', 'page')
       console.error('render failed:', new Error('boom'))
+      console.error(new Error('alone'))
+      console.error('%s', new Error('formatted'))
       console.log('')
     } finally {
       restore()
     }
-    const [start, warn, error, ...rest] = records(out.text())
+    const [start, warn, error, alone, formatted, ...rest] = records(out.text())
     expect(start).toMatchObject({
       level: 30,
       proc: 'web',
@@ -108,7 +110,10 @@ describe('output that does not come from pino', () => {
       msg: 'Running next.config.mjs took 15ms',
     })
     expect(warn).toMatchObject({ level: 40, msg: 'slow page' })
-    expect(error).toMatchObject({ level: 50, msg: 'render failed:', err: { message: 'boom' } })
+    expect(error).toMatchObject({ level: 50, msg: 'render failed: boom', err: { message: 'boom' } })
+    expect(error.err.stack).toContain('logger.test.ts')
+    expect(alone).toMatchObject({ level: 50, msg: 'alone', err: { message: 'alone' } })
+    expect(formatted).toMatchObject({ msg: 'formatted' })
     expect(rest).toEqual([])
     expect(console.log).toBe(original)
   })

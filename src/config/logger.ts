@@ -99,7 +99,7 @@ const CONSOLE_LEVELS: Record<ConsoleMethod, 'info' | 'debug' | 'warn' | 'error'>
 /**
  * In JSON format, console output of the process (libraries that print, such as
  * Next.js) goes through `logger` as records with `source: 'console'`; an Error
- * among the arguments becomes the record's `err`. Returns a function that
+ * among the arguments becomes the record's `err` (its message stays in the line). Returns a function that
  * puts console back.
  */
 export function captureConsole(logger: Logger, output: { isTTY?: boolean } = process.stdout): () => void {
@@ -109,7 +109,8 @@ export function captureConsole(logger: Logger, output: { isTTY?: boolean } = pro
     const level = CONSOLE_LEVELS[method]
     console[method] = (...args: unknown[]) => {
       const err = args.find((a): a is Error => a instanceof Error)
-      const text = plainLine(format(...args.filter((a) => a !== err))) || err?.message
+      // The error's message in the line, its stack in `err`.
+      const text = plainLine(format(...args.map((a) => (a === err ? (a as Error).message : a))))
       if (text) logger[level]({ source: 'console', ...(err ? { err } : {}) }, text)
     }
   }
