@@ -7,6 +7,7 @@
 import { type Config, loadConfig } from '@/config/env'
 import { captureConsole, createLogger } from '@/config/logger'
 import { metricsPort, serveMetrics } from '@/config/metrics-endpoint'
+import { STOP_SIGNALS } from '@/config/stop-signals'
 import { createPool } from '@/db/pool'
 import { ChainIdMismatchError, describeError } from './errors'
 import { IndexerMetrics } from './metrics'
@@ -54,8 +55,7 @@ const metricsEndpoint =
       })
     : undefined
 const controller = new AbortController()
-// SIGHUP too: a closed terminal sends it, and it means stop (docs/operations.md).
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+for (const signal of STOP_SIGNALS) {
   process.once(signal, () => {
     logger.info({ signal }, 'stopping')
     controller.abort()

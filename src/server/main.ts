@@ -5,6 +5,7 @@
 import { loadConfig } from '@/config/env'
 import { captureConsole, createLogger } from '@/config/logger'
 import { type MetricsEndpoint, metricsPort, serveMetrics } from '@/config/metrics-endpoint'
+import { STOP_SIGNALS } from '@/config/stop-signals'
 import { createWebServer } from '@/server/http/server'
 import { closeWebServices, createWebServices } from '@/server/web-services'
 
@@ -58,7 +59,5 @@ async function stop(signal: string) {
   await closeWebServices(services).catch(() => {})
   process.exit(0)
 }
-process.on('SIGINT', () => void stop('SIGINT'))
-process.on('SIGTERM', () => void stop('SIGTERM'))
-// A closed terminal sends SIGHUP: in-flight requests finish as on SIGTERM (docs/operations.md).
-process.on('SIGHUP', () => void stop('SIGHUP'))
+// In-flight requests finish on each of them, SIGHUP (a closed terminal) included.
+for (const signal of STOP_SIGNALS) process.on(signal, () => void stop(signal))

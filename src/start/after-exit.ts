@@ -4,9 +4,7 @@
  * to start, which a restart cannot cure; or it crashed, and starts again after a
  * back-off that doubles up to 30 s and starts over after a healthy run.
  */
-
-/** Signals that ask a process to stop; the children stop with exit code 0 on them. */
-export const STOP_SIGNALS: readonly string[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
+import { STOP_SIGNALS } from '@/config/stop-signals'
 
 /** Exit codes that refuse to start: 2 the configuration, 3 a node on another chain than CHAIN_ID. */
 const REFUSALS = [2, 3]
@@ -23,7 +21,7 @@ export function afterExit(
   exit: { code: number | null; signal: string | null; ranMs: number },
   restarts: number,
 ): AfterExit {
-  if (exit.code === 0 || (exit.signal !== null && STOP_SIGNALS.includes(exit.signal)))
+  if (exit.code === 0 || (STOP_SIGNALS as readonly (string | null)[]).includes(exit.signal))
     return { action: 'stop' }
   if (exit.code !== null && REFUSALS.includes(exit.code)) return { action: 'refuse' }
   const before = exit.ranMs >= HEALTHY_RUN_MS ? 0 : restarts

@@ -16,6 +16,7 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { loadConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
+import { STOP_SIGNALS } from '@/config/stop-signals'
 import { migrate } from '@/db/migrate'
 import { EXIT_WITH_PARENT } from './exit-with-parent'
 
@@ -63,7 +64,7 @@ const child = spawn(process.execPath, ['--import', EXIT_WITH_PARENT, '--import',
   stdio: 'inherit',
 })
 // Ctrl-C reaches the tool too; this process waits for it, then stops the database cleanly.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+for (const signal of STOP_SIGNALS) {
   process.on(signal, () => {
     if (child.exitCode === null) child.kill(signal)
   })
