@@ -108,9 +108,9 @@ export function captureConsole(logger: Logger, output: { isTTY?: boolean } = pro
   for (const method of saved.keys()) {
     const level = CONSOLE_LEVELS[method]
     console[method] = (...args: unknown[]) => {
-      const err = args.find((a): a is Error => a instanceof Error)
-      // The error's message in the line, its stack in `err`.
-      const text = plainLine(format(...args.map((a) => (a === err ? (a as Error).message : a))))
+      // An error's message in the line, its stack in `err`.
+      const err = args.find((a) => a instanceof Error)
+      const text = plainLine(format(...args.map((a) => (a instanceof Error ? a.message : a))))
       if (text) logger[level]({ source: 'console', ...(err ? { err } : {}) }, text)
     }
   }
