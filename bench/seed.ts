@@ -14,11 +14,9 @@
  * the load and rebuilt after it, then the tables are vacuumed and analyzed.
  */
 
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import pg from 'pg'
-import { from as copyFrom } from 'pg-copy-streams'
 import { migrate } from '@/db/migrate'
+import { copyRows } from '@/indexer/store/pg-copy'
 import { mulberry32 } from '@/lib/random'
 
 export interface SeedOptions {
@@ -60,21 +58,6 @@ const ZERO = '0x0000000000000000000000000000000000000000'
 const OWNERS = 200_000
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString()
-
-async function copyRows(client: pg.PoolClient, sql: string, rows: Iterable<string>) {
-  const chunks = (function* () {
-    let buffer: string[] = []
-    for (const row of rows) {
-      buffer.push(row)
-      if (buffer.length === 5000) {
-        yield buffer.join('')
-        buffer = []
-      }
-    }
-    if (buffer.length > 0) yield buffer.join('')
-  })()
-  await pipeline(Readable.from(chunks), client.query(copyFrom(sql)))
-}
 
 export async function seed(options: SeedOptions): Promise<SeedShape> {
   const log = options.log ?? ((line: string) => console.log(line))

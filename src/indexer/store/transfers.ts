@@ -8,6 +8,7 @@ import {
 } from '../events/types'
 import { insertIfAllNew, type Queryable } from './db'
 import { int4Array, int8Array, numericArray, timestamptzArray, varcharArray } from './pg-array'
+import { copyOrInsert, copyRows, copyText, copyTimestamp } from './pg-copy'
 
 export const eventIdentity = (e: { transactionHash: string; logIndex: number; batchIndex: number }) =>
   `${e.transactionHash}:${e.logIndex}:${e.batchIndex}`
@@ -34,13 +35,18 @@ const INSERT_TRANSFERS = `
                 $7::varchar[], $8::timestamptz[], $9::varchar[], $10::int[], $11::int[])
          AS r(c, id, f, t, et, bn, bh, ts, tx, li, bi)`
 
+const COPY_TRANSFERS = `
+  COPY transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
+                  block_hash, block_timestamp, transaction_hash, log_index, batch_index, source) FROM STDIN`
+
 /**
- * Bulk insert (multi-row INSERT from unnest'ed arrays). Rows are inserted in
- * the given order, so ids follow chain order when the caller passes events
- * in chain order. Returns the events that were new.
+ * Bulk insert. Rows are inserted in the given order, so ids follow chain
+ * order when the caller passes events in chain order. Returns the events
+ * that were new.
  *
- * A batch from the chain holds only new events: it is inserted as it is
- * (insertIfAllNew). When an event is already stored or repeated in the batch
+ * A batch from the chain holds only new events: it is copied in as it is
+ * (COPY, or a multi-row INSERT from unnest'ed arrays where the server takes
+ * no COPY; insertIfAllNew). When an event is already stored or repeated in the batch
  * (an import run again, a file that repeats a row), the batch is inserted
  * again with ON CONFLICT DO NOTHING on the event identity, keeping the first
  * occurrence of each.
@@ -50,12 +56,31 @@ export async function insertTransfers(
   events: TransferEvent[],
   source: 'rpc' | 'import' = 'rpc',
 ): Promise<TransferEvent[]> {
-  const allNew = await insertIfAllNew(client, async () => {
-    for (let i = 0; i < events.length; i += CHUNK) {
-      await client.query(INSERT_TRANSFERS, transferParams(events.slice(i, i + CHUNK), source))
-    }
-  })
+  const allNew = await insertIfAllNew(client, () =>
+    copyOrInsert(
+      client,
+      () => copyRows(client, COPY_TRANSFERS, transferLines(events, source)),
+      async () => {
+        for (let i = 0; i < events.length; i += CHUNK) {
+          await client.query(INSERT_TRANSFERS, transferParams(events.slice(i, i + CHUNK), source))
+        }
+      },
+    ),
+  )
   return allNew ? events : insertNewOnly(client, events, source)
+}
+
+/** COPY lines of COPY_TRANSFERS; a block's transfers share one formatted timestamp. */
+function* transferLines(events: TransferEvent[], source: 'rpc' | 'import'): Generator<string> {
+  let seconds = -1n
+  let timestamp = ''
+  for (const e of events) {
+    if (e.blockTimestamp !== seconds) {
+      seconds = e.blockTimestamp
+      timestamp = copyTimestamp(seconds)
+    }
+    yield `${copyText(e.collection)}\t${e.tokenId}\t${copyText(e.from)}\t${copyText(e.to)}\t${eventType(e.from, e.to)}\t${e.blockNumber}\t${copyText(e.blockHash)}\t${timestamp}\t${copyText(e.transactionHash)}\t${e.logIndex}\t${e.batchIndex}\t${source}\n`
+  }
 }
 
 async function insertNewOnly(
