@@ -54,15 +54,28 @@ const UNIQUE_VIOLATION = '23505'
  * this way than with ON CONFLICT, which probes the unique index before every
  * row (docs/indexer.md, "Benchmark").
  */
-export async function insertIfAllNew(client: pg.PoolClient, write: () => Promise<unknown>): Promise<boolean> {
-  await client.query('SAVEPOINT all_new')
+export const insertIfAllNew = (client: pg.PoolClient, write: () => Promise<unknown>): Promise<boolean> =>
+  unlessFailsWith(client, UNIQUE_VIOLATION, write)
+
+/**
+ * Runs `write` under a savepoint. Returns false, with everything it wrote
+ * undone and the transaction usable, when it failed with SQLSTATE `code`;
+ * any other failure is thrown.
+ */
+export async function unlessFailsWith(
+  client: pg.PoolClient,
+  code: string,
+  write: () => Promise<unknown>,
+): Promise<boolean> {
+  const savepoint = `unless_${code}`
+  await client.query(`SAVEPOINT ${savepoint}`)
   try {
     await write()
   } catch (err) {
-    if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err
-    await client.query('ROLLBACK TO SAVEPOINT all_new')
+    if ((err as { code?: unknown }).code !== code) throw err
+    await client.query(`ROLLBACK TO SAVEPOINT ${savepoint}`)
     return false
   }
-  await client.query('RELEASE SAVEPOINT all_new')
+  await client.query(`RELEASE SAVEPOINT ${savepoint}`)
   return true
 }

@@ -12,6 +12,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type pg from 'pg'
 import { from as copyFrom } from 'pg-copy-streams'
+import { unlessFailsWith } from './db'
 
 /** Lines per COPY data message: bounds the string built at once. */
 const LINES_PER_CHUNK = 5_000
@@ -67,15 +68,10 @@ export async function copyOrInsert(
   const server = `${client.host}:${client.port}/${client.database}`
   if (refusedBy.has(server)) return insert()
   if (acceptedBy.has(server)) return copy()
-  await client.query('SAVEPOINT copy_probe')
-  try {
-    await copy()
-  } catch (err) {
-    if ((err as { code?: unknown }).code !== FEATURE_NOT_SUPPORTED) throw err
-    await client.query('ROLLBACK TO SAVEPOINT copy_probe')
-    refusedBy.add(server)
-    return insert()
+  if (await unlessFailsWith(client, FEATURE_NOT_SUPPORTED, copy)) {
+    acceptedBy.add(server)
+    return
   }
-  await client.query('RELEASE SAVEPOINT copy_probe')
-  acceptedBy.add(server)
+  refusedBy.add(server)
+  return insert()
 }
