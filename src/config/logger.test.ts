@@ -118,6 +118,28 @@ describe('output that does not come from pino', () => {
     expect(console.log).toBe(original)
   })
 
+  it("Node's warnings become warn records, and its own printing comes back after", async () => {
+    const out = capture(false)
+    const nodeListeners = process.listeners('warning')
+    const restore = captureConsole(createLogger({ name: 'indexer', output: out.stream }), out.stream)
+    try {
+      process.emitWarning('something odd', { type: 'DeprecationWarning', code: 'DEP0999' })
+      await new Promise((resolve) => process.nextTick(resolve))
+    } finally {
+      restore()
+    }
+    expect(records(out.text())).toEqual([
+      expect.objectContaining({
+        level: 40,
+        source: 'node',
+        warning: 'DeprecationWarning',
+        code: 'DEP0999',
+        msg: 'something odd',
+      }),
+    ])
+    expect(process.listeners('warning')).toEqual(nodeListeners)
+  })
+
   it('leaves console alone on a terminal', () => {
     const out = capture(true)
     const log = console.log

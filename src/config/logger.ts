@@ -99,11 +99,18 @@ const CONSOLE_LEVELS: Record<ConsoleMethod, 'info' | 'debug' | 'warn' | 'error'>
 /**
  * In JSON format, console output of the process (libraries that print, such as
  * Next.js) goes through `logger` as records with `source: 'console'`; an Error
- * among the arguments becomes the record's `err` (its message stays in the line). Returns a function that
- * puts console back.
+ * among the arguments becomes the record's `err` (its message stays in the line).
+ * Node's own warnings (deprecations, experimental features), which it would
+ * print through console.error, become one `warn` record each with
+ * `source: 'node'`. Returns a function that puts both back.
  */
 export function captureConsole(logger: Logger, output: { isTTY?: boolean } = process.stdout): () => void {
   if (logFormat(output) !== 'json') return () => {}
+  const nodeWarningListeners = process.listeners('warning')
+  process.removeAllListeners('warning')
+  const onWarning = (warning: Error & { code?: string }) =>
+    logger.warn({ source: 'node', warning: warning.name, code: warning.code }, warning.message)
+  process.on('warning', onWarning)
   const saved = new Map((Object.keys(CONSOLE_LEVELS) as ConsoleMethod[]).map((m) => [m, console[m]]))
   for (const method of saved.keys()) {
     const level = CONSOLE_LEVELS[method]
@@ -116,6 +123,8 @@ export function captureConsole(logger: Logger, output: { isTTY?: boolean } = pro
   }
   return () => {
     for (const [method, original] of saved) console[method] = original
+    process.off('warning', onWarning)
+    for (const listener of nodeWarningListeners) process.on('warning', listener)
   }
 }
 
