@@ -34,12 +34,17 @@ export async function copyRows(client: pg.PoolClient, sql: string, lines: Iterab
 }
 
 const SPECIAL = /[\\\t\n\r]/
+const SPECIALS = /[\\\t\n\r]/g
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' }
 
-/** A text field of a COPY line: null as \N, the format's four special characters escaped. */
+/**
+ * A text field of a COPY line: null as \N, the format's four special characters escaped.
+ * Tested before replacing: the ingest path's hex fields never need it, and a test is
+ * half the cost of a replace that finds nothing.
+ */
 export function copyText(value: string | null): string {
   if (value === null) return '\\N'
-  return SPECIAL.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]!) : value
+  return SPECIAL.test(value) ? value.replace(SPECIALS, (c) => ESCAPES[c]!) : value
 }
 
 /** A timestamptz field from Unix seconds. */
