@@ -79,6 +79,8 @@ export interface AuthDependencies {
   sessionLifetimeMs?: number
 }
 
+const nowSeconds = () => Math.floor(Date.now() / 1000)
+
 export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
   const { config, db, logger } = deps
   if (!config.AUTH_SECRET) throw new Error('AUTH_SECRET is not set: start the service with `npm start`')
@@ -95,10 +97,16 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
       maxAge: maxAgeS,
       // next-auth re-encodes the token on every session read with exp = now + maxAge (a sliding
       // expiry); the token's own absolute end wins.
-      encode: (params) => {
+      encode: async (params) => {
         const end = params.token?.sessionEnd
-        const maxAge = typeof end === 'number' ? Math.max(0, end - Math.floor(Date.now() / 1000)) : maxAgeS
-        return encode({ ...params, maxAge })
+        if (typeof end !== 'number') return encode({ ...params, maxAge: maxAgeS })
+        // encode() reads the clock again after deriving its key: when a second boundary falls
+        // between the two reads, exp would be one second past the end. Encode again then.
+        for (;;) {
+          const before = nowSeconds()
+          const token = await encode({ ...params, maxAge: Math.max(0, end - before) })
+          if (nowSeconds() === before) return token
+        }
       },
     },
     pages: { signIn: '/portal', error: '/portal' },

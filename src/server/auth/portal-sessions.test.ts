@@ -9,7 +9,7 @@ import type { NextAuthOptions } from 'next-auth'
 import { decode } from 'next-auth/jwt'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { createSiweMessage } from 'viem/siwe'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createLogger } from '@/config/logger'
 import { type Database, openDatabase } from '@/db/database'
 import { portalRouter } from '@/server/api/portal/router'
@@ -246,6 +246,21 @@ describe('absolute lifetime', () => {
     await new Promise((r) => setTimeout(r, Math.max(0, end - Date.now()) + 100))
     expect(await browser.serverSession(shortLived)).toBeNull()
     expect(await browser.session()).toEqual({})
+  })
+
+  it('re-issues a token that ends with the session even when a second ends mid-encoding', async () => {
+    const end = Math.floor(Date.now() / 1000) + 600
+    const base = (end - 300) * 1000
+    // The first clock read is the last millisecond of a second; every later read is in the next.
+    let reads = 0
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => (reads++ === 0 ? base - 1 : base + reads))
+    let token: string
+    try {
+      token = await web.jwt!.encode!({ token: { sessionEnd: end }, secret: SECRET, maxAge: 1 })
+    } finally {
+      clock.mockRestore()
+    }
+    expect((await decode({ token, secret: SECRET }))?.exp).toBe(end)
   })
 })
 
