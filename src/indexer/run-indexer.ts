@@ -65,7 +65,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
       confirmations: BigInt(config.CONFIRMATIONS),
       keepBlocks: BigInt(Math.max(64, 2 * config.CONFIRMATIONS)),
       pollIntervalMs: 500,
-      rangesInFlight: { min: 4, max: 8 },
+      rangesInFlight: { min: 2, max: 4 },
       maxEventsPerCommit: 20_000,
       realtimeBatch: 50,
       initialRange: 10n,

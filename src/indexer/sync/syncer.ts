@@ -15,7 +15,8 @@ export interface SyncOptions {
    * Backfill ranges reading at once: as many as the endpoints take requests at
    * once (their AIMD limits, EndpointPool.capacity), within [min, max] (`max`
    * bounds the memory of raw answers); read and waiting for their commit
-   * together, at most max too (their decoded logs are the rest of it).
+   * together, at most max too (their decoded logs are the rest of it; reads
+   * further ahead only take CPU from the commits they wait for).
    */
   rangesInFlight: { min: number; max: number }
   /** Backfill ranges merged into one commit up to this many events. */
