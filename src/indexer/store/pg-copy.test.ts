@@ -58,6 +58,16 @@ describe('COPY text lines', () => {
     expect(rows[0]!.b).toBe(true)
   })
 
+  it('arrive whole across message boundaries, multi-byte characters and a line longer than a message included', async () => {
+    // Some 3 MiB of lines, so that lines fall across the 1 MiB messages; one line alone is 1.5 MiB.
+    const texts = Array.from({ length: 6_000 }, (_, n) => `${'é€🙂'.repeat(n % 40)}#${n}`.padEnd(500, 'x'))
+    texts[3_000] = `€${'y'.repeat(1_500_000)}`
+    const lines = texts.map((t, n) => `${copyText(t)}\t${n}\tt\t${copyTimestamp(0n)}\t${n}\n`)
+    const rows = await withTable(db.pool, (client) => copyRows(client, COPY, lines))
+    expect(rows.length).toBe(texts.length)
+    expect(rows.map((r) => r.t)).toEqual(texts)
+  })
+
   it('write null and 2^256 − 1 as numbers', async () => {
     const big = 2n ** 256n - 1n
     const rows = await withTable(db.pool, (client) =>
