@@ -38,6 +38,7 @@ export async function copyRows(client: pg.PoolClient, sql: string, lines: Iterab
     }
     if (used > 0) yield chunk.subarray(0, used)
   })()
+  // In byte mode the stream makes at most one chunk ahead of the socket (16 KiB high-water mark).
   await pipeline(Readable.from(chunks, { objectMode: false }), client.query(copyFrom(sql)))
 }
 
