@@ -9,6 +9,7 @@ import {
   loadTokenStates,
   recomputeTokenStates,
   splitMintedFirst,
+  splitTokenKey,
   type TokenState,
   tokenKeyArrays,
   withKeys,
@@ -169,11 +170,11 @@ async function writeTokens(
   )
 }
 
-/** COPY lines of new tokens; a token key is its collection and decimal id (token-state.ts). */
+/** COPY lines of new tokens. */
 function* tokenLines(rows: Array<[string, TokenState]>): Generator<string> {
   for (const [key, s] of rows) {
-    const at = key.indexOf(':')
-    yield `${copyText(key.slice(0, at))}\t${key.slice(at + 1)}\t${copyText(s.owner)}\t${copyBool(s.burned)}\t${s.transferCount}\t${copyNumber(s.mintedBlock)}\t${copyNumber(s.lastTransferBlock)}\n`
+    const [collection, tokenId] = splitTokenKey(key)
+    yield `${copyText(collection)}\t${tokenId}\t${copyText(s.owner)}\t${copyBool(s.burned)}\t${s.transferCount}\t${copyNumber(s.mintedBlock)}\t${copyNumber(s.lastTransferBlock)}\n`
   }
 }
 

@@ -65,9 +65,8 @@ export const copyBool = (value: boolean) => (value ? 't' : 'f')
 export const copyNumber = (value: bigint | number | null) => (value === null ? '\\N' : String(value))
 
 const FEATURE_NOT_SUPPORTED = '0A000'
-/** Servers (host:port/database) that refused COPY FROM STDIN, and those that took it. */
-const refusedBy = new Set<string>()
-const acceptedBy = new Set<string>()
+/** Whether a server (host:port/database) takes COPY FROM STDIN, once its first COPY has told. */
+const takesCopy = new Map<string, boolean>()
 
 /**
  * Runs `copy`, or `insert` where the server refuses COPY FROM STDIN. The
@@ -80,12 +79,9 @@ export async function copyOrInsert(
   insert: () => Promise<void>,
 ): Promise<void> {
   const server = `${client.host}:${client.port}/${client.database}`
-  if (refusedBy.has(server)) return insert()
-  if (acceptedBy.has(server)) return copy()
-  if (await unlessFailsWith(client, FEATURE_NOT_SUPPORTED, copy)) {
-    acceptedBy.add(server)
-    return
-  }
-  refusedBy.add(server)
-  return insert()
+  const known = takesCopy.get(server)
+  if (known !== undefined) return known ? copy() : insert()
+  const copied = await unlessFailsWith(client, FEATURE_NOT_SUPPORTED, copy)
+  takesCopy.set(server, copied)
+  if (!copied) return insert()
 }

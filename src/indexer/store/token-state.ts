@@ -16,17 +16,20 @@ export const tokenKey = (collection: string, tokenId: bigint) => `${collection}:
 /** The collection address of a token key. */
 export const collectionOfKey = (key: string) => key.slice(0, key.indexOf(':'))
 
-/**
- * Token keys as the two array parameters (collection addresses, decimal token
- * ids) of a bulk statement, split as strings: no BigInt round trip per token.
- */
+/** A token key's collection address and decimal token id, split as strings: no BigInt round trip. */
+export function splitTokenKey(key: string): [collection: string, tokenId: string] {
+  const at = key.indexOf(':')
+  return [key.slice(0, at), key.slice(at + 1)]
+}
+
+/** Token keys as the two array parameters (collection addresses, decimal token ids) of a bulk statement. */
 export function tokenKeyArrays(keys: Iterable<string>): [collections: Buffer, tokenIds: Buffer] {
   const collections: string[] = []
   const ids: string[] = []
   for (const key of keys) {
-    const at = key.indexOf(':')
-    collections.push(key.slice(0, at))
-    ids.push(key.slice(at + 1))
+    const [collection, id] = splitTokenKey(key)
+    collections.push(collection)
+    ids.push(id)
   }
   return [varcharArray(collections), numericArray(ids)]
 }
