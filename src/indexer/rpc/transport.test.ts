@@ -71,10 +71,13 @@ describe('HttpJsonRpc', () => {
   it('parses twin answers once when they are the same bytes, and each on its own when they differ', async () => {
     const ids: number[] = []
     let omit = false
+    let alter = false
     const url = await server((body, res) => {
       ids.push(body.id)
       const result = logs(1_000)
       if (omit) result.splice(500, 1)
+      // The same length, one byte apart.
+      if (alter) result[999]!.logIndex = '0x3e6'
       res.writeHead(200).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }))
     })
     const rpc = wire(url)
@@ -96,6 +99,16 @@ describe('HttpJsonRpc', () => {
     expect(second).not.toBe(first)
     expect(first).toHaveLength(1_000)
     expect(second).toHaveLength(999)
+
+    const near = new TwinReads()
+    omit = false
+    const original = (await rpc.call('eth_getLogs', [{ fromBlock: '0x1' }], { twin: near })) as unknown[]
+    alter = true
+    const altered = (await rpc.call('eth_getLogs', [{ fromBlock: '0x1' }], { twin: near })) as unknown[]
+    alter = false
+    expect(altered).not.toBe(original)
+    expect(altered[999]).toEqual({ logIndex: '0x3e6', data: '0x' })
+    expect(original[999]).toEqual({ logIndex: '0x3e7', data: '0x' })
 
     // Different requests never share an answer, even under one twin.
     const third = new TwinReads()

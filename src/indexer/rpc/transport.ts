@@ -5,7 +5,6 @@
  * says about the provider (docs/indexer.md, "Providers").
  */
 import { isAscii } from 'node:buffer'
-import { createHash } from 'node:crypto'
 import { IndexerError } from '../errors'
 
 /** What a failed request says about the provider, not about the request. */
@@ -90,27 +89,27 @@ let nextId = 1
  * The answers of reads that should be the same (the two reads of a range
  * being verified, docs/indexer.md "Verification"): the reads share one
  * JSON-RPC id, so two answers with the same content are the same bytes, and
- * an answer whose SHA-256 equals its twin's is not parsed again — it is the
- * twin's parsed answer. Answers that differ in any byte are parsed each on
- * its own and compared as logs. Each request still goes to the provider and
- * is answered on its own: only the parsing is shared. The digest, not the
- * bytes, waits for the twin: a range's answer is megabytes, and the twin may
- * come seconds later.
+ * an answer with the same bytes as its twin's is not parsed again — it is
+ * the twin's parsed answer. Answers that differ in any byte are parsed each
+ * on its own and compared as logs. Each request still goes to the provider
+ * and is answered on its own: only the parsing is shared. The first answer's
+ * bytes wait for the twin (megabytes, one answer per range being read):
+ * comparing bytes costs a fraction of hashing them (docs/indexer.md,
+ * "Benchmark", run AC).
  */
 export class TwinReads {
   readonly id = nextId++
   /** The first answer to each request body, until its twin arrives. */
-  private readonly first = new Map<string, { digest: string; parsed: unknown }>()
+  private readonly first = new Map<string, { bytes: Buffer; parsed: unknown }>()
 
   parse(requestBody: string, bytes: Buffer): unknown {
-    const digest = createHash('sha256').update(bytes).digest('base64')
     const earlier = this.first.get(requestBody)
-    if (earlier?.digest === digest) {
+    if (earlier?.bytes.equals(bytes)) {
       this.first.delete(requestBody)
       return earlier.parsed
     }
     const parsed = parseJson(bytes)
-    this.first.set(requestBody, { digest, parsed })
+    this.first.set(requestBody, { bytes, parsed })
     return parsed
   }
 }
