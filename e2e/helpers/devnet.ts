@@ -6,7 +6,14 @@
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { type Address, createPublicClient, createWalletClient, http, parseEther } from 'viem'
+import {
+  type Address,
+  createPublicClient,
+  createWalletClient,
+  http,
+  parseEther,
+  WaitForTransactionReceiptTimeoutError,
+} from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { compileContracts } from '@/dev/contracts/compile'
 
@@ -29,8 +36,27 @@ export function devnetRpcUrl(): string {
   throw new Error('the service log names no devnet RPC URL')
 }
 
-/** Deploys E2EContractWallet (ERC-1271) owned by `owner`; returns its address once it holds code. */
+/** Deployments tried before giving up: the devnet's reorganisations drop pending transactions. */
+const DEPLOY_ATTEMPTS = 3
+/** The devnet mines a block a second: a deployment not mined by then was dropped. */
+const RECEIPT_TIMEOUT_MS = 10_000
+
+/**
+ * Deploys E2EContractWallet (ERC-1271) owned by `owner`; returns its address once mined.
+ * A reorganisation drops the transactions waiting in the devnet's pool, so a deployment
+ * whose receipt does not come is sent again, from another fresh key.
+ */
 export async function deployContractWallet(owner: Address): Promise<Address> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await deployOnce(owner)
+    } catch (err) {
+      if (!(err instanceof WaitForTransactionReceiptTimeoutError) || attempt >= DEPLOY_ATTEMPTS) throw err
+    }
+  }
+}
+
+async function deployOnce(owner: Address): Promise<Address> {
   const rpcUrl = devnetRpcUrl()
   const { E2EContractWallet } = await compileContracts([
     path.join(ROOT, 'e2e/contracts/E2EContractWallet.sol'),
@@ -58,7 +84,7 @@ export async function deployContractWallet(owner: Address): Promise<Address> {
     bytecode: E2EContractWallet.bytecode,
     args: [owner],
   })
-  const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: 30_000 })
+  const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS })
   if (!receipt.contractAddress) throw new Error('deployment produced no contract')
   return receipt.contractAddress
 }
