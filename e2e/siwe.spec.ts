@@ -5,16 +5,14 @@
  */
 import { request as playwrightRequest } from '@playwright/test'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { deployContractWallet, hasCode } from './helpers/devnet'
+import { deployContractWallet } from './helpers/devnet'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
 import { getNonce, siweMessage, submitSignIn } from './helpers/siwe'
 import { E2E_WALLET_NAME, injectWallet } from './helpers/wallet'
 
 test('a smart-contract wallet signs in through ERC-1271', async ({ page }) => {
   const owner = privateKeyToAccount(generatePrivateKey())
-  let contract = await deployContractWallet(owner.address)
-  // The devnet reorganises now and then; a dropped deployment is simply redone.
-  if (!(await hasCode(contract))) contract = await deployContractWallet(owner.address)
+  const contract = await deployContractWallet(owner.address)
 
   await injectWallet(page, { signer: owner, address: contract })
   await page.goto('/portal')

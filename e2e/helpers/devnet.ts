@@ -36,20 +36,23 @@ export function devnetRpcUrl(): string {
   throw new Error('the service log names no devnet RPC URL')
 }
 
-/** Deployments tried before giving up: the devnet's reorganisations drop pending transactions. */
+/** Deployments tried before giving up: the devnet's reorganisations drop transactions. */
 const DEPLOY_ATTEMPTS = 3
 /** The devnet mines a block a second: a deployment not mined by then was dropped. */
 const RECEIPT_TIMEOUT_MS = 10_000
 
 /**
- * Deploys E2EContractWallet (ERC-1271) owned by `owner`; returns its address once mined.
- * A reorganisation drops the transactions waiting in the devnet's pool, so a deployment
- * whose receipt does not come is sent again, from another fresh key.
+ * Deploys E2EContractWallet (ERC-1271) owned by `owner`; returns its address once it holds code.
+ * A reorganisation drops the transactions waiting in the devnet's pool and those of the blocks
+ * it replaces, so a deployment whose receipt does not come, or whose code is gone after it,
+ * is sent again, from another fresh key.
  */
 export async function deployContractWallet(owner: Address): Promise<Address> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await deployOnce(owner)
+      const address = await deployOnce(owner)
+      if (await hasCode(address)) return address
+      if (attempt >= DEPLOY_ATTEMPTS) throw new Error('the deployment was dropped by every attempt')
     } catch (err) {
       if (!(err instanceof WaitForTransactionReceiptTimeoutError) || attempt >= DEPLOY_ATTEMPTS) throw err
     }
@@ -90,7 +93,7 @@ async function deployOnce(owner: Address): Promise<Address> {
 }
 
 /** true while `address` holds code (a devnet reorg could drop a fresh deployment). */
-export async function hasCode(address: Address): Promise<boolean> {
+async function hasCode(address: Address): Promise<boolean> {
   const code = await createPublicClient({ transport: http(devnetRpcUrl()) }).getCode({ address })
   return code !== undefined && code !== '0x'
 }
