@@ -48,9 +48,13 @@ const RECEIPT_TIMEOUT_MS = 10_000
  * is sent again, from another fresh key.
  */
 export async function deployContractWallet(owner: Address): Promise<Address> {
+  const { E2EContractWallet } = await compileContracts([
+    path.join(ROOT, 'e2e/contracts/E2EContractWallet.sol'),
+  ])
+  if (!E2EContractWallet) throw new Error('E2EContractWallet did not compile')
   for (let attempt = 1; ; attempt++) {
     try {
-      const address = await deployOnce(owner)
+      const address = await deployOnce(E2EContractWallet, owner)
       if (await hasCode(address)) return address
       if (attempt >= DEPLOY_ATTEMPTS) throw new Error('the deployment was dropped by every attempt')
     } catch (err) {
@@ -59,12 +63,10 @@ export async function deployContractWallet(owner: Address): Promise<Address> {
   }
 }
 
-async function deployOnce(owner: Address): Promise<Address> {
+type CompiledContract = NonNullable<Awaited<ReturnType<typeof compileContracts>>[string]>
+
+async function deployOnce(E2EContractWallet: CompiledContract, owner: Address): Promise<Address> {
   const rpcUrl = devnetRpcUrl()
-  const { E2EContractWallet } = await compileContracts([
-    path.join(ROOT, 'e2e/contracts/E2EContractWallet.sol'),
-  ])
-  if (!E2EContractWallet) throw new Error('E2EContractWallet did not compile')
   const publicClient = createPublicClient({ transport: http(rpcUrl) })
   const chainId = await publicClient.getChainId()
   const deployer = privateKeyToAccount(generatePrivateKey())
