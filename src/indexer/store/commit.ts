@@ -2,9 +2,9 @@ import type pg from 'pg'
 import { IndexerError } from '../errors'
 import type { MetadataUpdateEvent, TransferEvent } from '../events/types'
 import type { RpcBlock } from '../rpc/client'
-import { takeWriteLock } from './db'
+import { queryAll } from './db'
 import { foldIntoTokens, rebuildTokens } from './derived-state'
-import { addIndexedRange, pruneBlocks, readIndexerState, storeBlocks, updateProgress } from './state'
+import { addIndexedRange, lockStateForCommit, pruneBlocks, storeBlocks, updateProgress } from './state'
 import { tokenKeysOf } from './token-state'
 import { collectionsOf, ensureCollections, insertTransfers, markMetadataStale } from './transfers'
 
@@ -74,11 +74,10 @@ export async function startCommit(pool: pg.Pool, transfers: TransferEvent[]): Pr
   const client = await pool.connect()
   let inserted: TransferEvent[]
   try {
-    await client.query('BEGIN')
     // Chain data can be read again: after a database crash the indexer resumes
     // from the last durable commit (state and data roll back together), so
     // commits need not wait for the WAL flush.
-    await client.query('SET LOCAL synchronous_commit = off')
+    await queryAll(client, ['BEGIN', 'SET LOCAL synchronous_commit = off'])
     inserted = await insertTransfers(client, transfers, 'rpc')
   } catch (err) {
     await endTransaction(client, 'ROLLBACK')
@@ -121,15 +120,10 @@ async function finishCommit(
   batch: IngestBatch,
   inserted: TransferEvent[],
 ): Promise<CommitResult> {
-  await takeWriteLock(client)
-  const state = await readIndexerState(client, ctx.network, true)
+  const { state, topIndexed: top } = await lockStateForCommit(client, ctx.network)
   if (state.lastIndexedBlock !== ctx.expectedLastIndexed) {
     throw new StaleStateError(ctx.expectedLastIndexed, state.lastIndexedBlock)
   }
-  const { rows } = await client.query<{ top: string | null }>(
-    'SELECT max(to_block)::text AS top FROM indexed_ranges',
-  )
-  const top = rows[0]?.top == null ? null : BigInt(rows[0].top)
   // Appending after every stored block lets the new state be folded from the
   // old one; filling a gap below stored blocks rebuilds it from history.
   const appending = top === null || batch.fromBlock > top

@@ -45,6 +45,23 @@ export async function takeWriteLock(client: pg.PoolClient): Promise<void> {
   await client.query(WRITE_LOCK_SQL)
 }
 
+/**
+ * Runs statements without parameters in one round trip (one simple-protocol
+ * query), one result each. Inside a transaction each statement still takes
+ * its own snapshot, as if sent one by one. A backfill commit is a chain of
+ * short statements whose answers wait for the event loop, busy decoding the
+ * next ranges; every round trip saved shortens it (docs/indexer.md, "Benchmark").
+ */
+export async function queryAll(client: pg.PoolClient, statements: string[]): Promise<pg.QueryResult[]> {
+  const results = (await client.query(statements.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[]
+  return Array.isArray(results) ? results : [results]
+}
+
+/** Takes the writers' lock and runs `statements` (without parameters) in the same round trip. */
+export async function lockedQueryAll(client: pg.PoolClient, statements: string[]): Promise<pg.QueryResult[]> {
+  return (await queryAll(client, [WRITE_LOCK_SQL, ...statements])).slice(1)
+}
+
 const UNIQUE_VIOLATION = '23505'
 
 /**

@@ -4,7 +4,7 @@ import type { CoverageStatus } from '@/lib/schemas'
 import { IndexerError } from '../errors'
 import type { RpcBlock } from '../rpc/client'
 import { minBig } from '../rpc/get-logs'
-import type { Queryable } from './db'
+import { lockedQueryAll, type Queryable } from './db'
 import { int8Array, timestamptzArray, varcharArray } from './pg-array'
 
 export interface IndexerStateRow {
@@ -60,22 +60,49 @@ export async function readIndexerState(
   network: string,
   forUpdate = false,
 ): Promise<IndexerStateRow> {
-  const { rows } = await db.query<{
-    network: string
-    chain_id: string
-    start_block: string
-    last_seen_block: string
-    last_indexed_block: string | null
-    last_confirmed_block: string
-    last_verified_block: string | null
-    coverage_status: CoverageStatus
-  }>(
-    `SELECT network, chain_id::text, start_block::text, last_seen_block::text, last_indexed_block::text,
-            last_confirmed_block::text, last_verified_block::text, coverage_status
-       FROM indexer_state WHERE network = $1 ${forUpdate ? 'FOR UPDATE' : ''}`,
+  const { rows } = await db.query<IndexerStateRecord>(
+    `${INDEXER_STATE_SQL} WHERE network = $1 ${forUpdate ? 'FOR UPDATE' : ''}`,
     [network],
   )
-  const row = rows[0]
+  return indexerStateOf(rows[0], network)
+}
+
+/**
+ * Takes the writers' lock, then reads the indexer state (locked for update)
+ * and the end of the highest indexed range: what a commit checks before it
+ * writes, in one round trip.
+ */
+export async function lockStateForCommit(
+  client: pg.PoolClient,
+  network: string,
+): Promise<{ state: IndexerStateRow; topIndexed: bigint | null }> {
+  const [state, top] = await lockedQueryAll(client, [
+    `${INDEXER_STATE_SQL} WHERE network = ${client.escapeLiteral(network)} FOR UPDATE`,
+    'SELECT max(to_block)::text AS top FROM indexed_ranges',
+  ])
+  const topIndexed = top!.rows[0]?.top
+  return {
+    state: indexerStateOf(state!.rows[0] as IndexerStateRecord | undefined, network),
+    topIndexed: topIndexed == null ? null : BigInt(topIndexed),
+  }
+}
+
+const INDEXER_STATE_SQL = `SELECT network, chain_id::text, start_block::text, last_seen_block::text,
+       last_indexed_block::text, last_confirmed_block::text, last_verified_block::text, coverage_status
+  FROM indexer_state`
+
+interface IndexerStateRecord {
+  network: string
+  chain_id: string
+  start_block: string
+  last_seen_block: string
+  last_indexed_block: string | null
+  last_confirmed_block: string
+  last_verified_block: string | null
+  coverage_status: CoverageStatus
+}
+
+function indexerStateOf(row: IndexerStateRecord | undefined, network: string): IndexerStateRow {
   if (!row) throw new IndexerError(`No indexer_state row for network "${network}"`)
   return {
     network: row.network,
@@ -117,21 +144,15 @@ export async function readLastVerifiedBlock(db: Queryable, network: string): Pro
 
 /** Adds [from, to] to indexed_ranges, merging with overlapping or adjacent ranges. */
 export async function addIndexedRange(client: pg.PoolClient, from: bigint, to: bigint): Promise<void> {
-  const { rows } = await client.query<{ from_block: string; to_block: string }>(
-    `DELETE FROM indexed_ranges WHERE to_block >= $1::bigint - 1 AND from_block <= $2::bigint + 1
-     RETURNING from_block::text, to_block::text`,
+  // One statement: the INSERT aggregates every deleted row first, so a merged range may keep a deleted one's key.
+  await client.query(
+    `WITH joined AS (
+       DELETE FROM indexed_ranges WHERE to_block >= $1::bigint - 1 AND from_block <= $2::bigint + 1
+       RETURNING from_block, to_block)
+     INSERT INTO indexed_ranges (from_block, to_block)
+     SELECT LEAST($1::bigint, min(from_block)), GREATEST($2::bigint, max(to_block)) FROM joined`,
     [from.toString(), to.toString()],
   )
-  let lo = from
-  let hi = to
-  for (const r of rows) {
-    if (BigInt(r.from_block) < lo) lo = BigInt(r.from_block)
-    if (BigInt(r.to_block) > hi) hi = BigInt(r.to_block)
-  }
-  await client.query('INSERT INTO indexed_ranges (from_block, to_block) VALUES ($1, $2)', [
-    lo.toString(),
-    hi.toString(),
-  ])
 }
 
 /** Forgets every indexed block after `block` (rollback). */
@@ -142,12 +163,12 @@ export async function truncateIndexedRanges(client: pg.PoolClient, block: bigint
 
 /** End of the contiguous indexed range that contains `startBlock`, or null. */
 export async function contiguousEnd(db: Queryable, startBlock: bigint): Promise<bigint | null> {
-  const { rows } = await db.query<{ to_block: string }>(
-    'SELECT to_block::text FROM indexed_ranges WHERE from_block <= $1 AND to_block >= $1 LIMIT 1',
-    [startBlock.toString()],
-  )
+  const { rows } = await db.query<{ to_block: string }>(CONTIGUOUS_END_SQL, [startBlock.toString()])
   return rows[0] ? BigInt(rows[0].to_block) : null
 }
+
+const CONTIGUOUS_END_SQL =
+  'SELECT to_block::text FROM indexed_ranges WHERE from_block <= $1 AND to_block >= $1 LIMIT 1'
 
 /** What a commit or rollback tells updateProgress. */
 export interface ProgressUpdate {
@@ -182,8 +203,13 @@ export async function updateProgress(
   complete: boolean
   lastVerifiedBlock: bigint | null
 }> {
-  const end = await contiguousEnd(client, opts.startBlock)
-  const before = await readLastVerifiedBlock(client, opts.network)
+  const { rows } = await client.query<{ indexed_end: string | null; verified: string | null }>(
+    `SELECT (${CONTIGUOUS_END_SQL}) AS indexed_end,
+            (SELECT last_verified_block::text FROM indexer_state WHERE network = $2) AS verified`,
+    [opts.startBlock.toString(), opts.network],
+  )
+  const end = rows[0]?.indexed_end == null ? null : BigInt(rows[0].indexed_end)
+  const before = rows[0]?.verified == null ? null : BigInt(rows[0].verified)
   let verified = before
   if (opts.rolledBackTo !== undefined && verified !== null && verified > opts.rolledBackTo)
     verified = opts.rolledBackTo
