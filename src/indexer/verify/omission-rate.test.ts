@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { ACCEPTED_RISK, ASSUMED_RATE, MAX_AGREEING, OmissionRate, readsNeeded } from './omission-rate'
+import {
+  ACCEPTED_RISK,
+  ASSUMED_RATE,
+  LEARNING_ANSWERS,
+  MAX_AGREEING,
+  OmissionRate,
+  readsNeeded,
+  UNSEEN_RATE,
+} from './omission-rate'
 
 describe('readsNeeded', () => {
   it('asks two reads of a dense range and three of a sparse one at the assumed rate', () => {
@@ -29,9 +37,16 @@ describe('readsNeeded', () => {
 })
 
 describe('OmissionRate', () => {
-  it('assumes one answer in a hundred until answers are counted', () => {
+  it('assumes one answer in twenty until it has counted enough of its own, then one in a hundred', () => {
     const rate = new OmissionRate()
+    expect(rate.estimate()).toBe(UNSEEN_RATE)
+    // A range of 40 logs: three reads while the provider is new, two once it has answered cleanly.
+    expect(rate.readsNeeded(40)).toBe(3)
+    rate.record(LEARNING_ANSWERS - 2, 0)
+    expect(rate.estimate()).toBe(UNSEEN_RATE)
+    rate.record(2, 0)
     expect(rate.estimate()).toBe(ASSUMED_RATE)
+    expect(rate.readsNeeded(40)).toBe(2)
     rate.record(1_000, 0)
     expect(rate.estimate()).toBe(ASSUMED_RATE)
   })
@@ -43,7 +58,7 @@ describe('OmissionRate', () => {
   it('shows operators the share observed, without the assumed floor', () => {
     const rate = new OmissionRate()
     expect(rate.observed()).toBe(0)
-    rate.record(100, 0)
+    rate.record(LEARNING_ANSWERS, 0)
     expect(rate.observed()).toBe(0)
     expect(rate.estimate()).toBe(ASSUMED_RATE)
     rate.record(100, 50)

@@ -9,8 +9,17 @@
  * from every third answer: there it takes six.
  */
 
-/** The omission rate assumed when none has been seen: one answer in a hundred. */
+/** The omission rate planned with at the least: one answer in a hundred. */
 export const ASSUMED_RATE = 0.01
+/**
+ * The rate planned with until LEARNING_ANSWERS answers have been counted: one
+ * in twenty, as often as hosted providers were measured to leave a log out.
+ * A provider that drops logs far more often is only known once two reads of a
+ * range disagree; planned at one in a hundred from the start, the first ranges
+ * of such a provider were settled on two reads that had left out the same log.
+ */
+export const UNSEEN_RATE = 0.05
+export const LEARNING_ANSWERS = 100
 /** The chance, per range, of counting a wrong answer as verified that the number of reads keeps below. */
 export const ACCEPTED_RISK = 1e-5
 /** Reads asked to agree at most: beyond this a range waits (a repeat of the step reads it afresh). */
@@ -48,14 +57,16 @@ export class OmissionRate {
 
   /**
    * The rate to plan with, counting the reads of a range not settled yet:
-   * never below ASSUMED_RATE, and a few answers that lacked logs weigh fully
-   * (one in two is taken as 50 %), so a provider seen dropping logs is read
-   * more from the start.
+   * never below ASSUMED_RATE (UNSEEN_RATE while fewer than LEARNING_ANSWERS
+   * answers are counted), and a few answers that lacked logs weigh fully (one
+   * in two is taken as 50 %), so a provider seen dropping logs is read more
+   * from the start.
    */
   estimate(answers = 0, incomplete = 0): number {
     const total = this.answers + answers
-    if (total === 0) return ASSUMED_RATE
-    return Math.max(ASSUMED_RATE, (this.incomplete + incomplete) / total)
+    const floor = this.answers < LEARNING_ANSWERS ? UNSEEN_RATE : ASSUMED_RATE
+    if (total === 0) return floor
+    return Math.max(floor, (this.incomplete + incomplete) / total)
   }
 
   /** readsNeeded at the current estimate, counting the reads of the range being settled. */
