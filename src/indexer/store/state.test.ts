@@ -1,10 +1,11 @@
 import type pg from 'pg'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
-import { withTransaction } from './db'
+import { takeWriteLock, withTransaction } from './db'
 import { addIndexedRange, ensureIndexerState, lockStateForCommit, updateProgress } from './state'
 
 let db: TestDatabase
+const LOCK_NOT_AVAILABLE = '55P03'
 
 beforeAll(async () => {
   db = await createTestDatabase()
@@ -86,13 +87,18 @@ describe('lockStateForCommit', () => {
   it.skipIf(isEmbeddedTestDatabase())('holds the writers lock until the transaction ends', async () => {
     await ensureIndexerState(db.pool, { network, chainId: 31337, startBlock: 0 })
     const other = await db.pool.connect()
+    /** Whether another writer gets the writers' lock within 100 ms. */
     const otherTakesLock = async () => {
-      await other.query('BEGIN')
-      const { rows } = await other.query(
-        "SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || ':nft-indexer-write')) AS taken",
-      )
-      await other.query('ROLLBACK')
-      return rows[0].taken as boolean
+      await other.query("BEGIN; SET LOCAL lock_timeout = '100ms'")
+      try {
+        await takeWriteLock(other)
+        return true
+      } catch (err) {
+        if ((err as { code?: string }).code === LOCK_NOT_AVAILABLE) return false
+        throw err
+      } finally {
+        await other.query('ROLLBACK')
+      }
     }
     try {
       await withTransaction(db.pool, async (client) => {
