@@ -90,6 +90,26 @@ describe('endpoint pool', () => {
     expect(start).toBeGreaterThan(8)
   })
 
+  it('doubles its concurrency per window of clean answers until the first overload, then grows by one per window', () => {
+    const endpoint = new EndpointPool({ urls: ['http://127.0.0.1:1'], maxConcurrency: 32 }).endpoints[0]!
+    expect(endpoint.limit).toBe(4)
+    // Slow start: a window of 4 clean answers makes 8, a window of 8 makes 16.
+    for (let i = 0; i < 4; i++) endpoint.succeeded(10)
+    expect(endpoint.limit).toBe(8)
+    for (let i = 0; i < 8; i++) endpoint.succeeded(10)
+    expect(endpoint.limit).toBe(16)
+    // The first 429 halves it and ends the slow start there...
+    endpoint.failed(new RpcRequestError('rate_limited', 'HTTP 429', { status: 429 }))
+    expect(endpoint.limit).toBe(8)
+    // ...so a window of 8 clean answers adds about one, not eight.
+    for (let i = 0; i < 8; i++) endpoint.succeeded(10)
+    expect(endpoint.limit).toBeGreaterThan(8.9)
+    expect(endpoint.limit).toBeLessThan(9.1)
+    // It never passes maxConcurrency.
+    for (let i = 0; i < 2_000; i++) endpoint.succeeded(10)
+    expect(endpoint.limit).toBe(32)
+  })
+
   it('fails over to another endpoint at once, without losing the request', async () => {
     let downCalls = 0
     const down = await server((_body, res) => {

@@ -4,8 +4,9 @@
  * reported and a node has served: a load-balanced provider answers from
  * nodes a few blocks apart, and a number alone is only a claim),
  * a cool-down after a rate limit, and how many requests it takes at once
- * (additive increase, multiplicative decrease, like TCP: halved on 429/5xx
- * and time-outs, grown by one per window of clean answers).
+ * (like TCP: doubled per window of clean answers until the first overload,
+ * then additive increase, multiplicative decrease: halved on 429/5xx and
+ * time-outs, grown by one per window of clean answers).
  */
 import { HttpJsonRpc, type RpcFaultKind, RpcRequestError } from './transport'
 
@@ -65,6 +66,12 @@ export class Endpoint {
   private lastFault: RpcFaultKind | undefined
   /** Current concurrency limit (AIMD between 1 and maxConcurrency). */
   limit: number
+  /**
+   * Below this limit it grows by one per clean answer (slow start: doubled per
+   * window); from it on by one per window. Unbounded until the first
+   * overload, then the limit that overload left.
+   */
+  private slowStartThreshold = Number.POSITIVE_INFINITY
   private active = 0
   private activeBackground = 0
   /** Waiting requests per lane, lowest block first (see withSlot). */
@@ -157,9 +164,11 @@ export class Endpoint {
     this.answered(elapsedMs)
     this.consecutiveFailures = 0
     this.errorRate *= 0.9
-    // Additive increase: about +1 per `limit` clean answers.
+    // Slow start (+1 per clean answer: doubled per window) until the first overload showed
+    // where the provider's limit is; from then on additive increase, +1 per `limit` answers.
     if (this.limit < this.options.maxConcurrency) {
-      this.limit = Math.min(this.options.maxConcurrency, this.limit + 1 / this.limit)
+      const step = this.limit < this.slowStartThreshold ? 1 : 1 / this.limit
+      this.limit = Math.min(this.options.maxConcurrency, this.limit + step)
       this.wake()
     }
   }
@@ -209,6 +218,7 @@ export class Endpoint {
     if (overloaded && now - this.lastDecrease > Math.max(100, 2 * this.latencyMs)) {
       // Multiplicative decrease, once per round trip: the failures of one overload halve once.
       this.limit = Math.max(1, this.limit / 2)
+      this.slowStartThreshold = this.limit
       this.lastDecrease = now
     }
     const retryAfter = err instanceof RpcRequestError ? err.retryAfterMs : undefined
