@@ -3,7 +3,15 @@ import type { Hex } from 'viem'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startJsonRpcServer, type TestServer } from '../test/http-server'
 import { createRpc, type RawLog } from './client'
-import { AdaptiveRange, fetchLogs, InconsistentLogsError, normaliseLogs, sameLogs } from './get-logs'
+import {
+  AdaptiveRange,
+  fetchLogs,
+  forEachDifference,
+  InconsistentLogsError,
+  mergeLogs,
+  normaliseLogs,
+  sameLogs,
+} from './get-logs'
 
 /**
  * A JSON-RPC server with synthetic logs (3 per block) and a provider-style result cap;
@@ -302,5 +310,30 @@ describe('normaliseLogs', () => {
     expect(sameLogs([log(1, 0)], [log(1, 0, '0x02')])).toBe(false)
     expect(sameLogs([log(1, 0)], [{ ...log(1, 0), topics: [] }])).toBe(false)
     expect(sameLogs([log(1, 0)], [])).toBe(false)
+  })
+
+  it('merges two reads in chain order, a log both hold once', () => {
+    const a = [log(1, 0), log(1, 2), log(3, 0)]
+    // Block numbers written with a leading zero are the same blocks.
+    const b = [log(1, 1), { ...log(1, 2), blockNumber: '0x01' as Hex }, log(2, 0), log(3, 0)]
+    const merged = normaliseLogs(mergeLogs(a, b))
+    expect(positions(merged)).toEqual(['1:0', '1:1', '1:2', '2:0', '3:0'])
+    expect(merged[2]).toBe(a[1])
+    expect(mergeLogs([], b)).toEqual(b)
+    // Two different logs at one position: the merge keeps both, and normaliseLogs refuses them.
+    expect(() => normaliseLogs(mergeLogs([log(1, 0)], [log(1, 0, '0x02')]))).toThrow(InconsistentLogsError)
+  })
+
+  it('tells which logs one read holds and the other does not, field by field', () => {
+    const onlyA: string[] = []
+    const onlyB: string[] = []
+    forEachDifference(
+      [log(1, 0), log(1, 1, '0x05'), log(2, 0), log(4, 0)],
+      [log(1, 0), log(1, 1), log(3, 0), log(4, 0)],
+      (l) => onlyA.push(`${Number(l.blockNumber)}:${Number(l.logIndex)}:${l.data}`),
+      (l) => onlyB.push(`${Number(l.blockNumber)}:${Number(l.logIndex)}:${l.data}`),
+    )
+    expect(onlyA).toEqual(['1:1:0x05', '2:0:0x01'])
+    expect(onlyB).toEqual(['1:1:0x01', '3:0:0x01'])
   })
 })

@@ -286,19 +286,6 @@ function suggestedSpan(err: unknown, from: bigint): bigint | undefined {
 export const minBig = (a: bigint, b: bigint) => (a < b ? a : b)
 export const maxBig = (a: bigint, b: bigint) => (a > b ? a : b)
 
-/** A log's full identity: where it is (block hash, transaction, index) and what it says (address, topics, data). */
-export function logIdentity(log: RawLog): string {
-  return [
-    log.blockHash.toLowerCase(),
-    BigInt(log.blockNumber).toString(),
-    log.transactionHash.toLowerCase(),
-    BigInt(log.logIndex).toString(),
-    log.address.toLowerCase(),
-    log.topics.map((t) => t.toLowerCase()).join(','),
-    log.data.toLowerCase(),
-  ].join('|')
-}
-
 /**
  * Providers may repeat logs and send them out of order (load-balanced
  * backends merged, retried pages): one copy each, in chain order. An answer
@@ -342,12 +329,17 @@ function inChainOrder(logs: RawLog[]): RawLog[] {
 
 /** Chain order: block number, then log index (both fit a double exactly). */
 function comparePosition(a: RawLog, b: RawLog): number {
-  return Number(a.blockNumber) - Number(b.blockNumber) || Number(a.logIndex) - Number(b.logIndex)
+  // Neighbours in an answer mostly share a block: its number, the same text, is not parsed twice.
+  const blocks = a.blockNumber === b.blockNumber ? 0 : Number(a.blockNumber) - Number(b.blockNumber)
+  return blocks || Number(a.logIndex) - Number(b.logIndex)
 }
 
 const sameHex = (a: string, b: string) => a === b || a.toLowerCase() === b.toLowerCase()
 
-/** The full identity of logIdentity, compared field by field without building strings. */
+/**
+ * Two logs' full identity compared field by field: where each is (block hash and number,
+ * transaction, index) and what it says (address, topics, data).
+ */
 function sameLog(a: RawLog, b: RawLog): boolean {
   if (a === b) return true
   if (
@@ -362,6 +354,62 @@ function sameLog(a: RawLog, b: RawLog): boolean {
     return false
   for (let i = 0; i < a.topics.length; i++) if (!sameHex(a.topics[i]!, b.topics[i]!)) return false
   return true
+}
+
+/**
+ * Every log of two normalised reads (normaliseLogs) in chain order, a log
+ * both hold once. Two different logs at one position are both kept, for
+ * normaliseLogs to refuse.
+ */
+export function mergeLogs(a: RawLog[], b: RawLog[]): RawLog[] {
+  const out: RawLog[] = []
+  walkInChainOrder(
+    a,
+    b,
+    (log) => out.push(log),
+    (log) => out.push(log),
+    (log) => out.push(log),
+  )
+  return out
+}
+
+/**
+ * Calls `onlyA` with each log of normalised read `a` that `b` does not hold
+ * (the same position and identity), and `onlyB` the other way round: the two
+ * reads walked side by side, nothing built per log.
+ */
+export function forEachDifference(
+  a: RawLog[],
+  b: RawLog[],
+  onlyA: (log: RawLog) => void,
+  onlyB: (log: RawLog) => void,
+): void {
+  walkInChainOrder(a, b, onlyA, onlyB, () => undefined)
+}
+
+function walkInChainOrder(
+  a: RawLog[],
+  b: RawLog[],
+  onlyA: (log: RawLog) => void,
+  onlyB: (log: RawLog) => void,
+  both: (log: RawLog) => void,
+): void {
+  let i = 0
+  let j = 0
+  while (i < a.length || j < b.length) {
+    const order = i === a.length ? 1 : j === b.length ? -1 : comparePosition(a[i]!, b[j]!)
+    if (order < 0) onlyA(a[i++]!)
+    else if (order > 0) onlyB(b[j++]!)
+    else {
+      if (sameLog(a[i]!, b[j]!)) both(a[i]!)
+      else {
+        onlyA(a[i]!)
+        onlyB(b[j]!)
+      }
+      i++
+      j++
+    }
+  }
 }
 
 /** Whether two normalised reads hold exactly the same logs. */

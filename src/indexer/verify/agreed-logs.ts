@@ -10,7 +10,14 @@ import { IndexerError } from '../errors'
 import { INDEXED_TOPICS } from '../events/topics'
 import type { RawLog, RequestOptions, Rpc } from '../rpc/client'
 import { Endpoint } from '../rpc/endpoint'
-import { type AdaptiveRange, fetchLogs, logIdentity, normaliseLogs, sameLogs } from '../rpc/get-logs'
+import {
+  type AdaptiveRange,
+  fetchLogs,
+  forEachDifference,
+  mergeLogs,
+  normaliseLogs,
+  sameLogs,
+} from '../rpc/get-logs'
 import { TwinReads } from '../rpc/transport'
 import { MAX_AGREEING, type OmissionRate } from './omission-rate'
 import { canProve, provenBlock, provenRange } from './proven-logs'
@@ -137,13 +144,14 @@ export async function readAgreedLogs(
   firstAvoid: ReadonlySet<Endpoint> = new Set(),
 ): Promise<RawLog[]> {
   const reads: RawLog[][] = []
-  const union = new Map<string, RawLog>()
+  /** Every log any read held, in chain order. */
+  let all: RawLog[] = []
   /** Counts one more read; returns the answer once it is settled. */
-  const consider = async (logs: RawLog[]): Promise<RawLog[] | null> => {
+  const consider = async (answer: RawLog[]): Promise<RawLog[] | null> => {
+    const logs = normaliseLogs(answer)
     const previous = reads[reads.length - 1]
     reads.push(logs)
-    for (const log of logs) union.set(logIdentity(log), log)
-    const all = normaliseLogs([...union.values()])
+    all = normaliseLogs(mergeLogs(all, logs))
     const complete = reads.filter((read) => read.length === all.length && sameLogs(read, all)).length
     const incomplete = reads.length - complete
     if (complete >= ctx.omissions.readsNeeded(all.length, reads.length, incomplete)) {
@@ -192,11 +200,9 @@ async function settleByReceipts(ctx: LogReader, a: RawLog[], b: RawLog[]): Promi
 }
 
 function disputedBlocks(a: RawLog[], b: RawLog[]): bigint[] {
-  const left = new Set(a.map(logIdentity))
-  const right = new Set(b.map(logIdentity))
   const blocks = new Set<bigint>()
-  for (const l of a) if (!right.has(logIdentity(l))) blocks.add(BigInt(l.blockNumber))
-  for (const l of b) if (!left.has(logIdentity(l))) blocks.add(BigInt(l.blockNumber))
+  const dispute = (log: RawLog) => blocks.add(BigInt(log.blockNumber))
+  forEachDifference(a, b, dispute, dispute)
   return [...blocks].sort((x, y) => (x < y ? -1 : 1))
 }
 
@@ -205,9 +211,22 @@ export function reportMismatch(ctx: LogReader, fromBlock: bigint, toBlock: bigin
   ctx.onMismatch?.({
     fromBlock,
     toBlock,
-    ...difference(a.map(logIdentity), b.map(logIdentity)),
+    ...logsDifference(a, b),
     repaired: false,
   })
+}
+
+/** How many logs normalised answer `earlier` had that `later` did not, both ways. */
+function logsDifference(earlier: RawLog[], later: RawLog[]) {
+  let missing = 0
+  let extra = 0
+  forEachDifference(
+    earlier,
+    later,
+    () => missing++,
+    () => extra++,
+  )
+  return { missing, extra }
 }
 
 /** How many identities one answer had that the other did not, both ways. */
