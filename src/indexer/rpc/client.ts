@@ -4,7 +4,7 @@ import { describeError, IndexerError } from '../errors'
 import { Endpoint } from './endpoint'
 import { EndpointPool, type EndpointPoolOptions } from './endpoint-pool'
 import { isLogsBloom } from './logs-bloom'
-import { backoffDelay, readWhileBehind, sleep } from './retry'
+import { readWhileBehind, rpcRetryDelay, sleep } from './retry'
 import { RpcRequestError, type TwinReads } from './transport'
 
 export interface RpcBlock {
@@ -259,7 +259,7 @@ export function createRpc(options: RpcOptions): Rpc {
         !opts.only && pool.endpoints.some((e) => !failed.has(e) && e.restingUntil(lane) <= Date.now())
       // A node that does not have the block yet is behind by a block or two: asked again soon,
       // as a null block is (retry.ts, readWhileBehind), not after a back-off of seconds.
-      const delay = another ? 0 : notYet(err) ? 100 * attempt : backoffDelay(attempt - 1, 250, 15_000)
+      const delay = another ? 0 : notYet(err) ? 100 * attempt : rpcRetryDelay(attempt - 1)
       // One line per fault: the items of a batch that failed whole share its error.
       if (newFault)
         logger.warn(

@@ -1,6 +1,6 @@
 import pino from 'pino'
 import type { Hex } from 'viem'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { startJsonRpcServer, type TestServer } from '../test/http-server'
 import { createRpc, type RawLog } from './client'
 import {
@@ -133,6 +133,28 @@ describe('fetchLogs', () => {
     const logs = await readAll(provider.url, 5n, 9n, new AdaptiveRange(100n))
     expect(blocksOf(logs)).toEqual(expected(5, 9))
     expect(provider.calls()).toBe(3)
+  })
+
+  it('waits before retrying a failed range as long as before any other request: 250 ms at most first', async () => {
+    const provider = await fakeProvider((_f, _t, calls) => (calls === 1 ? { status: 502 } : null))
+    const waits: number[] = []
+    const recording = pino(
+      { level: 'warn' },
+      { write: (line: string) => waits.push(JSON.parse(line).retryInMs) },
+    )
+    // The jitter at its largest: the wait is its ceiling.
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.999_999)
+    try {
+      const logs = await fetchLogs(createRpc({ url: provider.url, logger }), 5n, 9n, {
+        topics: [],
+        range: new AdaptiveRange(100n),
+        logger: recording,
+      })
+      expect(blocksOf(logs)).toEqual(expected(5, 9))
+    } finally {
+      random.mockRestore()
+    }
+    expect(waits).toEqual([250])
   })
 
   it('keeps the range on a rate limit that shares the range refusal code (-32005)', async () => {

@@ -5,7 +5,7 @@ import type { RawLog, RequestOptions, Rpc, RpcBlock } from './client'
 import { getServedBlock, isTransientRpcError } from './client'
 import type { Endpoint } from './endpoint'
 import { bloomMayHold } from './logs-bloom'
-import { backoffDelay, readWhileBehind, sleep } from './retry'
+import { readWhileBehind, rpcRetryDelay, sleep } from './retry'
 import { RpcRequestError } from './transport'
 
 /**
@@ -107,7 +107,7 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
       }
       const transient = tooLarge || isTransientRpcError(err) || err instanceof BlockNotServedError
       if (!transient || failures >= (options.retries ?? 8)) throw err
-      const delay = backoffDelay(failures++, 500, 30_000)
+      const delay = rpcRetryDelay(failures++)
       options.logger.warn(
         { fromBlock: from, toBlock: to, attempt: failures, retryInMs: Math.round(delay) },
         `eth_getLogs failed, retrying: ${describeError(err)}`,

@@ -21,6 +21,13 @@ export function backoffDelay(attempt: number, baseDelayMs: number, maxDelayMs: n
 }
 
 /**
+ * The wait before retrying an RPC request after its `attempt`-th transient
+ * failure (0 first): 250 ms doubling to 15 s, half random (docs/indexer.md,
+ * "Sync", Retries). A 429's Retry-After is honoured on top, by the endpoint.
+ */
+export const rpcRetryDelay = (attempt: number): number => backoffDelay(attempt, 250, 15_000)
+
+/**
  * Reads again, after 0.1, 0.2, 0.3 and 0.4 s (`again` times, each 0.1 s
  * longer), while the answer says the node does not have the block yet
  * (`null`): a node behind the others (a load-balanced provider, near the
