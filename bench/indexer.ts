@@ -61,7 +61,7 @@ const PROVIDER_ENDPOINTS = Number(process.env.BENCH_PROVIDER_ENDPOINTS ?? 1)
 const INDEXER_TIMEOUT_S = Number(process.env.BENCH_INDEXER_TIMEOUT_S ?? 1_200)
 /**
  * One backfill's rate moves by up to a third from run to run on a shared 2-core machine, and
- * Ponder's first run on a fresh chain often stops short of it (no figure): three of each, by
+ * a Ponder run now and then reports ready short of the chain (no figure): three of each, by
  * default, so that one invocation prints a median and a ratio (docs/indexer.md, "Benchmark").
  */
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 2)
