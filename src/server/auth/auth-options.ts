@@ -26,14 +26,8 @@ import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
 import { endPortalSession, liveSessionUser, type RequestMeta, SESSION_LIFETIME_MS } from './portal-sessions'
 import { sameOriginRedirect } from './redirect'
 import { SignInRefusals } from './sign-in-refusals'
-import {
-  recordSignIn,
-  type SiweChainClient,
-  SiweError,
-  siweChainClient,
-  siweExpectations,
-  verifySiweSignIn,
-} from './siwe'
+import { recordSignIn, type SiweChainClient, SiweError, siweExpectations, verifySiweSignIn } from './siwe'
+import { siweChainClient } from './siwe-chain'
 
 declare module 'next-auth' {
   /** What the session answers: the user of a live portal session (users.id as a decimal string). */
@@ -73,7 +67,7 @@ export interface AuthDependencies {
   logger: Logger
   /** Client IP and user agent of the current request (sign-out has no request of its own in next-auth). */
   requestMeta: () => Promise<RequestMeta>
-  /** Default: a viem client on RPC_URL. */
+  /** Default: a viem client on RPC_URL's endpoints (siweChainClient). */
   chainClient?: SiweChainClient
   /** Default: SESSION_LIFETIME_MS (tests use a short one). */
   sessionLifetimeMs?: number
@@ -129,7 +123,7 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
           try {
             const verified = await verifySiweSignIn({
               db,
-              client: deps.chainClient ?? siweChainClient(config),
+              client: deps.chainClient ?? siweChainClient(config, logger),
               expect,
               message,
               signature,

@@ -22,7 +22,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { ParsedMessage } from '@spruceid/siwe-parser'
-import { type Address, createPublicClient, getAddress, type Hex, http, isHex } from 'viem'
+import { type Address, getAddress, type Hex, isHex } from 'viem'
 import type { Config } from '@/config/env'
 import type { Database } from '@/db/database'
 import { ApiError } from '@/server/errors/api-error'
@@ -187,21 +187,6 @@ export function checkSiweMessage(
 export interface SiweChainClient {
   verifyMessage(args: { address: Address; message: string; signature: Hex }): Promise<boolean>
   getCode(args: { address: Address }): Promise<Hex | undefined>
-}
-
-let chainClient: { url: string; client: SiweChainClient } | undefined
-
-/** A public client on the indexed chain (RPC_URL), shared by the process. */
-export function siweChainClient(config: Pick<Config, 'RPC_URL'>): SiweChainClient {
-  const url = config.RPC_URL
-  if (!url) throw new SiweError('CHAIN_UNAVAILABLE', 'RPC_URL is not set')
-  if (chainClient?.url !== url) {
-    chainClient = {
-      url,
-      client: createPublicClient({ transport: http(url, { timeout: 10_000, retryCount: 1 }) }),
-    }
-  }
-  return chainClient.client
 }
 
 export interface VerifiedSignIn {
