@@ -71,6 +71,8 @@ export interface AuthDependencies {
   chainClient?: SiweChainClient
   /** Default: SESSION_LIFETIME_MS (tests use a short one). */
   sessionLifetimeMs?: number
+  /** Where NFT_EMBEDDED_DEVNET is read (default process.env): the devnet accounts' fate (./devnet-accounts.ts). */
+  env?: Record<string, string | undefined>
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000)
@@ -80,7 +82,7 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
   if (!config.AUTH_SECRET) throw new Error('AUTH_SECRET is not set: start the service with `npm start`')
   const lifetimeMs = deps.sessionLifetimeMs ?? SESSION_LIFETIME_MS
   const maxAgeS = Math.ceil(lifetimeMs / 1000)
-  const expect = siweExpectations(config)
+  const expect = siweExpectations(config, deps.env)
   const refusals = new SignInRefusals(db)
 
   return {
@@ -169,7 +171,8 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
       },
       async session({ session, token }) {
         const live = typeof token.sid === 'string' ? await liveSessionUser(db, token.sid) : null
-        if (!live || live.id.toString() !== token.sub || live.address !== token.address) {
+        const refused = live !== null && expect.refusedAccounts.has(live.address)
+        if (!live || refused || live.id.toString() !== token.sub || live.address !== token.address) {
           throw new SessionEndedError()
         }
         session.user = { id: live.id.toString(), address: live.address }

@@ -27,6 +27,7 @@ import type { Config } from '@/config/env'
 import type { Database } from '@/db/database'
 import { ApiError } from '@/server/errors/api-error'
 import { writeAuditEvent } from './audit'
+import { refusedAccounts } from './devnet-accounts'
 import { startPortalSession } from './portal-sessions'
 
 /** How long an issued nonce can be used. */
@@ -47,6 +48,7 @@ export type SiweErrorCode =
   | 'NONCE_INVALID'
   | 'BAD_SIGNATURE'
   | 'CHAIN_UNAVAILABLE'
+  | 'DEVNET_ACCOUNT'
 
 /**
  * A refused sign-in: 401, or 503 when the chain cannot be asked. `reason`
@@ -71,15 +73,21 @@ export interface SiweExpectations {
   origin: string
   scheme: string
   chainId: number
+  /** Lowercase addresses that may not sign in here (./devnet-accounts.ts). */
+  refusedAccounts: ReadonlySet<string>
 }
 
-export function siweExpectations(config: Pick<Config, 'PUBLIC_URL' | 'CHAIN_ID'>): SiweExpectations {
+export function siweExpectations(
+  config: Pick<Config, 'PUBLIC_URL' | 'CHAIN_ID'>,
+  env: Record<string, string | undefined> = process.env,
+): SiweExpectations {
   const url = new URL(config.PUBLIC_URL)
   return {
     domain: url.host,
     origin: url.origin,
     scheme: url.protocol.replace(/:$/, ''),
     chainId: config.CHAIN_ID,
+    refusedAccounts: refusedAccounts(config, env),
   }
 }
 
@@ -155,6 +163,9 @@ export function checkSiweMessage(
   if (parsed.version !== '1') throw new SiweError('UNSUPPORTED_VERSION', `version ${parsed.version}`)
   if (parsed.chainId !== expect.chainId) {
     throw new SiweError('WRONG_CHAIN', `chain id ${parsed.chainId} is not ${expect.chainId}`)
+  }
+  if (expect.refusedAccounts.has(parsed.address.toLowerCase())) {
+    throw new SiweError('DEVNET_ACCOUNT', `${parsed.address} is a devnet account, whose key is public`)
   }
 
   const t = now.getTime()
