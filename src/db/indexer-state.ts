@@ -23,6 +23,12 @@ export interface BackedOffHostState {
   outcome: string
 }
 
+/** A collection backed off on one metadata host, whose other collections it still serves. */
+export interface BackedOffCollectionState extends BackedOffHostState {
+  /** The collection's address. */
+  collection: string
+}
+
 /** indexer_state.metadata_queue: the metadata queue's last report. */
 export interface MetadataQueueReport {
   /** Tokens waiting for a retry, by outcome. */
@@ -32,6 +38,9 @@ export interface MetadataQueueReport {
   /** At most 100 of the backed-off hosts. */
   backed_off_hosts: BackedOffHostState[]
   backed_off_count: number
+  /** At most 100 of the collections backed off on a host (absent in reports of older versions). */
+  backed_off_collections?: BackedOffCollectionState[]
+  backed_off_collections_count?: number
   /** RFC 3339: when the report was written. */
   at: string
 }

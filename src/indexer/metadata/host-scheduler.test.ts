@@ -52,7 +52,7 @@ describe('HostScheduler', () => {
     expect(order.indexOf('small')).toBeLessThanOrEqual(2)
   })
 
-  it('opens the breaker after consecutive host faults, probes once, and closes on success', async () => {
+  it("opens a collection's breaker after consecutive host faults, probes once, and closes on success", async () => {
     let now = 1_000_000
     const events: string[] = []
     const s = make({
@@ -66,7 +66,11 @@ describe('HostScheduler', () => {
     const refused = await s.run('bad:80', 'c', async () => 'x').catch((e) => e)
     expect(refused).toBeInstanceOf(HostBackedOff)
     expect(refused).toMatchObject({ reason: 'open', outcome: 'timeout', until: now + 10_000 })
-    expect(s.stats().backedOff).toEqual([expect.objectContaining({ host: 'bad:80', state: 'open' })])
+    // One collection's faults back off that collection on the host, not the host.
+    expect(s.stats().backedOffCollections).toEqual([
+      expect.objectContaining({ host: 'bad:80', collection: 'c', state: 'open' }),
+    ])
+    expect(s.stats().backedOff).toEqual([])
     // Other hosts are not affected.
     await expect(s.run('good:80', 'c', async () => 'ok')).resolves.toBe('ok')
     // Half-open: a failed probe reopens for twice as long.
@@ -77,8 +81,65 @@ describe('HostScheduler', () => {
     expect(await s.run('bad:80', 'c', async () => 'x').catch((e) => e.until)).toBe(now + 20_000)
     now += 20_000
     await expect(s.run('bad:80', 'c', async () => 'back')).resolves.toBe('back')
-    expect(s.stats().backedOff).toEqual([])
+    expect(s.stats()).toMatchObject({ backedOff: [], backedOffCollections: [] })
     expect(events).toEqual(['open', 'open', 'closed'])
+  })
+
+  it('a collection failing on a shared host leaves the host to its other collections', async () => {
+    let now = 1_000_000
+    const s = make({ failureThreshold: 3, cooldownMs: 10_000, now: () => now })
+    for (let i = 0; i < 3; i++)
+      await expect(s.run('shared:80', 'slow', () => Promise.reject(fault()))).rejects.not.toBeInstanceOf(
+        HostBackedOff,
+      )
+    const refused = await s.run('shared:80', 'slow', async () => 'x').catch((e) => e)
+    expect(refused).toMatchObject({ reason: 'open', collection: 'slow', until: now + 10_000 })
+    // The neighbour on the same host is served at once, also while the slow one probes and fails.
+    await expect(s.run('shared:80', 'good', async () => 'ok')).resolves.toBe('ok')
+    now += 10_000
+    await expect(s.run('shared:80', 'slow', () => Promise.reject(fault()))).rejects.not.toBeInstanceOf(
+      HostBackedOff,
+    )
+    await expect(s.run('shared:80', 'good', async () => 'still ok')).resolves.toBe('still ok')
+    expect(s.available('shared:80')).toBe(true)
+    expect(s.stats().backedOff).toEqual([])
+  })
+
+  it('backs off the whole host when its failures span collections', async () => {
+    let now = 1_000_000
+    const events: string[] = []
+    const s = make({
+      failureThreshold: 2,
+      cooldownMs: 10_000,
+      now: () => now,
+      onBreaker: (e) => events.push(`${e.state} ${e.collection ?? 'host'}`),
+    })
+    for (const group of ['a', 'a', 'b', 'b'])
+      await expect(s.run('down:80', group, () => Promise.reject(fault()))).rejects.toBeInstanceOf(
+        FetchFailure,
+      )
+    expect(events).toEqual(['open a', 'open b', 'open host'])
+    // A collection that never asked is refused too: the host is down for everyone.
+    const refused = await s.run('down:80', 'new', async () => 'x').catch((e) => e)
+    expect(refused).toMatchObject({ reason: 'open', until: now + 10_000 })
+    expect(refused.collection).toBeUndefined()
+    expect(s.stats().backedOff).toEqual([expect.objectContaining({ host: 'down:80', state: 'open' })])
+    // Once the host's period is over, a collection not known to fail probes it; success reopens it to all.
+    now += 10_000
+    await expect(s.run('down:80', 'new', async () => 'up')).resolves.toBe('up')
+    expect(s.stats().backedOff).toEqual([])
+    expect(events.at(-1)).toBe('closed host')
+  })
+
+  it('failures of collections with successes between them do not back off the host', async () => {
+    const s = make({ failureThreshold: 2 })
+    for (const group of ['a', 'a', 'ok', 'b', 'b', 'ok', 'c', 'c']) {
+      const job = group === 'ok' ? async () => 'fine' : () => Promise.reject(fault())
+      await s.run('gateway:443', group, job).catch(() => undefined)
+    }
+    expect(s.stats().backedOff).toEqual([])
+    expect(s.stats().backedOffCollections.map((c) => c.collection)).toEqual(['a', 'b', 'c'])
+    await expect(s.run('gateway:443', 'd', async () => 'served')).resolves.toBe('served')
   })
 
   it('a document-level failure (404, bad JSON) does not count against the host', async () => {

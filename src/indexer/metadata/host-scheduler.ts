@@ -3,21 +3,16 @@
  * (and per collection inside a host); a host gets a bounded number of
  * requests in flight and of queued fetches; hosts are served round-robin, and
  * the collections of a host round-robin too, so a slow or failing host only
- * delays its own tokens. A host that keeps failing or timing out is backed
- * off as a whole by a circuit breaker (open for a cooldown that doubles, then
- * one half-open probe); a 429 with Retry-After opens it for that long.
+ * delays its own tokens. Circuit breakers (./circuit-breaker.ts) back off a
+ * collection on a host that keeps failing or timing out for it — a shared
+ * host or gateway where only some paths or CIDs are slow — and the host as a
+ * whole only when its failures span collections (or it answers 429 with
+ * Retry-After). docs/indexer.md, "Metadata".
  */
 import type { BackedOffHostState } from '@/db/indexer-state'
-import { FetchFailure, type MetadataOutcome } from './outcome'
-
-export interface HostBudget {
-  /** Requests in flight to the host at once. */
-  concurrency: number
-  /** Fetches waiting for the host; more are refused as `busy` (the caller defers them). */
-  maxQueued: number
-  /** Waiting fetches of one collection on this host; more are refused as `busy`. */
-  maxQueuedPerGroup: number
-}
+import { CircuitBreaker, type FailureOutcome } from './circuit-breaker'
+import { type HostBudget, Lane } from './host-lane'
+import { FetchFailure } from './outcome'
 
 export interface HostSchedulerOptions {
   /**
@@ -42,57 +37,47 @@ export interface HostSchedulerOptions {
   gateway: HostBudget
   /** host:port keys of the configured gateways, with the label shown for them. */
   gateways?: ReadonlyMap<string, string>
-  /** Consecutive timeouts / connection failures / 429 / 502-504 that open the breaker. */
+  /** Consecutive timeouts / connection failures / 429 / 502-504 that open a collection's breaker on a host. */
   failureThreshold?: number
   /** First open period; doubles on each failed probe up to maxCooldownMs. */
   cooldownMs?: number
   maxCooldownMs?: number
   now?: () => number
-  /** Told when a host is backed off (open) or recovers (closed). */
-  onBreaker?: (event: { host: string; state: 'open' | 'closed'; until: number; outcome: string }) => void
+  /** Told when a host, or a collection on a host, is backed off (open) or recovers (closed). */
+  onBreaker?: (event: BreakerEvent) => void
 }
 
-/** Thrown instead of fetching: the host is backed off (`open`) or has enough queued (`busy`). */
+export interface BreakerEvent {
+  host: string
+  /** Set when the breaker is one collection's on the host. */
+  collection?: string
+  state: 'open' | 'closed'
+  until: number
+  outcome: string
+}
+
+/**
+ * Collections whose breakers opened since the host's last success that back
+ * off the host as a whole: failures that span collections are the host's.
+ */
+const HOST_SPAN = 2
+
+/**
+ * Thrown instead of fetching: the host is backed off (`open`) — for every
+ * collection, or for `collection` only — or has enough queued (`busy`).
+ */
 export class HostBackedOff extends FetchFailure {
   constructor(
     readonly host: string,
     readonly reason: 'open' | 'busy',
     /** Not before this time is it worth trying again. */
     readonly until: number,
-    outcome: Exclude<MetadataOutcome, 'ok' | 'pending'>,
+    outcome: FailureOutcome,
+    readonly collection?: string,
   ) {
-    super(outcome, `${host} is ${reason === 'open' ? 'backed off' : 'busy'}`, true)
+    const what = reason === 'busy' ? 'busy' : collection ? `backed off for ${collection}` : 'backed off'
+    super(outcome, `${host} is ${what}`, true)
     this.name = 'HostBackedOff'
-  }
-}
-
-type BreakerState = 'closed' | 'open' | 'half_open'
-
-interface Waiter {
-  start: () => void
-  reject: (err: unknown) => void
-}
-
-class Lane {
-  readonly groups = new Map<string, Waiter[]>()
-  groupCursor = 0
-  queued = 0
-  inFlight = 0
-  state: BreakerState = 'closed'
-  failures = 0
-  openUntil = 0
-  cooldownMs: number
-  lastOutcome: Exclude<MetadataOutcome, 'ok' | 'pending'> = 'timeout'
-  /** Moving average of a fetch's duration, for how long a queue takes to drain. */
-  avgMs = 200
-  lastUsed = 0
-  constructor(
-    readonly key: string,
-    readonly budget: HostBudget,
-    readonly label: string,
-    cooldownMs: number,
-  ) {
-    this.cooldownMs = cooldownMs
   }
 }
 
@@ -100,12 +85,19 @@ export interface BackedOffHost extends BackedOffHostState {
   state: 'open' | 'half_open'
 }
 
+/** A collection backed off on one host (the host serves the others). */
+export interface BackedOffCollection extends BackedOffHost {
+  collection: string
+}
+
 export interface SchedulerStats {
   hosts: number
   inFlight: number
   stalled: number
   queued: number
+  /** Hosts backed off as a whole. */
   backedOff: BackedOffHost[]
+  backedOffCollections: BackedOffCollection[]
 }
 
 export class HostScheduler {
@@ -132,8 +124,8 @@ export class HostScheduler {
   /**
    * Runs `fn` (one request to `host`) when the host and the machine have
    * room, in turn with other hosts and with the host's other collections
-   * (`group`). Throws HostBackedOff instead when the host is backed off or
-   * already has enough waiting.
+   * (`group`). Throws HostBackedOff instead when the host, or the collection
+   * on it, is backed off, or the host already has enough waiting.
    */
   async run<T>(
     host: string,
@@ -143,17 +135,17 @@ export class HostScheduler {
   ): Promise<T> {
     const lane = this.lane(host)
     lane.lastUsed = this.now()
-    this.checkOpen(lane)
+    this.checkOpen(lane, group)
     const waiting = lane.groups.get(group)
-    const cap = this.queueCap(lane)
+    const cap = lane.queueCap()
     const full = lane.queued >= cap || (waiting?.length ?? 0) >= Math.min(cap, lane.budget.maxQueuedPerGroup)
     if (full && !options.waitWhenBusy) {
-      throw new HostBackedOff(lane.label, 'busy', this.now() + this.drainMs(lane), lane.lastOutcome)
+      throw new HostBackedOff(lane.label, 'busy', this.now() + lane.drainMs(), lane.lastOutcome)
     }
     if ((this.stalledByGroup.get(group) ?? 0) >= (this.options.maxStalledPerGroup ?? 16)) {
       throw new HostBackedOff(lane.label, 'busy', this.now() + 5_000, lane.lastOutcome)
     }
-    await new Promise<void>((start, reject) => {
+    const breaker = await new Promise<CircuitBreaker | undefined>((start, reject) => {
       const list = waiting ?? []
       if (!waiting) lane.groups.set(group, list)
       list.push({ start, reject })
@@ -161,6 +153,8 @@ export class HostScheduler {
       if (lane.queued === 1) this.ring.push(lane)
       this.pump()
     })
+    // A probe of a collection already known to fail on this host: its failure is the collection's.
+    const probe = breaker?.state === 'half_open'
     const started = this.now()
     let failure: unknown = null
     let stalled = false
@@ -186,37 +180,47 @@ export class HostScheduler {
       }
       this.inFlight--
       lane.inFlight--
+      if (breaker) breaker.inFlight--
       lane.avgMs = lane.avgMs * 0.8 + (this.now() - started) * 0.2
-      this.record(lane, failure)
+      this.record(lane, group, failure, probe)
       this.pump()
     }
   }
 
-  /** The hosts currently backed off, and totals. */
+  /** The hosts and the collections on hosts currently backed off, and totals. */
   stats(): SchedulerStats {
     const now = this.now()
     const backedOff: BackedOffHost[] = []
+    const backedOffCollections: BackedOffCollection[] = []
+    const shown = (host: string, b: CircuitBreaker): BackedOffHost => ({
+      host,
+      state: b.shownState(now),
+      until: new Date(b.openUntil).toISOString(),
+      outcome: b.lastOutcome,
+    })
     let queued = 0
     for (const lane of this.lanes.values()) {
       queued += lane.queued
-      if (lane.state !== 'closed') {
-        backedOff.push({
-          host: lane.label,
-          state: lane.state === 'open' && lane.openUntil > now ? 'open' : 'half_open',
-          until: new Date(lane.openUntil).toISOString(),
-          outcome: lane.lastOutcome,
-        })
-      }
+      if (lane.breaker.state !== 'closed') backedOff.push(shown(lane.label, lane.breaker))
+      for (const [collection, b] of lane.groupBreakers)
+        if (b.state !== 'closed') backedOffCollections.push({ ...shown(lane.label, b), collection })
     }
     this.prune(now)
-    return { hosts: this.lanes.size, inFlight: this.inFlight, stalled: this.stalled, queued, backedOff }
+    return {
+      hosts: this.lanes.size,
+      inFlight: this.inFlight,
+      stalled: this.stalled,
+      queued,
+      backedOff,
+      backedOffCollections,
+    }
   }
 
-  /** Is the host worth trying now (breaker closed, or open period over)? */
+  /** Is the host worth trying now (its own breaker closed, or open period over)? */
   available(host: string): boolean {
     const lane = this.lanes.get(host)
     if (lane === undefined) return true
-    return lane.state !== 'open' || lane.openUntil <= this.now()
+    return lane.breaker.state !== 'open' || lane.breaker.openUntil <= this.now()
   }
 
   private lane(host: string): Lane {
@@ -224,40 +228,25 @@ export class HostScheduler {
     if (!lane) {
       const gatewayLabel = this.options.gateways?.get(host)
       const budget = gatewayLabel ? this.options.gateway : this.options.host
-      lane = new Lane(host, budget, gatewayLabel ?? host, this.cooldownMs)
+      lane = new Lane(
+        host,
+        budget,
+        gatewayLabel ?? host,
+        () => new CircuitBreaker(this.cooldownMs, this.maxCooldownMs),
+      )
       this.lanes.set(host, lane)
     }
     return lane
   }
 
-  /** An open breaker whose period is over lets one probe through (half-open). */
-  private checkOpen(lane: Lane) {
-    if (lane.state !== 'open') return
-    if (lane.openUntil > this.now())
-      throw new HostBackedOff(lane.label, 'open', lane.openUntil, lane.lastOutcome)
-    lane.state = 'half_open'
-  }
-
-  /**
-   * How many fetches may wait for a host: about two seconds of its work at its
-   * current pace, within its budget. A slow host gets few, so its tokens stay
-   * in the database instead of filling memory.
-   */
-  private queueCap(lane: Lane): number {
-    if (!Number.isFinite(lane.budget.maxQueued)) return Number.POSITIVE_INFINITY
-    const perTwoSeconds = (2_000 / Math.max(lane.avgMs, 1)) * lane.budget.concurrency
-    return Math.max(lane.budget.concurrency * 2, Math.min(lane.budget.maxQueued, Math.round(perTwoSeconds)))
-  }
-
-  private drainMs(lane: Lane): number {
-    const ms = ((lane.queued + lane.inFlight) * lane.avgMs) / lane.budget.concurrency
-    return Math.min(Math.max(ms, 250), 10 * 60_000)
-  }
-
-  private canStart(lane: Lane): boolean {
-    if (lane.state === 'open') return false
-    if (lane.state === 'half_open') return lane.inFlight === 0
-    return lane.inFlight < lane.budget.concurrency
+  /** Refuses a request while the host, or the collection on it, is backed off. */
+  private checkOpen(lane: Lane, group: string) {
+    const now = this.now()
+    if (lane.breaker.refuses(now))
+      throw new HostBackedOff(lane.label, 'open', lane.breaker.openUntil, lane.breaker.lastOutcome)
+    const breaker = lane.groupBreakers.get(group)
+    if (breaker?.refuses(now))
+      throw new HostBackedOff(lane.label, 'open', breaker.openUntil, breaker.lastOutcome, group)
   }
 
   /** Starts waiters round-robin over hosts, and over collections inside a host. */
@@ -272,14 +261,13 @@ export class HostScheduler {
     ) {
       if (this.ringCursor >= this.ring.length) this.ringCursor = 0
       const lane = this.ring[this.ringCursor]!
-      if (!this.canStart(lane)) {
+      const group = lane.canStart() ? lane.nextGroup() : undefined
+      if (group === undefined) {
         this.ringCursor++
         idle++
         continue
       }
       idle = 0
-      const groups = [...lane.groups.keys()]
-      const group = groups[lane.groupCursor++ % groups.length]!
       const list = lane.groups.get(group)!
       const waiter = list.shift()!
       if (list.length === 0) lane.groups.delete(group)
@@ -290,52 +278,91 @@ export class HostScheduler {
       } else this.ringCursor++
       lane.inFlight++
       this.inFlight++
-      waiter.start()
+      const breaker = lane.groupBreakers.get(group)
+      if (breaker) breaker.inFlight++
+      waiter.start(breaker)
     }
   }
 
-  private record(lane: Lane, err: unknown) {
+  /**
+   * Books a request's outcome. A success closes the host's breaker and the
+   * collection's. A host fault counts against the collection; the host opens
+   * when collections' breakers opened since its last success reach HOST_SPAN,
+   * at once on Retry-After, or when its own probe fails.
+   */
+  private record(lane: Lane, group: string, err: unknown, probe: boolean) {
     const fault = hostFault(err)
     if (!fault) {
-      lane.failures = 0
-      if (lane.state !== 'closed') {
-        lane.state = 'closed'
-        lane.cooldownMs = this.cooldownMs
-        this.options.onBreaker?.({ host: lane.label, state: 'closed', until: 0, outcome: 'ok' })
-      }
+      lane.successes++
+      if (lane.breaker.succeeded()) this.told(lane, lane.breaker, 'closed')
+      const breaker = lane.groupBreakers.get(group)
+      lane.groupBreakers.delete(group)
+      if (breaker?.succeeded()) this.told(lane, breaker, 'closed', group)
       return
     }
     lane.lastOutcome = fault.outcome
-    lane.failures++
     if (fault.retryAfterMs !== undefined) {
-      this.open(lane, Math.min(Math.max(fault.retryAfterMs, 1_000), 3_600_000), false)
-    } else if (lane.state === 'half_open' || lane.failures >= this.threshold) {
-      this.open(lane, lane.cooldownMs, true)
+      // A rate limit is the host's, whichever collection met it.
+      lane.breaker.lastOutcome = fault.outcome
+      this.openHost(lane, Math.min(Math.max(fault.retryAfterMs, 1_000), 3_600_000), false)
+      return
     }
+    const breaker = lane.groupBreaker(group)
+    breaker.lastOutcome = fault.outcome
+    breaker.failures++
+    if (breaker.state === 'half_open' || breaker.failures >= this.threshold) {
+      if (breaker.state === 'closed') breaker.openedAfter = lane.successes
+      this.openGroup(lane, group, breaker)
+    }
+    if (probe) return
+    const host = lane.breaker
+    host.lastOutcome = fault.outcome
+    if (host.state === 'half_open' || (host.state === 'closed' && lane.failingCollections() >= HOST_SPAN))
+      this.openHost(lane, host.cooldownMs, true)
   }
 
-  private open(lane: Lane, ms: number, grow: boolean) {
-    lane.state = 'open'
-    lane.openUntil = Math.max(lane.openUntil, this.now() + ms)
+  private told(lane: Lane, breaker: CircuitBreaker, state: 'open' | 'closed', collection?: string) {
     this.options.onBreaker?.({
       host: lane.label,
-      state: 'open',
-      until: lane.openUntil,
-      outcome: lane.lastOutcome,
+      ...(collection === undefined ? {} : { collection }),
+      state,
+      until: state === 'open' ? breaker.openUntil : 0,
+      outcome: state === 'open' ? breaker.lastOutcome : 'ok',
     })
-    if (grow) lane.cooldownMs = Math.min(lane.cooldownMs * 2, this.maxCooldownMs)
-    // Whatever waits for the host is handed back: the caller defers it to the end of the period.
-    const err = new HostBackedOff(lane.label, 'open', lane.openUntil, lane.lastOutcome)
+  }
+
+  /** Backs the host off for every collection; whatever waits for it is handed back. */
+  private openHost(lane: Lane, ms: number, grow: boolean) {
+    lane.breaker.open(this.now(), ms, grow)
+    this.told(lane, lane.breaker, 'open')
+    // The caller defers what is handed back to the end of the period.
+    const err = new HostBackedOff(lane.label, 'open', lane.breaker.openUntil, lane.breaker.lastOutcome)
     for (const list of lane.groups.values()) for (const w of list) w.reject(err)
     lane.groups.clear()
-    if (lane.queued > 0) {
-      const at = this.ring.indexOf(lane)
-      if (at >= 0) {
-        this.ring.splice(at, 1)
-        if (at < this.ringCursor) this.ringCursor--
-      }
-    }
     lane.queued = 0
+    this.leaveRing(lane)
+  }
+
+  /** Backs one collection off on the host; its waiting fetches are handed back. */
+  private openGroup(lane: Lane, group: string, breaker: CircuitBreaker) {
+    breaker.open(this.now(), breaker.cooldownMs, true)
+    this.told(lane, breaker, 'open', group)
+    const list = lane.groups.get(group)
+    if (!list) return
+    const err = new HostBackedOff(lane.label, 'open', breaker.openUntil, breaker.lastOutcome, group)
+    for (const w of list) w.reject(err)
+    lane.groups.delete(group)
+    lane.queued -= list.length
+    if (lane.queued === 0) this.leaveRing(lane)
+  }
+
+  /** Takes a lane with nothing waiting out of the round-robin ring. */
+  private leaveRing(lane: Lane) {
+    const at = this.ring.indexOf(lane)
+    if (at < 0) return
+    this.ring.splice(at, 1)
+    if (at < this.ringCursor) this.ringCursor--
+    lane.groupCursor = 0
   }
 
   /** Forgets idle, closed hosts (memory stays flat with many hosts over time). */
@@ -343,7 +370,7 @@ export class HostScheduler {
     if (this.lanes.size < 10_000) return
     for (const [key, lane] of this.lanes) {
       const idle = lane.queued === 0 && lane.inFlight === 0 && now - lane.lastUsed > 10 * 60_000
-      if (idle && (lane.state === 'closed' || lane.openUntil < now)) this.lanes.delete(key)
+      if (idle && (lane.breaker.state === 'closed' || lane.breaker.openUntil < now)) this.lanes.delete(key)
     }
   }
 }

@@ -94,13 +94,16 @@ export async function runMetadataQueue(
     gateways: gatewayLabels(limits.gateways),
     failureThreshold: options.breakerThreshold,
     cooldownMs: options.breakerCooldownMs,
-    onBreaker: (e) =>
-      e.state === 'open'
-        ? logger.info(
-            { host: e.host, until: new Date(e.until).toISOString(), outcome: e.outcome },
-            `metadata host backed off until ${new Date(e.until).toISOString()} (${e.outcome})`,
-          )
-        : logger.info({ host: e.host }, 'metadata host recovered'),
+    onBreaker: (e) => {
+      const what = e.collection ? `metadata of ${e.collection} on host` : 'metadata host'
+      const fields = { host: e.host, ...(e.collection ? { collection: e.collection } : {}) }
+      if (e.state === 'closed') return logger.info(fields, `${what} recovered`)
+      const until = new Date(e.until).toISOString()
+      logger.info(
+        { ...fields, until, outcome: e.outcome },
+        `${what} backed off until ${until} (${e.outcome})`,
+      )
+    },
   })
   const idleMs = options.idleMs ?? 500
   // While the sync backfills, one page per second at most, as before: ingestion comes first.
@@ -196,20 +199,23 @@ async function reportQueue(
     in_memory: pipeline.size,
     backed_off_hosts: backedOff,
     backed_off_count: stats.backedOff.length,
+    backed_off_collections: stats.backedOffCollections.slice(0, 100),
+    backed_off_collections_count: stats.backedOffCollections.length,
     at: new Date().toISOString(),
   }
   await pool.query('UPDATE indexer_state SET metadata_queue = $2::jsonb WHERE network = $1', [
     network,
     JSON.stringify(report),
   ])
-  const summary = JSON.stringify([backlog, backedOff.map((h) => h.host)])
+  const collections = stats.backedOffCollections.length
+  const summary = JSON.stringify([backlog, backedOff.map((h) => h.host), collections])
   if (summary !== lastLoggedBacklog) {
     lastLoggedBacklog = summary
     logger.info(
       { backlog, backedOffHosts: backedOff.map((h) => h.host), inFlight: stats.inFlight },
       `metadata backlog: ${Object.entries(backlog)
         .map(([k, v]) => `${k} ${v}`)
-        .join(', ')}; ${stats.backedOff.length} host(s) backed off`,
+        .join(', ')}; ${stats.backedOff.length} host(s) backed off, ${collections} collection(s) on a host`,
     )
   }
   return backlog

@@ -26,6 +26,7 @@ import { createRateLimiter, type RateLimiter } from '@/server/ratelimit/limiter'
 import type { LimitDecision, LimitPolicy, PolicyName } from '@/server/ratelimit/policy'
 import { LimiterUnavailableError } from '@/server/ratelimit/store'
 import { CorsOrigins, canonicalOrigin } from './cors-origins'
+import { refusedAccounts } from './devnet-accounts'
 import { KeyUsageCounter } from './key-usage'
 import { LastUsedTracker } from './last-used'
 import { displayPrefix, parseAuthorization } from './secrets'
@@ -65,6 +66,7 @@ export function createAccessControl(
       publicOrigin,
       now: options.now,
       metrics,
+      refusedOwners: refusedAccounts(config),
     }),
     lastUsed,
     usage,

@@ -26,14 +26,8 @@ import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
 import { endPortalSession, liveSessionUser, type RequestMeta, SESSION_LIFETIME_MS } from './portal-sessions'
 import { sameOriginRedirect } from './redirect'
 import { SignInRefusals } from './sign-in-refusals'
-import {
-  recordSignIn,
-  type SiweChainClient,
-  SiweError,
-  siweChainClient,
-  siweExpectations,
-  verifySiweSignIn,
-} from './siwe'
+import { recordSignIn, type SiweChainClient, SiweError, siweExpectations, verifySiweSignIn } from './siwe'
+import { siweChainClient } from './siwe-chain'
 
 declare module 'next-auth' {
   /** What the session answers: the user of a live portal session (users.id as a decimal string). */
@@ -73,10 +67,12 @@ export interface AuthDependencies {
   logger: Logger
   /** Client IP and user agent of the current request (sign-out has no request of its own in next-auth). */
   requestMeta: () => Promise<RequestMeta>
-  /** Default: a viem client on RPC_URL. */
+  /** Default: a viem client on RPC_URL's endpoints (siweChainClient). */
   chainClient?: SiweChainClient
   /** Default: SESSION_LIFETIME_MS (tests use a short one). */
   sessionLifetimeMs?: number
+  /** Where NFT_EMBEDDED_DEVNET is read (default process.env): the devnet accounts' fate (./devnet-accounts.ts). */
+  env?: Record<string, string | undefined>
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000)
@@ -86,7 +82,7 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
   if (!config.AUTH_SECRET) throw new Error('AUTH_SECRET is not set: start the service with `npm start`')
   const lifetimeMs = deps.sessionLifetimeMs ?? SESSION_LIFETIME_MS
   const maxAgeS = Math.ceil(lifetimeMs / 1000)
-  const expect = siweExpectations(config)
+  const expect = siweExpectations(config, deps.env)
   const refusals = new SignInRefusals(db)
 
   return {
@@ -129,7 +125,7 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
           try {
             const verified = await verifySiweSignIn({
               db,
-              client: deps.chainClient ?? siweChainClient(config),
+              client: deps.chainClient ?? siweChainClient(config, logger),
               expect,
               message,
               signature,
@@ -175,7 +171,8 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
       },
       async session({ session, token }) {
         const live = typeof token.sid === 'string' ? await liveSessionUser(db, token.sid) : null
-        if (!live || live.id.toString() !== token.sub || live.address !== token.address) {
+        const refused = live !== null && expect.refusedAccounts.has(live.address)
+        if (!live || refused || live.id.toString() !== token.sub || live.address !== token.address) {
           throw new SessionEndedError()
         }
         session.user = { id: live.id.toString(), address: live.address }

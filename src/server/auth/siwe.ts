@@ -22,11 +22,12 @@
  */
 import { randomBytes } from 'node:crypto'
 import { ParsedMessage } from '@spruceid/siwe-parser'
-import { type Address, createPublicClient, getAddress, type Hex, http, isHex } from 'viem'
+import { type Address, getAddress, type Hex, isHex } from 'viem'
 import type { Config } from '@/config/env'
 import type { Database } from '@/db/database'
 import { ApiError } from '@/server/errors/api-error'
 import { writeAuditEvent } from './audit'
+import { refusedAccounts } from './devnet-accounts'
 import { startPortalSession } from './portal-sessions'
 
 /** How long an issued nonce can be used. */
@@ -47,6 +48,7 @@ export type SiweErrorCode =
   | 'NONCE_INVALID'
   | 'BAD_SIGNATURE'
   | 'CHAIN_UNAVAILABLE'
+  | 'DEVNET_ACCOUNT'
 
 /**
  * A refused sign-in: 401, or 503 when the chain cannot be asked. `reason`
@@ -71,15 +73,21 @@ export interface SiweExpectations {
   origin: string
   scheme: string
   chainId: number
+  /** Lowercase addresses that may not sign in here (./devnet-accounts.ts). */
+  refusedAccounts: ReadonlySet<string>
 }
 
-export function siweExpectations(config: Pick<Config, 'PUBLIC_URL' | 'CHAIN_ID'>): SiweExpectations {
+export function siweExpectations(
+  config: Pick<Config, 'PUBLIC_URL' | 'CHAIN_ID'>,
+  env: Record<string, string | undefined> = process.env,
+): SiweExpectations {
   const url = new URL(config.PUBLIC_URL)
   return {
     domain: url.host,
     origin: url.origin,
     scheme: url.protocol.replace(/:$/, ''),
     chainId: config.CHAIN_ID,
+    refusedAccounts: refusedAccounts(config, env),
   }
 }
 
@@ -156,6 +164,9 @@ export function checkSiweMessage(
   if (parsed.chainId !== expect.chainId) {
     throw new SiweError('WRONG_CHAIN', `chain id ${parsed.chainId} is not ${expect.chainId}`)
   }
+  if (expect.refusedAccounts.has(parsed.address.toLowerCase())) {
+    throw new SiweError('DEVNET_ACCOUNT', `${parsed.address} is a devnet account, whose key is public`)
+  }
 
   const t = now.getTime()
   const issuedAt = parseTime(parsed.issuedAt, 'Issued At')
@@ -187,21 +198,6 @@ export function checkSiweMessage(
 export interface SiweChainClient {
   verifyMessage(args: { address: Address; message: string; signature: Hex }): Promise<boolean>
   getCode(args: { address: Address }): Promise<Hex | undefined>
-}
-
-let chainClient: { url: string; client: SiweChainClient } | undefined
-
-/** A public client on the indexed chain (RPC_URL), shared by the process. */
-export function siweChainClient(config: Pick<Config, 'RPC_URL'>): SiweChainClient {
-  const url = config.RPC_URL
-  if (!url) throw new SiweError('CHAIN_UNAVAILABLE', 'RPC_URL is not set')
-  if (chainClient?.url !== url) {
-    chainClient = {
-      url,
-      client: createPublicClient({ transport: http(url, { timeout: 10_000, retryCount: 1 }) }),
-    }
-  }
-  return chainClient.client
 }
 
 export interface VerifiedSignIn {

@@ -47,6 +47,8 @@ export class CredentialVerifier {
       now?: () => number
       /** Counts cache hits and misses. */
       metrics?: Pick<WebMetrics, 'credentialCache'>
+      /** Owners whose keys are refused (the devnet accounts off the devnet, ./devnet-accounts.ts). */
+      refusedOwners?: ReadonlySet<string>
     },
   ) {}
 
@@ -93,10 +95,19 @@ export class CredentialVerifier {
       select: {
         secretHash: true,
         expiresAt: true,
-        key: { select: { id: true, status: true, scopes: true, allowedOrigins: true } },
+        key: {
+          select: {
+            id: true,
+            status: true,
+            scopes: true,
+            allowedOrigins: true,
+            user: { select: { address: true } },
+          },
+        },
       },
     })
     if (!row || !sameHash(row.secretHash, hash) || row.key.status !== 'active') return null
+    if (this.options.refusedOwners?.has(row.key.user.address)) return null
     return {
       kind: 'key',
       id: row.key.id,

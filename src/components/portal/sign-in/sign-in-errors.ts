@@ -10,6 +10,8 @@ const ERRORS: Record<string, string> = {
   NONCE_INVALID: 'This sign-in request was already used or has expired. Try again for a fresh one.',
   BAD_SIGNATURE: 'The signature does not match the wallet address.',
   CHAIN_UNAVAILABLE: 'The chain could not be reached to check the signature. Try again in a moment.',
+  DEVNET_ACCOUNT:
+    'This is a development account whose key is public: it signs in on the local devnet only. Use your own wallet.',
   RATE_LIMITED: 'Too many sign-in attempts from your network. Wait a minute and try again.',
   // The nonce endpoint's and next-auth's answers when the service itself fails (a database down).
   SERVICE_UNAVAILABLE: 'The service cannot sign you in right now. Try again in a minute.',
