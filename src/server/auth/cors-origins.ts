@@ -12,9 +12,11 @@
  */
 import type { Database } from '@/db/database'
 
-const ALLOWED_ORIGIN_SQL = `SELECT EXISTS (
-  SELECT 1 FROM api_keys WHERE status = 'active' AND allowed_origins @> ARRAY[$1::text]
-) AS allowed`
+// MATERIALIZED: under a bare EXISTS the planner expects an early match and scans the whole
+// table for an origin no key has (measured: 65 ms at 200,000 keys, 0.8 ms through the index).
+const ALLOWED_ORIGIN_SQL = `WITH keys AS MATERIALIZED (
+  SELECT status FROM api_keys WHERE allowed_origins @> ARRAY[$1::text]
+) SELECT EXISTS (SELECT 1 FROM keys WHERE status = 'active') AS allowed`
 
 export class CorsOrigins {
   private readonly answers = new Map<string, { allowed: boolean; askedAt: number }>()
