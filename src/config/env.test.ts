@@ -103,6 +103,17 @@ describe('configuration contract', () => {
     ['DATABASE_URL', 'mysql://admin:s3cr3t-pw@db.internal:3306/nft', 's3cr3t-pw', 'mysql://db.internal:3306'],
     ['DATABASE_URL', 'postgres://admin:s3cr3t-pw@db.internal:54x2/nft', 's3cr3t-pw', undefined],
     ['DATABASE_URL', 'postgres://admin:s3c/r3t@db.internal/nft', 's3c/r3t', undefined],
+    // A password holding an unescaped / ? # : the parser would take "admin:1234" for host and port.
+    ['DATABASE_URL', 'postgres://admin:1234/s3cr3t@db.internal/nft', ':1234', undefined],
+    ['DATABASE_URL', 'mysql://admin:1234/s3cr3t@db.internal/nft', ':1234', undefined],
+    ['REDIS_URL', 'redis://admin:1234?s3cr3t@cache.internal:6379', ':1234', undefined],
+    [
+      'DATABASE_READ_URL',
+      'postgres://replica.internal/nft,postgres://admin:1234#s3@r/nft',
+      ':1234',
+      undefined,
+    ],
+    ['RPC_URL', 'https://node.example/rpc,https://admin:1234/s3cr3t@node.example', ':1234', undefined],
     [
       'DATABASE_READ_URL',
       'postgres://admin:s3cr3t-pw@replica.internal:5432/nft,redis://admin:s3cr3t-pw@x/',

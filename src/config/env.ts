@@ -17,15 +17,29 @@ const nonNegativeInt = z.coerce
   .int('must be a non-negative integer')
   .min(0, 'must be a non-negative integer')
 
+/**
+ * An @ after the end of the authority (the first / ? or # after `scheme://`) is a
+ * password holding one of those unescaped: the URL is cut there, and its "host" would
+ * be the user name and the start of the password. Such a value is refused and never
+ * shown. Checked before the URL's own shape, so that its message is the one given.
+ */
+const UNESCAPED_USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*[/?#][^,]*@/i
+const ESCAPED_USERINFO = {
+  check: (v: string) => v.split(',').every((u) => !UNESCAPED_USERINFO.test(u.trim())),
+  message: 'must percent-encode any / ? # @ in a user name or password',
+}
+
 const httpUrl = z
   .string()
   .trim()
+  .refine(ESCAPED_USERINFO.check, ESCAPED_USERINFO.message)
   .refine((v) => /^https?:\/\/[^\s]+$/.test(v) && URL.canParse(v), 'must be an http(s) URL')
 
 /** One http(s) URL, or several separated by commas (RPC_URL: the indexer fails over between them). */
 const httpUrlList = z
   .string()
   .trim()
+  .refine(ESCAPED_USERINFO.check, ESCAPED_USERINFO.message)
   .refine((v) => {
     const urls = v.split(',').map((u) => u.trim())
     return urls.length <= 16 && urls.every((u) => /^https?:\/\/[^\s,]+$/.test(u) && URL.canParse(u))
@@ -34,12 +48,14 @@ const httpUrlList = z
 const postgresUrl = z
   .string()
   .trim()
+  .refine(ESCAPED_USERINFO.check, ESCAPED_USERINFO.message)
   .refine((v) => /^postgres(ql)?:\/\//.test(v) && URL.canParse(v), 'must be a postgres:// URL')
 
 /** One postgres:// URL, or several separated by commas (DATABASE_READ_URL: streaming replicas). */
 const postgresUrlList = z
   .string()
   .trim()
+  .refine(ESCAPED_USERINFO.check, ESCAPED_USERINFO.message)
   .refine((v) => {
     const urls = v.split(',').map((u) => u.trim())
     return urls.length <= 16 && urls.every((u) => /^postgres(ql)?:\/\/[^\s,]+$/.test(u) && URL.canParse(u))
@@ -48,6 +64,7 @@ const postgresUrlList = z
 const redisUrl = z
   .string()
   .trim()
+  .refine(ESCAPED_USERINFO.check, ESCAPED_USERINFO.message)
   .refine((v) => /^rediss?:\/\//.test(v) && URL.canParse(v), 'must be a redis:// URL')
 
 /** Empty strings count as unset, so `FOO= npm start` behaves like no FOO. */
@@ -230,6 +247,7 @@ function describeValue(variable: string, raw: string | undefined): string {
     // Only a URL that parses has a known host; anything else may be a secret cut in two.
     if (!URL.canParse(raw.trim())) return 'the value is not shown'
     const url = new URL(raw.trim())
+    if (!ESCAPED_USERINFO.check(raw)) return 'the value is not shown'
     return `got ${url.protocol}//${url.host}, the rest is not shown`
   }
   return `got ${JSON.stringify(raw)}`

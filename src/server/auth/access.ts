@@ -70,7 +70,7 @@ export function createAccessControl(
     }),
     lastUsed,
     usage,
-    cors: new CorsOrigins(credentialDb, publicOrigin),
+    cors: new CorsOrigins(credentialDb, publicOrigin, config.CREDENTIAL_CACHE_MS),
     publicOrigin,
     logger,
     metrics,

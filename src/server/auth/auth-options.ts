@@ -192,10 +192,9 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
     },
     logger: {
       error: (code, metadata) => {
-        // An ended or expired session presented again is routine, not an error of ours.
-        const name = (metadata as { name?: unknown } | undefined)?.name
-        if (code === 'JWT_SESSION_ERROR' && (name === 'SessionEndedError' || name === 'JWTExpired')) {
-          logger.debug({ code, reason: name }, 'portal session over')
+        const reason = code === 'JWT_SESSION_ERROR' ? clientTokenProblem(metadata) : undefined
+        if (reason) {
+          logger.debug({ code, reason }, 'portal session over')
           return
         }
         logger.error({ code, metadata }, 'next-auth error')
@@ -204,4 +203,17 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
       debug: () => {},
     },
   }
+}
+
+/** jose's errors about a token (ERR_JWE_INVALID, ERR_JWT_EXPIRED, …): what the cookie held, not our failure. */
+const TOKEN_ERROR = /^ERR_JW[AEKST]_/
+
+/**
+ * Why a session token is over, when it ended, expired or is no token of ours (garbage,
+ * another secret's): anyone can send one, so it is routine, not an error-level line.
+ */
+function clientTokenProblem(metadata: unknown): string | undefined {
+  const { name, code } = (metadata ?? {}) as { name?: unknown; code?: unknown }
+  if (name === 'SessionEndedError') return name
+  return typeof code === 'string' && TOKEN_ERROR.test(code) ? code : undefined
 }

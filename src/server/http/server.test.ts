@@ -83,6 +83,18 @@ describe('request targets', () => {
     })
   })
 
+  // Next.js answers these with a 500 (a running portal: e2e/hostile-requests.spec.ts).
+  it.each(['/docs/assets/%ZZ', '/docs/assets/%ED%A0%80', '/docs/assets/%C0%AE', '/api/auth/%FF'])(
+    'a path whose escapes are no UTF-8 (%s) is a 400 in the error envelope',
+    async (path) => {
+      const res = await raw(`GET ${path} HTTP/1.1`)
+      expect(res.status).toBe(400)
+      expect(JSON.parse(res.body)).toEqual({
+        error: { code: 'INVALID_ARGUMENT', message: 'The request path is not valid percent-encoded UTF-8.' },
+      })
+    },
+  )
+
   it('serves the absolute-form as its path', async () => {
     const health = await raw('GET http://api.example/healthz HTTP/1.1')
     expect(health.status).toBe(200)

@@ -104,6 +104,10 @@ export async function createWebServer({ services, next = false }: WebServerOptio
           NO_STORE,
         ),
       )
+    } else if (!decodablePath(url)) {
+      count(BAD_TARGET_ROUTE, req, res)
+      // Next.js cannot decode it either, and answers a 500.
+      sendError(res, new ApiError('INVALID_ARGUMENT', 'The request path is not valid percent-encoded UTF-8.'))
     } else if (nextHandler) {
       count(NEXT_ROUTE, req, res)
       // Next.js sees headers only, and keeps a client-sent X-Forwarded-For: hand it the
@@ -148,6 +152,18 @@ function originForm(req: IncomingMessage): string | undefined {
     return req.url
   }
   return undefined
+}
+
+/** Whether the path's percent-escapes decode (`%ZZ`, or bytes that are no UTF-8 such as `%C0%AE`, do not). */
+function decodablePath(url: string): boolean {
+  const path = url.split('?', 1)[0]!
+  if (!path.includes('%')) return true
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Why the parser refused a request, as the client should read it (by Node's error code). */

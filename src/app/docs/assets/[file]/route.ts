@@ -7,6 +7,9 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 
 export const dynamic = 'force-static'
+// Only the names of generateStaticParams exist: any other is a 404 that Next.js neither
+// renders nor writes to its route cache (docs/portal.md, "Docs").
+export const dynamicParams = false
 
 // A Map, not an object: a name like `constructor` or `__proto__` must not find anything.
 const FILES = new Map([

@@ -6,9 +6,10 @@ import { AUDIT_ACTIONS } from '@/server/auth/audit'
 
 /** Ids are PostgreSQL bigints: a larger number is bad input here, not an error in the database. */
 const INT64_MAX = 9223372036854775807n
+// abort: the range check runs only on digits (zod goes on after a failed check, and BigInt('abc') throws).
 const keyId = z
   .string()
-  .regex(/^[1-9][0-9]{0,18}$/, 'must be a key id')
+  .regex(/^[1-9][0-9]{0,18}$/, { message: 'must be a key id', abort: true })
   .refine((v) => BigInt(v) <= INT64_MAX, 'must be a key id')
 
 export const createKeyInput = z.strictObject({

@@ -4,6 +4,7 @@
  * rotation bounds, revocation, and the audit trail.
  */
 import { TRPCError } from '@trpc/server'
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sha256Hex } from '@/db/sha256'
 import { SCOPES } from '@/lib/scopes'
@@ -125,6 +126,47 @@ describe('keys router', () => {
     expect(await trpcCode(c.revoke({ id: '9223372036854775807' }))).toBe('NOT_FOUND')
     const fromMax = await c.auditEvents({ limit: 5, cursor: '9223372036854775807' })
     expect(fromMax.items).toEqual((await c.auditEvents({ limit: 5 })).items)
+  })
+
+  it('refuses ids that are no number with the field named, never the runtime error', async () => {
+    // Through tRPC's HTTP layer, with the portal's error formatter: what the browser reads.
+    const db = asDatabase(tdb)
+    const ask = (procedure: string, init: RequestInit & { input: unknown }) =>
+      fetchRequestHandler({
+        endpoint: '/api/trpc',
+        router: portalRouter,
+        req: new Request(
+          init.method === 'GET'
+            ? `http://localhost/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(init.input))}`
+            : `http://localhost/api/trpc/${procedure}`,
+          {
+            method: init.method,
+            headers: { 'content-type': 'application/json' },
+            body: init.method === 'GET' ? undefined : JSON.stringify(init.input),
+          },
+        ),
+        createContext: (): PortalContext => ({
+          db,
+          credentials: { clear() {} },
+          clientIp: '203.0.113.7',
+          userAgent: 'vitest-portal/1.0',
+          user: alice,
+        }),
+      })
+    for (const id of ['abc', '1e3', '-1', ' 7', '0x10']) {
+      for (const [procedure, init] of [
+        ['keys.revoke', { method: 'POST', input: { id } }],
+        ['keys.usage', { method: 'GET', input: { id } }],
+        ['keys.auditEvents', { method: 'GET', input: { limit: 5, cursor: id } }],
+        ['keys.auditEvents', { method: 'GET', input: { limit: 5, key_id: id } }],
+      ] as const) {
+        const res = await ask(procedure, init)
+        const body = (await res.json()) as { error: { message: string; data: { code: string } } }
+        expect(res.status, `${procedure} ${JSON.stringify(init.input)}`).toBe(400)
+        expect(body.error.data.code).toBe('BAD_REQUEST')
+        expect(body.error.message).toMatch(/^(id|cursor|key_id): must be a key id$/)
+      }
+    }
   })
 
   it('rotates with a grace period of at most 7 days and revokes', async () => {

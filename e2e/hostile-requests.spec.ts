@@ -1,0 +1,78 @@
+/**
+ * Requests anyone can send to the running service outside /v1: none writes to
+ * disk, none is a 500, none writes an error-level log line.
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { expect, test } from '@playwright/test'
+
+const ROOT = path.resolve(import.meta.dirname, '..')
+/** Next.js's build folder, its route cache included (.next/server/route-cache). */
+const NEXT_DIR = path.join(ROOT, '.next')
+const SERVICE_LOG = process.env.E2E_SERVICE_LOG ?? path.join(ROOT, 'e2e/artifacts/service.log')
+
+const filesUnder = (dir: string) => readdirSync(dir, { recursive: true }).map(String)
+
+/** The web process's error-level (or worse) lines the log holds so far. */
+function webErrors(): string[] {
+  return readFileSync(SERVICE_LOG, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .filter((line) => {
+      const record = JSON.parse(line) as { level?: number; proc?: string }
+      return record.proc === 'web' && (record.level ?? 0) >= 50
+    })
+}
+
+test('unknown docs asset names answer 404 and leave nothing on disk', async ({ request }) => {
+  expect((await request.get('/docs/assets/swagger-ui.css')).status()).toBe(200)
+  // The first 404 page renders once; from then on the folder must hold still.
+  expect((await request.get('/docs/assets/warm-up.js')).status()).toBe(404)
+  const before = filesUnder(NEXT_DIR)
+  for (let i = 0; i < 100; i++) {
+    expect((await request.get(`/docs/assets/fill-${i}.js`)).status()).toBe(404)
+  }
+  const after = filesUnder(NEXT_DIR)
+  expect(after.filter((f) => f.includes('fill-'))).toEqual([])
+  expect(after.length).toBe(before.length)
+})
+
+test('paths whose escapes are no UTF-8 are a 400 in the envelope', async ({ request }) => {
+  for (const target of ['/docs/assets/%ZZ', '/docs/assets/%ED%A0%80', '/docs/assets/%C0%AE', '/portal/%FF']) {
+    const res = await request.get(target)
+    expect(res.status(), target).toBe(400)
+    expect((await res.json()).error.code).toBe('INVALID_ARGUMENT')
+  }
+})
+
+test('sign-in endpoints refuse what next-auth cannot serve, and log no error for it', async ({ request }) => {
+  const errorsBefore = webErrors().length
+
+  const callback = await request.get('/api/auth/callback/siwe')
+  expect(callback.status()).toBe(405)
+  expect((await callback.json()).error.code).toBe('METHOD_NOT_ALLOWED')
+
+  const signout = await request.get('/api/auth/signout?callbackUrl=javascript:alert(document.domain)', {
+    maxRedirects: 0,
+  })
+  expect(signout.status()).toBe(400)
+  expect((await signout.json()).error.code).toBe('INVALID_ARGUMENT')
+
+  const session = await request.get('/api/auth/session?callbackUrl=not-a-url')
+  expect(session.status()).toBe(400)
+
+  const report = await request.post('/api/auth/_log', {
+    form: { level: 'error', code: 'WRITTEN_BY_ANYONE', message: 'hello' },
+  })
+  expect(report.status()).toBe(204)
+
+  const garbage = await request.get('/api/auth/session', {
+    headers: { cookie: 'next-auth.session-token=garbage' },
+  })
+  expect(garbage.status()).toBe(200)
+  expect(await garbage.json()).toEqual({})
+
+  // Lines are written asynchronously: give them a moment to land before reading.
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  expect(webErrors().slice(errorsBefore)).toEqual([])
+})
