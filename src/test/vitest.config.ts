@@ -14,7 +14,7 @@ export default defineConfig({
   root,
   resolve: { alias: { '@': path.join(root, 'src') } },
   test: {
-    include: ['src/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'bench/**/*.test.ts', 'scripts/**/*.test.ts'],
     globalSetup: ['src/test/global-setup.ts'],
     // Child processes, not threads: tests start servers, anvil and PGlite (WASM),
     // and a crash in one file must not take the others down.

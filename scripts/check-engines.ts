@@ -1,0 +1,79 @@
+/**
+ * Checks that the running Node.js is one the project supports: it satisfies
+ * the project's `engines.node`, and no installed package declares an
+ * `engines.node` that excludes it (what `npm install` warns about as
+ * EBADENGINE), but for the exceptions named below. `.ci/run` runs it after
+ * installing (`npm run check:engines`); README "Node.js versions" names the
+ * supported range and the exceptions.
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import semver from 'semver'
+
+/** Installed packages whose declared engine may exclude the project's Node, and why that is safe. */
+export const ENGINE_EXCEPTIONS: Record<string, string> = {
+  '@prisma/streams-local':
+    'part of `prisma dev` (a local Prisma Postgres server), which this project never runs; ' +
+    'the prisma CLI itself declares ^20.19',
+}
+
+export interface EngineProblem {
+  /** The package's folder, relative to the project (`node_modules/…`), or `.` for the project. */
+  location: string
+  name: string
+  /** Its declared `engines.node`. */
+  required: string
+}
+
+interface PackageJson {
+  name?: string
+  engines?: { node?: string }
+}
+
+function readPackage(folder: string): PackageJson {
+  return JSON.parse(readFileSync(path.join(folder, 'package.json'), 'utf8')) as PackageJson
+}
+
+/** True unless `range` is declared and `version` is outside it. */
+function allows(range: string | undefined, version: string): boolean {
+  return range === undefined || semver.satisfies(version, range, { includePrerelease: true })
+}
+
+/**
+ * What stops `nodeVersion` being supported in the project at `root`: the
+ * project's own range, then every installed package (as the lockfile lists
+ * them) whose range excludes it and is not an exception.
+ */
+export function engineProblems(root: string, nodeVersion: string): EngineProblem[] {
+  const project = readPackage(root)
+  const problems: EngineProblem[] = []
+  if (!allows(project.engines?.node, nodeVersion)) {
+    problems.push({ location: '.', name: project.name ?? '.', required: project.engines!.node! })
+  }
+  const lock = JSON.parse(readFileSync(path.join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, unknown>
+  }
+  for (const location of Object.keys(lock.packages)) {
+    const folder = path.join(root, location)
+    // The root entry is the project; optional packages for other platforms are not installed.
+    if (location === '' || !existsSync(path.join(folder, 'package.json'))) continue
+    const pkg = readPackage(folder)
+    const name = pkg.name ?? location
+    if (allows(pkg.engines?.node, nodeVersion) || name in ENGINE_EXCEPTIONS) continue
+    problems.push({ location, name, required: pkg.engines!.node! })
+  }
+  return problems
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
+  const problems = engineProblems(root, process.version)
+  for (const p of problems) {
+    console.error(
+      `Node.js ${process.version} is outside ${p.name}'s engines.node "${p.required}" (${p.location})`,
+    )
+  }
+  if (problems.length > 0) process.exit(1)
+  console.log(`Node.js ${process.version}: within the engines of the project and every installed package`)
+}
