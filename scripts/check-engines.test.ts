@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import semver from 'semver'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ENGINE_EXCEPTIONS, engineProblems } from './check-engines'
 
@@ -28,6 +29,15 @@ describe('check-engines', () => {
     expect(engineProblems(repository, process.version)).toEqual([])
   })
 
+  it('so is the first release of each supported line, and nothing between or after them', () => {
+    for (const version of ['v20.19.0', 'v22.12.0', 'v24.0.0']) {
+      expect(engineProblems(repository, version), version).toEqual([])
+    }
+    for (const version of ['v20.18.3', 'v21.7.3', 'v22.11.0', 'v23.11.1', 'v25.0.0']) {
+      expect(engineProblems(repository, version)[0], version).toMatchObject({ location: '.' })
+    }
+  })
+
   it('names the project and each installed package whose engines.node excludes the version, nested ones too', () => {
     const root = project('mixed', {
       '': { name: 'app', engines: { node: '^20.19' } },
@@ -45,13 +55,16 @@ describe('check-engines', () => {
     expect(engineProblems(root, 'v20.18.0')[0]).toEqual({ location: '.', name: 'app', required: '^20.19' })
   })
 
-  it('lets a named exception through, and only that one', () => {
-    const [exception] = Object.keys(ENGINE_EXCEPTIONS)
+  it('lets a named exception through on the versions it names, and only that one', () => {
+    const [exception] = Object.keys(ENGINE_EXCEPTIONS) as [string]
     const root = project('exception', {
       '': { name: 'app' },
       [`node_modules/${exception}`]: { name: exception, engines: { node: '>=99' } },
       'node_modules/not-excepted': { name: 'not-excepted', engines: { node: '>=99' } },
     })
-    expect(engineProblems(root, 'v20.20.2').map((p) => p.name)).toEqual(['not-excepted'])
+    const within = `v${semver.minVersion(ENGINE_EXCEPTIONS[exception]!.node)}`
+    expect(engineProblems(root, within).map((p) => p.name)).toEqual(['not-excepted'])
+    // Outside its versions, the exception's engine is checked like any other.
+    expect(engineProblems(root, 'v24.0.0').map((p) => p.name)).toEqual([exception, 'not-excepted'])
   })
 })

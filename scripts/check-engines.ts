@@ -2,20 +2,32 @@
  * Checks that the running Node.js is one the project supports: it satisfies
  * the project's `engines.node`, and no installed package declares an
  * `engines.node` that excludes it (what `npm install` warns about as
- * EBADENGINE), but for the exceptions named below. `.ci/run` runs it after
- * installing (`npm run check:engines`); README "Node.js versions" names the
- * supported range and the exceptions.
+ * EBADENGINE), but for the exceptions named below, each only on the versions
+ * it names. `.ci/run` runs it after installing (`npm run check:engines`) and
+ * under each other supported line (scripts/test-node-versions.sh); README
+ * "Node.js versions" names the supported range and the exceptions.
  */
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import semver from 'semver'
 
-/** Installed packages whose declared engine may exclude the project's Node, and why that is safe. */
-export const ENGINE_EXCEPTIONS: Record<string, string> = {
-  '@prisma/streams-local':
-    'part of `prisma dev` (a local Prisma Postgres server), which this project never runs; ' +
-    'the prisma CLI itself declares ^20.19',
+/** An installed package whose declared engine may exclude some supported Node.js versions. */
+export interface EngineException {
+  /** The Node.js versions (a semver range) on which its engine is not checked. */
+  node: string
+  /** Why that is safe. */
+  why: string
+}
+
+export const ENGINE_EXCEPTIONS: Record<string, EngineException> = {
+  '@prisma/streams-local': {
+    // It declares >=22: on Node.js 22 and 24 it is checked like any other package.
+    node: '^20',
+    why:
+      'part of `prisma dev` (a local Prisma Postgres server), which this project never runs; ' +
+      'the prisma CLI itself declares ^20.19 || ^22.12 || >=24.0',
+  },
 }
 
 export interface EngineProblem {
@@ -40,6 +52,11 @@ function allows(range: string | undefined, version: string): boolean {
   return range === undefined || semver.satisfies(version, range, { includePrerelease: true })
 }
 
+function excepted(name: string, version: string): boolean {
+  const exception = Object.hasOwn(ENGINE_EXCEPTIONS, name) ? ENGINE_EXCEPTIONS[name] : undefined
+  return exception !== undefined && allows(exception.node, version)
+}
+
 /**
  * What stops `nodeVersion` being supported in the project at `root`: the
  * project's own range, then every installed package (as the lockfile lists
@@ -60,7 +77,7 @@ export function engineProblems(root: string, nodeVersion: string): EngineProblem
     if (location === '' || !existsSync(path.join(folder, 'package.json'))) continue
     const pkg = readPackage(folder)
     const name = pkg.name ?? location
-    if (allows(pkg.engines?.node, nodeVersion) || name in ENGINE_EXCEPTIONS) continue
+    if (allows(pkg.engines?.node, nodeVersion) || excepted(name, nodeVersion)) continue
     problems.push({ location, name, required: pkg.engines!.node! })
   }
   return problems
