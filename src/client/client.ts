@@ -6,10 +6,10 @@
  * followed by polling its first page (follow.ts). See docs/client.md.
  */
 import createFetchClient, { type Client } from 'openapi-fetch'
-import { NftDataApiError } from './errors'
-import { type ActivityItem, type FollowOptions, followActivity } from './follow'
-import { type RetryOptions, retryingFetch } from './retry'
-import type { components, paths } from './schema'
+import { NftDataApiError } from './errors.js'
+import { type ActivityItem, type FollowOptions, followActivity } from './follow.js'
+import { type RetryOptions, retryingFetch } from './retry.js'
+import type { components, paths } from './schema.js'
 
 type JsonOf<Operation> = Operation extends {
   responses: { 200: { content: { 'application/json': infer Body } } }

@@ -6,7 +6,7 @@
  * an answer (status 0: the connection failed, or no answer came in time) and
  * a success whose body is not the JSON the API sends (a captive portal's page).
  */
-import type { components } from './schema'
+import type { components } from './schema.js'
 
 export type ErrorEnvelope = components['schemas']['ErrorEnvelope']
 

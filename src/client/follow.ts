@@ -15,7 +15,7 @@
  * identities remembered are bounded (`memory`): an event older than that
  * many newer ones is not expected back on the first page.
  */
-import type { paths } from './schema'
+import type { paths } from './schema.js'
 
 type ActivityPage = paths['/v1/activity']['get']['responses'][200]['content']['application/json']
 export type ActivityItem = ActivityPage['data'][number]

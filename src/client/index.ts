@@ -18,8 +18,8 @@ export {
   type RequestOptions,
   type ResponseOf,
   type Transfer,
-} from './client'
-export { type ClientErrorEnvelope, type ErrorCode, type ErrorEnvelope, NftDataApiError } from './errors'
-export { eventKey, type FollowOptions } from './follow'
-export { type RetryOptions, retryAfterMs, retryDelayMs, retryingFetch } from './retry'
-export type { components, operations, paths } from './schema'
+} from './client.js'
+export { type ClientErrorEnvelope, type ErrorCode, type ErrorEnvelope, NftDataApiError } from './errors.js'
+export { eventKey, type FollowOptions } from './follow.js'
+export { type RetryOptions, retryAfterMs, retryDelayMs, retryingFetch } from './retry.js'
+export type { components, operations, paths } from './schema.js'

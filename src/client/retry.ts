@@ -9,7 +9,7 @@
  * failed connection; any other answer is returned as it is. A failure without
  * an answer is thrown as NftDataApiError (NETWORK_ERROR or TIMEOUT).
  */
-import { NftDataApiError, RETRYABLE_STATUSES } from './errors'
+import { NftDataApiError, RETRYABLE_STATUSES } from './errors.js'
 
 export interface RetryOptions {
   /** Attempts in all, the first included (1 = no retry). Default 5. */

@@ -24,7 +24,7 @@ describe('src/client', () => {
       )
       for (const specifier of imports) {
         expect(
-          specifier === 'openapi-fetch' || /^\.\/[a-z-]+$/.test(specifier!),
+          specifier === 'openapi-fetch' || /^\.\/[a-z-]+\.js$/.test(specifier!),
           `${file} imports ${specifier}`,
         ).toBe(true)
       }

@@ -12,9 +12,15 @@ const root = fileURLToPath(new URL('../..', import.meta.url))
 
 export default defineConfig({
   root,
-  resolve: { alias: { '@': path.join(root, 'src') } },
+  resolve: {
+    alias: [
+      // The client's source, not the build its package.json points at (docs/client.md "The package").
+      { find: /^@\/client$/, replacement: path.join(root, 'src/client/index.ts') },
+      { find: '@', replacement: path.join(root, 'src') },
+    ],
+  },
   test: {
-    include: ['src/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'bench/**/*.test.ts', 'scripts/**/*.test.ts'],
     globalSetup: ['src/test/global-setup.ts'],
     // Child processes, not threads: tests start servers, anvil and PGlite (WASM),
     // and a crash in one file must not take the others down.
