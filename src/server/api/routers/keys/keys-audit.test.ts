@@ -115,11 +115,17 @@ describe('audit trail filters and exports', () => {
       { limit: 5, from: 'yesterday' },
       { limit: 5, from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' },
       { limit: 5, key_id: '0' },
+      // PostgreSQL has no year 0: such a date must be refused as input, not fail in the query.
+      { limit: 5, from: '0000-01-01T00:00:00Z' },
+      { limit: 5, to: '0000-06-01T00:00:00+01:00' },
     ]) {
       await expect(c.auditEvents(input as never), JSON.stringify(input)).rejects.toSatisfy(
         (e) => e instanceof TRPCError && e.code === 'BAD_REQUEST',
       )
     }
+    await expect(c.auditExport({ format: 'csv', from: '0000-01-01T00:00:00Z' })).rejects.toSatisfy(
+      (e) => e instanceof TRPCError && e.code === 'BAD_REQUEST' && /before 1970/.test(e.message),
+    )
     await expect(c.auditExport({ format: 'xml' } as never)).rejects.toSatisfy(
       (e) => e instanceof TRPCError && e.code === 'BAD_REQUEST',
     )
