@@ -43,8 +43,9 @@ const unavailableAdapterKinds = new Set([
   'TooManyConnections',
   'SocketTimeout',
 ])
+// "Query read timeout": the client's bound on a query (./bounded-client.ts) passed.
 const unavailableMessages =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Too many connections|Cannot use a pool after calling end/i
+  /Query read timeout|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Too many connections|Cannot use a pool after calling end/i
 
 /**
  * True when `err` means the database cannot serve right now (refused,
