@@ -42,8 +42,13 @@ export function errorMessage(err: unknown): string {
     const code = (err.data as { code?: string } | undefined)?.code
     if (code === 'UNAUTHORIZED') return 'Your session has ended. Reload the page and sign in again.'
     if (code === 'FORBIDDEN') return 'The portal refused this request. Reload the page and try again.'
-    // No code: the answer was not the portal's own (a proxy's error page, a dropped connection).
-    if (code === undefined) return UNREACHABLE
+    if (code === undefined) {
+      // Refused before any procedure ran (rate limit, body cap): the service's error envelope.
+      const refusal = (err.meta?.responseJSON as { error?: { message?: unknown } } | undefined)?.error
+      if (typeof refusal?.message === 'string') return refusal.message
+      // Otherwise the answer was not the portal's own (a proxy's error page, a dropped connection).
+      return UNREACHABLE
+    }
     return err.message
   }
   return err instanceof Error ? err.message : 'Something went wrong.'
