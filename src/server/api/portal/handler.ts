@@ -56,48 +56,71 @@ async function readCappedBody(req: Request, max: number): Promise<Uint8Array<Arr
 
 export type PortalHandler = (req: Request) => Promise<Response>
 
+/**
+ * The admission every portal request starts with (the client IP's limit),
+ * then `serve`; a refusal or failure becomes the specification's envelope.
+ * `serve` releases the request's slots once its response is complete (a
+ * streamed body: when the stream ends); on a failure they are released here.
+ */
+export async function admitPortalRequest(
+  services: Services,
+  req: Request,
+  serve: (access: RequestAccess, clientIp: string) => Promise<Response>,
+): Promise<Response> {
+  const clientIp = req.headers.get(CLIENT_IP_HEADER) ?? 'unknown'
+  const access = new RequestAccess(services.access, clientIp)
+  try {
+    await access.limitIp('ipPortal')
+    return await serve(access, clientIp)
+  } catch (err) {
+    access.release()
+    const error = toApiError(err)
+    if (error.status >= 500 && error.code !== 'RATE_LIMITER_UNAVAILABLE')
+      services.logger.error(
+        { err: error.cause ?? error, path: new URL(req.url).pathname },
+        'portal request failed',
+      )
+    return errorResponse(error, access.headers())
+  }
+}
+
 export function createPortalHandler(
   services: Services,
   /** The request's signed-in user (next-auth's session in the route), null when signed out. */
   sessionUser: () => Promise<SessionUser | null>,
 ): PortalHandler {
-  return async (req) => {
-    const clientIp = req.headers.get(CLIENT_IP_HEADER) ?? 'unknown'
-    const access = new RequestAccess(services.access, clientIp)
-    try {
-      await access.limitIp('ipPortal')
-      const body = await readCappedBody(req, PORTAL_MAX_BODY_BYTES)
-      const user = await sessionUser()
-      // Signed out: the procedures answer 401 themselves.
-      if (user) await access.limitUser(user.id)
-      const context: PortalContext = {
-        db: services.db,
-        credentials: services.access.verifier,
-        clientIp,
-        userAgent: req.headers.get('user-agent'),
-        user,
-        poolShares: services.poolShares,
+  return (req) =>
+    admitPortalRequest(services, req, async (access, clientIp) => {
+      try {
+        const body = await readCappedBody(req, PORTAL_MAX_BODY_BYTES)
+        const user = await sessionUser()
+        // Signed out: the procedures answer 401 themselves.
+        if (user) await access.limitUser(user.id)
+        const context: PortalContext = {
+          db: services.db,
+          credentials: services.access.verifier,
+          clientIp,
+          userAgent: req.headers.get('user-agent'),
+          user,
+          poolShares: services.poolShares,
+        }
+        return await fetchRequestHandler({
+          endpoint: '/api/trpc',
+          req: body ? new Request(req.url, { method: req.method, headers: req.headers, body }) : req,
+          router: portalRouter,
+          maxBatchSize: PORTAL_MAX_BATCH,
+          createContext: () => context,
+          responseMeta: () => ({
+            headers: new Headers({ 'Cache-Control': 'no-store', ...access.headers() }),
+          }),
+          onError: ({ error, path }) => {
+            if (error.code === 'INTERNAL_SERVER_ERROR')
+              services.logger.error({ err: error, path }, 'portal procedure failed')
+          },
+        })
+      } finally {
+        // Procedures are not streamed: the response is complete.
+        access.release()
       }
-      const response = await fetchRequestHandler({
-        endpoint: '/api/trpc',
-        req: body ? new Request(req.url, { method: req.method, headers: req.headers, body }) : req,
-        router: portalRouter,
-        maxBatchSize: PORTAL_MAX_BATCH,
-        createContext: () => context,
-        responseMeta: () => ({ headers: new Headers({ 'Cache-Control': 'no-store', ...access.headers() }) }),
-        onError: ({ error, path }) => {
-          if (error.code === 'INTERNAL_SERVER_ERROR')
-            services.logger.error({ err: error, path }, 'portal procedure failed')
-        },
-      })
-      return response
-    } catch (err) {
-      const error = toApiError(err)
-      if (error.status >= 500 && error.code !== 'RATE_LIMITER_UNAVAILABLE')
-        services.logger.error({ err: error.cause ?? error, path: '/api/trpc' }, 'portal request failed')
-      return errorResponse(error, access.headers())
-    } finally {
-      access.release()
-    }
-  }
+    })
 }
