@@ -31,7 +31,7 @@ export type KeyUsage = Outputs['usage']
 export type AuditPage = Outputs['auditEvents']
 export type AuditEventView = AuditPage['items'][number]
 /** The audit trail's filters (key, action, dates), shared by the list and the export. */
-export type AuditFilterInput = Omit<Exclude<Inputs['auditEvents'], void | undefined>, 'limit' | 'cursor'>
+export type AuditFilterInput = Omit<NonNullable<Exclude<Inputs['auditEvents'], void>>, 'limit' | 'cursor'>
 /** The export's file formats (GET /api/portal/audit-export, src/server/api/portal/audit-export.ts). */
 export type AuditExportFormat = 'csv' | 'json'
 
