@@ -7,6 +7,7 @@
  * of the same wallet too. Another wallet signed in in the same tab sees
  * nothing the first one's pages had loaded.
  */
+import { readFileSync } from 'node:fs'
 import { type APIRequestContext, request as playwrightRequest } from '@playwright/test'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
@@ -103,6 +104,15 @@ test('sign in, create, use, rotate and revoke a key, read the audit trail, sign 
   }
   await expect(rows.nth(1).locator('td[data-label="Key"]')).toContainText(newSecret.slice(0, 8))
   await page.screenshot({ path: `${SCREENSHOTS}/portal-audit.png`, fullPage: true })
+
+  // ── the export: the same four events as a file, streamed by /api/portal/audit-export ──
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export JSON' }).click(),
+  ])
+  expect(download.suggestedFilename()).toMatch(/^audit-.*\.json$/)
+  const exported = JSON.parse(readFileSync((await download.path())!, 'utf8')) as { action: string }[]
+  expect(exported.map((e) => e.action)).toEqual(['key_revoked', 'key_rotated', 'key_created', 'sign_in'])
 
   // ── the same pages on a phone ──
   await page.setViewportSize({ width: 390, height: 844 })

@@ -157,6 +157,8 @@ export const envSchema = z.object({
     perMinute: 5,
     concurrent: undefined,
   }),
+  /** The portal's procedures (/api/trpc), per signed-in user and, with the same numbers, per client IP. */
+  RATE_LIMIT_PORTAL: optional(rateLimitProfile).default({ perSecond: 10, perMinute: 300, concurrent: 4 }),
   /** The public media path, per client IP. */
   RATE_LIMIT_MEDIA: optional(rateLimitProfile).default({ perSecond: 50, perMinute: 1500, concurrent: 20 }),
   /** Lifetime of a concurrency slot: a crashed process's slots come back after this long. */

@@ -43,8 +43,9 @@ const unavailableAdapterKinds = new Set([
   'TooManyConnections',
   'SocketTimeout',
 ])
+// "Query read timeout": the client's bound on a query (./bounded-client.ts) passed.
 const unavailableMessages =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Too many connections|Cannot use a pool after calling end/i
+  /Query read timeout|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Too many connections|Cannot use a pool after calling end/i
 
 /**
  * True when `err` means the database cannot serve right now (refused,
@@ -53,13 +54,7 @@ const unavailableMessages =
  * AggregateError (pg tries every address of a host).
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  const seen = new Set<unknown>()
-  const pending: unknown[] = [err]
-  while (pending.length > 0) {
-    const current = pending.pop()
-    if (current === null || typeof current !== 'object' || seen.has(current)) continue
-    seen.add(current)
-    const e = current as Record<string, unknown>
+  return anyCause(err, (e) => {
     const code = typeof e.code === 'string' ? e.code : undefined
     if (code !== undefined) {
       if (unavailableSqlStates.has(code) || code.startsWith('08')) return true
@@ -72,7 +67,28 @@ export function isDatabaseUnavailable(err: unknown): boolean {
       return true
     }
     if (typeof e.kind === 'string' && unavailableAdapterKinds.has(e.kind)) return true
-    if (typeof e.message === 'string' && unavailableMessages.test(e.message)) return true
+    return typeof e.message === 'string' && unavailableMessages.test(e.message)
+  })
+}
+
+/** query_canceled: a statement outlived statement_timeout — from pg itself or through Prisma's wrappers. */
+export function isStatementTimeout(err: unknown): boolean {
+  return anyCause(err, (e) => e.code === '57014' || e.originalCode === '57014')
+}
+
+/**
+ * Whether `err` or anything it wraps matches: `cause`, Prisma's
+ * `meta.driverAdapterError`, AggregateError (pg tries every address of a host).
+ */
+function anyCause(err: unknown, match: (e: Record<string, unknown>) => boolean): boolean {
+  const seen = new Set<unknown>()
+  const pending: unknown[] = [err]
+  while (pending.length > 0) {
+    const current = pending.pop()
+    if (current === null || typeof current !== 'object' || seen.has(current)) continue
+    seen.add(current)
+    const e = current as Record<string, unknown>
+    if (match(e)) return true
     pending.push(e.cause)
     if (e.meta && typeof e.meta === 'object')
       pending.push((e.meta as Record<string, unknown>).driverAdapterError)

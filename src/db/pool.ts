@@ -4,12 +4,17 @@
  * A URL may name its schema; see ./connection-url.ts.
  */
 import pg from 'pg'
+import { BoundedClient } from './bounded-client'
 import { renderOptions, schemaFromSettings, searchPathFor, splitSessionSettings } from './connection-url'
 
 export interface PoolOptions {
   /** Schema to work in; overrides the one named by the URL. Default: the URL's, else public. */
   schema?: string
-  /** Upper bound of every statement on these connections. */
+  /**
+   * Upper bound of every statement on these connections, on the server; the
+   * client gives up on a query at twice this (a server that hangs never
+   * answers its own timeout) and ends the connection.
+   */
   statementTimeoutMs?: number
   /** Most connections the pool opens. */
   max?: number
@@ -33,8 +38,10 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
   }
   // Settings travel in the startup packet, so they hold from the first
   // statement of every connection without an extra round trip.
+  const bounded = options.statementTimeoutMs !== undefined && options.statementTimeoutMs > 0
   const pool = new pg.Pool({
     connectionString,
+    ...(bounded ? { Client: BoundedClient, query_timeout: 2 * options.statementTimeoutMs! } : {}),
     options: renderOptions(settings),
     max: options.max ?? 10,
     application_name: options.applicationName,

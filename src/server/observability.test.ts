@@ -7,10 +7,12 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { type AddressInfo, createServer, type Socket } from 'node:net'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ConfigError, parseConfig } from '@/config/env'
 import { metricsPort } from '@/config/metrics-endpoint'
 import { createApiKey, ensureUser } from '@/server/auth/api-keys'
+import { READINESS_CACHE_MS } from '@/server/readiness'
 import { TEST_LIMITS } from '@/test/api-client'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { freePort } from '@/test/free-port'
@@ -64,6 +66,8 @@ describe('/healthz and /readyz', () => {
       last,
     ])
     try {
+      // The last answer is reused for a moment: wait for a fresh one.
+      await sleep(READINESS_CACHE_MS)
       const res = await readyz(s.base)
       expect(res.status).toBe(503)
       expect(res.body).toEqual({
@@ -77,7 +81,25 @@ describe('/healthz and /readyz', () => {
         last,
       ])
     }
+    await sleep(READINESS_CACHE_MS)
     expect((await readyz(s.base)).status).toBe(200)
+  })
+
+  it('answers a flood of probes with one round of checks per READINESS_CACHE_MS', async () => {
+    await sleep(READINESS_CACHE_MS)
+    const query = vi.spyOn(s.services.db.pool, 'query')
+    try {
+      const started = performance.now()
+      const burst = await Promise.all(Array.from({ length: 100 }, () => readyz(s.base)))
+      for (let i = 0; i < 100; i++) expect((await readyz(s.base)).status).toBe(200)
+      const rounds = 1 + Math.floor((performance.now() - started) / READINESS_CACHE_MS)
+      expect(burst.every((r) => r.status === 200)).toBe(true)
+      // SELECT 1 and the migration table: two round trips per round of checks, not two per probe (400).
+      expect(query.mock.calls.length).toBeLessThanOrEqual(2 * rounds)
+      expect(rounds).toBeLessThan(20)
+    } finally {
+      query.mockRestore()
+    }
   })
 })
 

@@ -4,7 +4,9 @@
  * store answers (requests fail closed without it), and every migration in
  * prisma/migrations is applied. /healthz, by contrast, only says the process
  * answers. Each check is bounded in time, so a hung dependency makes /readyz
- * answer 503 promptly rather than hang the probe.
+ * answer 503 promptly rather than hang the probe. The endpoint is public and
+ * unlimited, so an answer is reused for READINESS_CACHE_MS: probes arriving
+ * meanwhile (or while a check runs) cost no database round trip.
  */
 import { migrationNames, missingMigrations } from '@/db/migrate'
 import type { Services } from '@/server/web-services'
@@ -22,7 +24,12 @@ export interface ReadinessOptions {
   migrationsDir?: string
   /** Upper bound of each check. */
   timeoutMs?: number
+  /** How long an answer is reused; default READINESS_CACHE_MS. */
+  cacheMs?: number
 }
+
+/** How long one readiness answer serves every probe (docs/operations.md, "Health and readiness"). */
+export const READINESS_CACHE_MS = 1000
 
 export type Readiness = () => Promise<ReadinessReport>
 
@@ -34,8 +41,9 @@ export function createReadiness(
   const expected = migrationNames(options.migrationsDir)
   const timeoutMs = options.timeoutMs ?? 2000
   const pool = services.db.pool
+  const cacheMs = options.cacheMs ?? READINESS_CACHE_MS
 
-  return async () => {
+  const runChecks = async (): Promise<ReadinessReport> => {
     const [database, rateLimiter] = await Promise.all([
       check(() => pool.query('SELECT 1'), timeoutMs, 'unreachable'),
       check(() => services.access.limiter.store.ping(), timeoutMs, 'unreachable'),
@@ -52,6 +60,14 @@ export function createReadiness(
     }
     const checks = { database, rate_limiter: rateLimiter, migrations }
     return { ready: Object.values(checks).every((c) => c === 'ok'), checks }
+  }
+
+  // The answer being computed or last computed, and when it was asked for.
+  let cached: { report: Promise<ReadinessReport>; at: number } | undefined
+  return () => {
+    const now = performance.now()
+    if (!cached || now - cached.at >= cacheMs) cached = { report: runChecks(), at: now }
+    return cached.report
   }
 }
 

@@ -14,6 +14,10 @@ export interface TestRedis {
   stop(): Promise<void>
   /** Starts it again on the same port (empty: no persistence). */
   start(): Promise<void>
+  /** SIGSTOP: the server keeps its connections and reads nothing, as a hung Redis does. */
+  freeze(): void
+  /** SIGCONT: it carries on with what its clients sent meanwhile. */
+  thaw(): void
 }
 
 /** Resolves once the server accepts connections; rejects if it exits first (e.g. the port is taken). */
@@ -86,5 +90,12 @@ export async function startTestRedis(): Promise<TestRedis> {
   // A worker that exits without afterAll (a crash, a timeout) still takes its server along.
   process.once('exit', () => child?.kill('SIGKILL'))
   await start()
-  return { url: `redis://127.0.0.1:${port}`, port, stop, start }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop,
+    start,
+    freeze: () => child?.kill('SIGSTOP'),
+    thaw: () => child?.kill('SIGCONT'),
+  }
 }

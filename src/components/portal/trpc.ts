@@ -31,8 +31,9 @@ export type KeyUsage = Outputs['usage']
 export type AuditPage = Outputs['auditEvents']
 export type AuditEventView = AuditPage['items'][number]
 /** The audit trail's filters (key, action, dates), shared by the list and the export. */
-export type AuditFilterInput = Omit<Inputs['auditExport'], 'format'>
-export type AuditExportFormat = Inputs['auditExport']['format']
+export type AuditFilterInput = Omit<NonNullable<Exclude<Inputs['auditEvents'], void>>, 'limit' | 'cursor'>
+/** The export's file formats (GET /api/portal/audit-export, src/server/api/portal/audit-export.ts). */
+export type AuditExportFormat = 'csv' | 'json'
 
 const UNREACHABLE = 'The portal could not reach the service. Try again in a moment.'
 
@@ -42,8 +43,13 @@ export function errorMessage(err: unknown): string {
     const code = (err.data as { code?: string } | undefined)?.code
     if (code === 'UNAUTHORIZED') return 'Your session has ended. Reload the page and sign in again.'
     if (code === 'FORBIDDEN') return 'The portal refused this request. Reload the page and try again.'
-    // No code: the answer was not the portal's own (a proxy's error page, a dropped connection).
-    if (code === undefined) return UNREACHABLE
+    if (code === undefined) {
+      // Refused before any procedure ran (rate limit, body cap): the service's error envelope.
+      const refusal = (err.meta?.responseJSON as { error?: { message?: unknown } } | undefined)?.error
+      if (typeof refusal?.message === 'string') return refusal.message
+      // Otherwise the answer was not the portal's own (a proxy's error page, a dropped connection).
+      return UNREACHABLE
+    }
     return err.message
   }
   return err instanceof Error ? err.message : 'Something went wrong.'

@@ -85,6 +85,9 @@ export function createAccessControl(
 
 const HOW = 'Send Authorization: Bearer <API key or demo token>.'
 
+/** The rate-limit and pool-share subject of a signed-in portal user (an API key's is `key:<id>`). */
+export const userSubject = (userId: bigint): string => `user:${userId}`
+
 /** Request tokens are this process's random prefix and a counter: unique across processes, no entropy per request. */
 const TOKEN_PREFIX = randomBytes(9).toString('base64url')
 let tokenCounter = 0
@@ -147,17 +150,26 @@ export class RequestAccess {
    * IP's share back too: a rejected request consumes nothing.
    */
   async limitCredential(credential: VerifiedCredential): Promise<void> {
-    const name = credential.kind === 'key' ? 'key' : 'demo'
+    if (credential.kind === 'key') await this.limitHolder('key', credential.subject, 'this API key')
+    else await this.limitHolder('demo', credential.subject, 'this demo token')
+  }
+
+  /** The portal's step after the client IP's: the signed-in user's limit (policy `portal`). Throws 429 or 503. */
+  async limitUser(userId: bigint): Promise<void> {
+    await this.limitHolder('portal', userSubject(userId), 'this account')
+  }
+
+  /** The limit of whoever the request acts for; a refusal gives the IP's share back too. */
+  private async limitHolder(name: PolicyName, subject: string, who: string): Promise<void> {
     const policy = this.control.limiter.policies[name]
-    const decision = await this.acquire(policy, credential.subject)
+    const decision = await this.acquire(policy, subject)
     this.decisions.push({ scope: 'credential', decision })
     this.control.metrics?.limitDecision(name, 'credential', decision.allowed)
     if (!decision.allowed) {
       await this.refundIp()
-      const who = credential.kind === 'key' ? 'this API key' : 'this demo token'
       throw rateLimitedError(decision, who, this.headers())
     }
-    this.hold({ policy, subject: credential.subject })
+    this.hold({ policy, subject })
   }
 
   /**

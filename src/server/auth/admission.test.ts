@@ -52,11 +52,11 @@ describe('PoolShares', () => {
 
   it('gives the place back when the work fails', async () => {
     const shares = new PoolShares(1)
-    await expect(shares.run('a', () => Promise.reject(new Error('query failed')))).rejects.toThrow(
+    await expect(shares.run(['a'], () => Promise.reject(new Error('query failed')))).rejects.toThrow(
       'query failed',
     )
     expect(shares.load('a')).toEqual({ running: 0, waiting: 0 })
-    await expect(shares.run('a', async () => 7)).resolves.toBe(7)
+    await expect(shares.run(['a'], async () => 7)).resolves.toBe(7)
   })
 })
 
@@ -151,6 +151,43 @@ describe('admission with queries stuck behind a table lock', () => {
     const statuses = await Promise.all(stuck.map((p) => p.then((r) => r.status)))
     expect(statuses).toEqual(Array(10).fill(200))
     expect(s.services.poolShares.load(busy.subject)).toEqual({ running: 0, waiting: 0 })
+  })
+
+  it('lets one client address hold at most half the pool across its keys; another client is served at once', async () => {
+    const first = await newKey()
+    const second = await newKey()
+    const other = await newKey()
+    const ip = uniqueIp()
+    const lock = await lockTokens()
+    let stuck: Promise<Response>[] = []
+    try {
+      stuck = [first, second, first, second, first, second, first, second, first, second].map((k) =>
+        get(s.base, OWNER_NFTS, { credential: k.secret, ip }),
+      )
+      const deadline = Date.now() + 10_000
+      while (Date.now() < deadline) {
+        const load = s.services.poolShares.load(`ip:${ip}`)
+        if (load.running + load.waiting === 10) break
+        await sleep(20)
+      }
+      // Five per key would be all ten connections; the address's share is five.
+      expect(s.services.poolShares.load(`ip:${ip}`)).toEqual({ running: 5, waiting: 5 })
+      const otherClient = await timed(
+        get(s.base, '/v1/collections', {
+          credential: other.secret,
+          ip: uniqueIp(),
+          signal: AbortSignal.timeout(5000),
+        }),
+      )
+      expect(otherClient.status).toBe(200)
+      expect(otherClient.ms).toBeLessThan(2000)
+    } finally {
+      await lock.query('COMMIT')
+      lock.release()
+    }
+    const statuses = await Promise.all(stuck.map((p) => p.then((r) => r.status)))
+    expect(statuses).toEqual(Array(10).fill(200))
+    expect(s.services.poolShares.load(`ip:${ip}`)).toEqual({ running: 0, waiting: 0 })
   })
 
   it('never admits more overlapping requests of one key than its concurrency limit', async () => {

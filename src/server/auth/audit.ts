@@ -3,12 +3,13 @@
  * (written by the portal's sessions, ./portal-sessions.ts and
  * ./sign-in-refusals.ts) and key changes (written in the same transaction as
  * the change). Newest first, keyset-paged by id, filtered by key, action and
- * time; exported whole (same filters) as CSV or JSON by audit-export.ts.
+ * time; exported whole (same filters, page by page) as CSV or JSON by
+ * audit-export.ts. A user's trail keeps its newest MAX_AUDIT_EVENTS_PER_USER
+ * events (docs/portal.md, "Audit filters and export").
  */
 
 import type { Database } from '@/db/database'
 import type { Prisma } from '@/db/generated/client'
-import { ApiError } from '@/server/errors/api-error'
 
 export const AUDIT_ACTIONS = [
   'sign_in',
@@ -30,6 +31,9 @@ export interface Actor {
   clientIp?: string | null
   userAgent?: string | null
 }
+
+/** Events kept per user: writing one more deletes the oldest, so a trail (and its export) stays bounded. */
+export const MAX_AUDIT_EVENTS_PER_USER = 10_000
 
 export async function writeAuditEvent(
   tx: Prisma.TransactionClient,
@@ -55,6 +59,11 @@ export async function writeAuditEvent(
       ...(event.at ? { createdAt: event.at } : {}),
     },
   })
+  await tx.$executeRaw`
+    DELETE FROM audit_events
+    WHERE user_id = ${actor.userId}
+      AND id <= (SELECT id FROM audit_events WHERE user_id = ${actor.userId}
+                 ORDER BY id DESC OFFSET ${MAX_AUDIT_EVENTS_PER_USER} LIMIT 1)`
 }
 
 export interface AuditEventView {
@@ -135,25 +144,5 @@ export async function listAuditEvents(
   return { items, next_cursor: more ? items[items.length - 1]!.id : null }
 }
 
-/** Most events one export holds; a larger selection is refused (narrow the dates). */
-export const MAX_EXPORTED_EVENTS = 10_000
-
-/** Every event of a user that the filter selects, newest first, for an export. */
-export async function allAuditEvents(
-  db: Database,
-  userId: bigint,
-  filter: AuditFilter,
-): Promise<AuditEventView[]> {
-  const rows = await db.prisma.auditEvent.findMany({
-    where: auditWhere(userId, filter),
-    orderBy: { id: 'desc' },
-    take: MAX_EXPORTED_EVENTS + 1,
-  })
-  if (rows.length > MAX_EXPORTED_EVENTS) {
-    throw new ApiError(
-      'INVALID_ARGUMENT',
-      `More than ${MAX_EXPORTED_EVENTS} events match; narrow the date range and export in parts.`,
-    )
-  }
-  return rows.map(auditView)
-}
+/** Events one read of an export takes: its cost is one such page at a time. */
+export const EXPORT_PAGE_SIZE = 500

@@ -7,7 +7,7 @@
  */
 import { TRPCError } from '@trpc/server'
 import { ZodError, type z } from 'zod'
-import { isDatabaseUnavailable } from '@/db/client'
+import { isDatabaseUnavailable, isStatementTimeout } from '@/db/client'
 import { ApiError } from './api-error'
 
 type Issue = z.core.$ZodIssue
@@ -38,7 +38,7 @@ export function toApiError(err: unknown): ApiError {
   const zod = findCause(err, (e): e is ZodError => e instanceof ZodError)
   if (zod) return new ApiError('INVALID_ARGUMENT', describeZodError(zod), { cause: err })
   // query_canceled: a statement outlived DB_STATEMENT_TIMEOUT_MS (overload, a held lock). Not the request's fault.
-  if (findCause(err, (e): e is Error => e instanceof Error && (e as { code?: unknown }).code === '57014')) {
+  if (isStatementTimeout(err)) {
     return new ApiError('SERVICE_UNAVAILABLE', 'The database did not answer in time; retry with backoff.', {
       cause: err,
     })

@@ -3,7 +3,8 @@
  * a number of concurrency slots, applied to one subject (a credential or a
  * client IP). Built from the configuration; the defaults are the
  * specification's table (portal key 5/s, 300/min, 10 concurrent; demo token
- * 1/s, 30/min, 2 concurrent; demo-token issuance 5/min per IP).
+ * 1/s, 30/min, 2 concurrent; demo-token issuance 5/min per IP), and the
+ * portal's own procedures per signed-in user and per client IP.
  */
 import type { Config, RateLimitProfile } from '@/config/env'
 
@@ -22,7 +23,7 @@ export interface LimitPolicy {
   concurrent?: number
 }
 
-export type PolicyName = 'key' | 'demo' | 'ipKey' | 'ipDemo' | 'demoIssue' | 'media'
+export type PolicyName = 'key' | 'demo' | 'ipKey' | 'ipDemo' | 'demoIssue' | 'media' | 'portal' | 'ipPortal'
 
 export type Policies = Record<PolicyName, LimitPolicy>
 
@@ -42,6 +43,8 @@ export function policiesFromConfig(config: Config): Policies {
     ipDemo: toPolicy('id', config.RATE_LIMIT_IP_DEMO ?? config.RATE_LIMIT_DEMO),
     demoIssue: toPolicy('di', config.RATE_LIMIT_DEMO_ISSUE),
     media: toPolicy('m', config.RATE_LIMIT_MEDIA),
+    portal: toPolicy('p', config.RATE_LIMIT_PORTAL),
+    ipPortal: toPolicy('ipp', config.RATE_LIMIT_PORTAL),
   }
 }
 

@@ -1,9 +1,12 @@
 /**
- * A per-process cap on the database connections one subject — an API key, a
- * demo token or, for requests without a credential, a client address — uses
- * at once. A subject's requests beyond its share wait in the subject's own
- * queue instead of the pool's, so one busy subject cannot make everyone else
- * wait for a connection (docs/auth.md, "Admission before waiting").
+ * A per-process cap on the database connections one subject — a client
+ * address (IPv6 by /64), an API key, a demo token, a signed-in portal user —
+ * uses at once. A request takes a place in its client address's share and,
+ * when it acts for a key, token or user, in that one's too: always the
+ * address first, so no two requests each hold a place the other waits for.
+ * A subject's requests beyond its share wait in the subject's own queue
+ * instead of the pool's, so one busy client cannot make everyone else wait
+ * for a connection (docs/auth.md, "Admission before waiting").
  */
 interface SubjectQueue {
   running: number
@@ -49,14 +52,18 @@ export class PoolShares {
     if (queue.running === 0) this.subjects.delete(subject)
   }
 
-  /** Runs work (its database reads) in one of the subject's places. */
-  async run<T>(subject: string, work: () => Promise<T>): Promise<T> {
-    const wait = this.enter(subject)
-    if (wait) await wait
+  /** Runs work (its database reads) in a place of each subject, taken in the order given. */
+  async run<T>(subjects: readonly string[], work: () => Promise<T>): Promise<T> {
+    let held = 0
     try {
+      for (const subject of subjects) {
+        const wait = this.enter(subject)
+        held++
+        if (wait) await wait
+      }
       return await work()
     } finally {
-      this.leave(subject)
+      for (let i = held - 1; i >= 0; i--) this.leave(subjects[i]!)
     }
   }
 

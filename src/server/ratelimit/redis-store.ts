@@ -12,7 +12,8 @@
  * Fails closed: the client has no offline queue, no retries and a short
  * command timeout, so an unreachable Redis turns into LimiterUnavailableError
  * at once (connection refused or lost) or within RATE_LIMIT_TIMEOUT_MS (a
- * hung Redis), never into an unlimited request.
+ * hung Redis), never into an unlimited request. A check that timed out is
+ * refunded, so what a hung Redis runs once it resumes counts for nothing.
  */
 import { createHash } from 'node:crypto'
 import { Redis } from 'ioredis'
@@ -108,8 +109,10 @@ export class RedisLimitStore implements LimitStore {
       // Keep trying to come back, at most once a second.
       retryStrategy: (times) => Math.min(times * 100, 1000),
       enableReadyCheck: true,
-      // Checks of concurrent requests issued in the same tick share one write.
-      enableAutoPipelining: true,
+      // Each command is written when issued, so its timeout counts from the request's check.
+      // (ioredis's auto-pipelining holds a batch back until the previous batch has answered:
+      // with a hung Redis, a check would wait for another's timeout before its own began.)
+      enableAutoPipelining: false,
       lazyConnect: false,
     })
     this.redis.on('error', (err) => {
@@ -174,6 +177,11 @@ export class RedisLimitStore implements LimitStore {
     try {
       reply = (await this.run(acquireScript, keys, args)) as number[]
     } catch (err) {
+      // A hung Redis still runs the check once it resumes: the refund, written right after it
+      // on the same connection, runs next and takes back what it counted (the request was refused).
+      // EVAL, not EVALSHA: a NOSCRIPT answer would send the script again only after later checks.
+      const refundKeys = [...windows, slots]
+      void this.redis.eval(refundScript.lua, refundKeys.length, ...refundKeys, token).catch(() => {})
       throw new LimiterUnavailableError(err)
     }
     const [denied, inUse] = reply as [number, number]

@@ -142,20 +142,29 @@ export function createRestHandler(services: Services): RestHandler {
       const input = route.takesInput
         ? Object.assign(queryInput(query), pathParams(route, pathname))
         : undefined
-      // The database part of the request, within the subject's share of the pool. Read
-      // endpoints run on a read replica when one qualifies (docs/operations.md, "Read replicas").
+      // The database part of the request, within the client address's share of the pool and
+      // its credential's, address first (src/server/ratelimit/pool-shares.ts). Read endpoints
+      // run on a read replica when one qualifies (docs/operations.md, "Read replicas").
       // (enter/leave rather than run(): no closure and no extra promise on the common path.)
-      const subject = ctx.credential?.subject ?? requestAccess.ipSubject
-      const turn = services.poolShares.enter(subject)
-      if (turn) await turn
+      const shares = services.poolShares
+      const ipSubject = requestAccess.ipSubject
+      const credentialSubject = ctx.credential?.subject
+      const ipTurn = shares.enter(ipSubject)
+      if (ipTurn) await ipTurn
       let data: unknown
       let fresh = NO_HEADERS
       try {
-        const call = () => callProcedure(route.procedure, route.procedurePath, ctx, input)
-        data = route.meta.scope ? await readOnReplica(services.reads, ctx, call) : await call()
-        if (ctx.credential) fresh = await freshness(ctx.snapshot)
+        const credentialTurn = credentialSubject === undefined ? undefined : shares.enter(credentialSubject)
+        if (credentialTurn) await credentialTurn
+        try {
+          const call = () => callProcedure(route.procedure, route.procedurePath, ctx, input)
+          data = route.meta.scope ? await readOnReplica(services.reads, ctx, call) : await call()
+          if (ctx.credential) fresh = await freshness(ctx.snapshot)
+        } finally {
+          if (credentialSubject !== undefined) shares.leave(credentialSubject)
+        }
       } finally {
-        services.poolShares.leave(subject)
+        shares.leave(ipSubject)
       }
       // One literal, then the few optional headers one by one: an object spread of
       // several header objects cost a sixth of the request (instruction counts, docs/api.md).

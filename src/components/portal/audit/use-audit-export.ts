@@ -1,25 +1,37 @@
 'use client'
 
-import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { type AuditExportFormat, type AuditFilterInput, useTRPC } from '../trpc'
+import { useMutation } from '@tanstack/react-query'
+import type { AuditExportFormat, AuditFilterInput } from '../trpc'
 
-/** Fetches the filtered trail as CSV or JSON and hands it to the browser as a download. */
+/** The export's address: the server streams the file (src/server/api/portal/audit-export.ts). */
+export function auditExportUrl(filter: AuditFilterInput, format: AuditExportFormat): string {
+  const params = new URLSearchParams({ format })
+  for (const [name, value] of Object.entries(filter)) if (value !== undefined) params.set(name, String(value))
+  return `/api/portal/audit-export?${params}`
+}
+
+/** Downloads the filtered trail as CSV or JSON; a refusal's sentence becomes the error shown. */
 export function useAuditExport() {
-  const trpc = useTRPC()
-  const queryClient = useQueryClient()
   return useMutation({
     mutationFn: async ({ filter, format }: { filter: AuditFilterInput; format: AuditExportFormat }) => {
-      const file = await queryClient.fetchQuery({
-        ...trpc.keys.auditExport.queryOptions({ ...filter, format }),
-        staleTime: 0,
-      })
-      const url = URL.createObjectURL(new Blob([file.body], { type: file.content_type }))
+      const res = await fetch(auditExportUrl(filter, format))
+      if (!res.ok) {
+        const refusal = (await res.json().catch(() => undefined)) as
+          | { error?: { message?: string } }
+          | undefined
+        throw new Error(
+          refusal?.error?.message ?? 'The portal could not reach the service. Try again in a moment.',
+        )
+      }
+      const filename =
+        /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? `audit.${format}`
+      const url = URL.createObjectURL(await res.blob())
       const link = document.createElement('a')
       link.href = url
-      link.download = file.filename
+      link.download = filename
       link.click()
       setTimeout(() => URL.revokeObjectURL(url), 1000)
-      return file.filename
+      return filename
     },
   })
 }

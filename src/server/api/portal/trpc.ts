@@ -5,17 +5,25 @@
  *
  * The tRPC edge of the service's errors: an ApiError a procedure throws
  * (src/server/errors/api-error.ts) becomes the tRPC error of the same
- * meaning, with its message; anything else unexpected shows a fixed
- * sentence, never its own text (a database error names tables and values).
+ * meaning, with its message, and so does a database that is down or too slow
+ * (503 SERVICE_UNAVAILABLE, retryable, as on /v1); anything else unexpected
+ * shows a fixed sentence, never its own text (a database error names tables
+ * and values).
+ *
+ * A signed-in procedure runs within the pool shares of the client address
+ * and of the user (src/server/ratelimit/pool-shares.ts), the rule /v1 follows.
  */
 import { initTRPC, TRPCError } from '@trpc/server'
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc'
 import { ZodError } from 'zod'
 import type { Database } from '@/db/database'
+import { userSubject } from '@/server/auth/access'
 import type { SessionUser } from '@/server/auth/session-user'
 import type { CredentialVerifier } from '@/server/auth/verifier'
 import { ApiError, type ErrorCode } from '@/server/errors/api-error'
-import { describeZodError } from '@/server/errors/to-api-error'
+import { describeZodError, toApiError } from '@/server/errors/to-api-error'
+import { ipSubject } from '@/server/ratelimit/ip'
+import type { PoolShares } from '@/server/ratelimit/pool-shares'
 
 export interface PortalContext {
   db: Database
@@ -25,6 +33,8 @@ export interface PortalContext {
   userAgent: string | null
   /** The signed-in user; null when signed out (portalProcedure refuses that). */
   user: SessionUser | null
+  /** The process's pool shares (the HTTP route sets them; direct callers in tests may not). */
+  poolShares?: PoolShares
 }
 
 /** What a client sees of an unexpected failure. */
@@ -63,18 +73,27 @@ const t = initTRPC.context<PortalContext>().create({
 
 export const createPortalRouter = t.router
 
-/** Every procedure's first level: an ApiError thrown below becomes its tRPC error. */
+/**
+ * Every procedure's first level: an ApiError thrown below, or a database that
+ * is unavailable or timed out (503), becomes its tRPC error.
+ */
 const publicPortalProcedure = t.procedure.use(async ({ next }) => {
   const result = await next()
-  if (!result.ok && result.error.cause instanceof ApiError) {
-    const error = result.error.cause
-    throw new TRPCError({ code: TRPC_CODE[error.code], message: error.message, cause: error })
+  if (!result.ok) {
+    const cause = result.error.cause
+    const error = cause instanceof ApiError ? cause : toApiError(cause)
+    if (cause instanceof ApiError || error.code === 'SERVICE_UNAVAILABLE') {
+      throw new TRPCError({ code: TRPC_CODE[error.code], message: error.message, cause: error })
+    }
   }
   return result
 })
 
-/** A procedure of the signed-in user: ctx.user is set. */
+/** A procedure of the signed-in user: ctx.user is set; its work runs within the pool shares. */
 export const portalProcedure = publicPortalProcedure.use(({ ctx, next }) => {
-  if (!ctx.user) throw new ApiError('UNAUTHORIZED', 'Sign in first.')
-  return next({ ctx: { user: ctx.user } })
+  const user = ctx.user
+  if (!user) throw new ApiError('UNAUTHORIZED', 'Sign in first.')
+  if (!ctx.poolShares) return next({ ctx: { user } })
+  // The address first, as on /v1: no two requests each hold a place the other waits for.
+  return ctx.poolShares.run([ipSubject(ctx.clientIp), userSubject(user.id)], () => next({ ctx: { user } }))
 })

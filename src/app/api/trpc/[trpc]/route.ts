@@ -5,6 +5,8 @@
  *  - It serves the portal router (src/server/api/portal) and nothing else:
  *    the public /v1 procedures live in another router, served by the REST
  *    layer with bearer credentials and rate limits.
+ *  - Admission (src/server/api/portal/handler.ts): per-IP and per-user rate
+ *    limits, a body cap, a batch cap, and the pool shares of /v1.
  *  - Context: the process's database and credential cache, the request's
  *    client IP (computed by the web server under TRUST_PROXY) and user agent,
  *    and `user` from the next-auth session (null when signed out;
@@ -15,38 +17,21 @@
  *    a JSON body (a cross-site HTML form cannot). A request that the browser
  *    marks cross-site is refused whatever its method.
  */
-import { fetchRequestHandler } from '@trpc/server/adapters/fetch'
-import { portalRouter } from '@/server/api/portal/router'
-import type { PortalContext } from '@/server/api/portal/trpc'
+import { createPortalHandler, type PortalHandler } from '@/server/api/portal/handler'
 import { getSessionUser } from '@/server/auth/next-auth'
-import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
 import { getServices } from '@/server/services'
 import { csrfRefusal } from './csrf'
 
 export const dynamic = 'force-dynamic'
 
+let portal: PortalHandler | undefined
+
 async function handler(req: Request): Promise<Response> {
   const services = getServices()
   const refusal = csrfRefusal(req, new URL(services.config.PUBLIC_URL).origin)
   if (refusal) return refusal
-  const context: PortalContext = {
-    db: services.db,
-    credentials: services.access.verifier,
-    clientIp: req.headers.get(CLIENT_IP_HEADER) ?? 'unknown',
-    userAgent: req.headers.get('user-agent'),
-    user: await getSessionUser(),
-  }
-  return fetchRequestHandler({
-    endpoint: '/api/trpc',
-    req,
-    router: portalRouter,
-    createContext: () => context,
-    responseMeta: () => ({ headers: new Headers({ 'Cache-Control': 'no-store' }) }),
-    onError: ({ error, path }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR')
-        services.logger.error({ err: error, path }, 'portal procedure failed')
-    },
-  })
+  portal ??= createPortalHandler(services, getSessionUser)
+  return portal(req)
 }
 
 export { handler as GET, handler as POST }

@@ -3,8 +3,7 @@
 import type { z } from 'zod'
 import type { PortalContext } from '@/server/api/portal/trpc'
 import { createApiKey, listApiKeys, revokeApiKey, rotateApiKey, updateApiKey } from '@/server/auth/api-keys'
-import { type Actor, type AuditFilter, allAuditEvents, listAuditEvents } from '@/server/auth/audit'
-import { auditExport } from '@/server/auth/audit-export'
+import { type Actor, type AuditFilter, listAuditEvents } from '@/server/auth/audit'
 import { readKeyUsage } from '@/server/auth/key-usage'
 import type { SessionUser } from '@/server/auth/session-user'
 import type {
@@ -57,7 +56,8 @@ export async function revokeKey(ctx: UserContext, input: z.infer<typeof revokeKe
   return result
 }
 
-function auditFilter(input: Omit<z.infer<typeof auditExportInput>, 'format'>): AuditFilter {
+/** The procedures' filter fields as the audit module's filter (the list's and the export's). */
+export function auditFilter(input: Omit<z.infer<typeof auditExportInput>, 'format'>): AuditFilter {
   return {
     keyId: input.key_id ? BigInt(input.key_id) : undefined,
     action: input.action,
@@ -68,9 +68,6 @@ function auditFilter(input: Omit<z.infer<typeof auditExportInput>, 'format'>): A
 
 export const auditEvents = (ctx: UserContext, input: z.infer<typeof auditEventsInput>) =>
   listAuditEvents(ctx.db, ctx.user.id, input, auditFilter(input))
-
-export const exportAudit = async (ctx: UserContext, input: z.infer<typeof auditExportInput>) =>
-  auditExport(await allAuditEvents(ctx.db, ctx.user.id, auditFilter(input)), input.format)
 
 export const keyUsage = (ctx: UserContext, input: z.infer<typeof keyUsageInput>) =>
   readKeyUsage(ctx.db, ctx.user.id, BigInt(input.id))

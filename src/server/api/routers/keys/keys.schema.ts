@@ -44,12 +44,19 @@ export const revokeKeyInput = z.strictObject({ id: keyId })
 
 export const keyUsageInput = z.strictObject({ id: keyId })
 
+/** The audit trail starts with the service: an earlier instant (year 0000 among them, which PostgreSQL rejects) is a mistake. */
+const EARLIEST_AUDIT_TIME = Date.parse('1970-01-01T00:00:00Z')
+
+const auditTime = z.iso
+  .datetime({ offset: true })
+  .refine((t) => Date.parse(t) >= EARLIEST_AUDIT_TIME, { message: 'must not be before 1970-01-01' })
+
 /** Which events: one key's, one action's, from (inclusive) to (exclusive) — the list's and the export's. */
 const auditFilter = {
   key_id: keyId.optional(),
   action: z.enum(AUDIT_ACTIONS).optional(),
-  from: z.iso.datetime({ offset: true }).optional(),
-  to: z.iso.datetime({ offset: true }).optional(),
+  from: auditTime.optional(),
+  to: auditTime.optional(),
 }
 
 const fromBeforeTo = (f: { from?: string | undefined; to?: string | undefined }) =>

@@ -4,19 +4,9 @@
  * create and rotate, once.
  */
 import { createPortalRouter, portalProcedure } from '@/server/api/portal/trpc'
-import {
-  auditEvents,
-  createKey,
-  exportAudit,
-  keyUsage,
-  listKeys,
-  revokeKey,
-  rotateKey,
-  updateKey,
-} from './keys.handler'
+import { auditEvents, createKey, keyUsage, listKeys, revokeKey, rotateKey, updateKey } from './keys.handler'
 import {
   auditEventsInput,
-  auditExportInput,
   createKeyInput,
   keyUsageInput,
   revokeKeyInput,
@@ -32,6 +22,5 @@ export const keysRouter = createPortalRouter({
   revoke: portalProcedure.input(revokeKeyInput).mutation(({ ctx, input }) => revokeKey(ctx, input)),
   usage: portalProcedure.input(keyUsageInput).query(({ ctx, input }) => keyUsage(ctx, input)),
   auditEvents: portalProcedure.input(auditEventsInput).query(({ ctx, input }) => auditEvents(ctx, input)),
-  /** The audit trail under the same filters as a CSV or JSON file's name, type and content. */
-  auditExport: portalProcedure.input(auditExportInput).query(({ ctx, input }) => exportAudit(ctx, input)),
+  // The export is streamed, which tRPC's batch link cannot: GET /api/portal/audit-export (src/server/api/portal/audit-export.ts).
 })

@@ -129,7 +129,7 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
       await access.limitIp('media')
       Object.assign(common, access.headers())
       const url = mediaUrlParam(req.url ?? '')
-      const media = await services.poolShares.run(access.ipSubject, () => findMedia(services.db.pool, url))
+      const media = await services.poolShares.run([access.ipSubject], () => findMedia(services.db.pool, url))
       if (!media) throw new ApiError('NOT_FOUND', 'No stored media for this url.')
       const path = mediaPath(mediaDir, media.sha256)
       const size = await stat(path).then(

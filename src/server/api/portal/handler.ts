@@ -1,0 +1,126 @@
+/**
+ * Admission and serving of one request to the portal's tRPC endpoint
+ * (/api/trpc; the Next.js route adds the CSRF check and the session lookup).
+ * The same limiter and pool shares as /v1 (docs/portal.md, "Limits"):
+ *   per-IP limit (policy `ipPortal`) → body cap (413) → signed-in user's
+ *   limit (policy `portal`) → at most PORTAL_MAX_BATCH procedures (400) →
+ *   each procedure's database work within the client address's and the
+ *   user's pool shares (./trpc.ts).
+ * Refusals before tRPC use the specification's error envelope; concurrency
+ * slots are released once the response is built (procedures are not streamed).
+ */
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch'
+import { RequestAccess } from '@/server/auth/access'
+import type { SessionUser } from '@/server/auth/session-user'
+import { ApiError } from '@/server/errors/api-error'
+import { errorResponse } from '@/server/errors/error-body'
+import { toApiError } from '@/server/errors/to-api-error'
+import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
+import type { Services } from '@/server/web-services'
+import { portalRouter } from './router'
+import type { PortalContext } from './trpc'
+
+/** Procedures in one batched request: the portal's client sends at most this many (src/components/portal/trpc.ts). */
+export const PORTAL_MAX_BATCH = 4
+
+/** Largest request body: a batch of the largest input (a key's 20 origins) is a fraction of it. */
+export const PORTAL_MAX_BODY_BYTES = 64 * 1024
+
+const TOO_LARGE = `The request body is larger than ${PORTAL_MAX_BODY_BYTES} bytes.`
+
+/** The body, read up to `max` bytes; past that the read stops and the request is refused. */
+async function readCappedBody(req: Request, max: number): Promise<Uint8Array<ArrayBuffer> | undefined> {
+  if (Number(req.headers.get('content-length') ?? 0) > max) throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE)
+  if (!req.body) return undefined
+  const reader = req.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > max) {
+      await reader.cancel().catch(() => {})
+      throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE)
+    }
+    chunks.push(value)
+  }
+  const body = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    body.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return body
+}
+
+export type PortalHandler = (req: Request) => Promise<Response>
+
+/**
+ * The admission every portal request starts with (the client IP's limit),
+ * then `serve`; a refusal or failure becomes the specification's envelope.
+ * `serve` releases the request's slots once its response is complete (a
+ * streamed body: when the stream ends); on a failure they are released here.
+ */
+export async function admitPortalRequest(
+  services: Services,
+  req: Request,
+  serve: (access: RequestAccess, clientIp: string) => Promise<Response>,
+): Promise<Response> {
+  const clientIp = req.headers.get(CLIENT_IP_HEADER) ?? 'unknown'
+  const access = new RequestAccess(services.access, clientIp)
+  try {
+    await access.limitIp('ipPortal')
+    return await serve(access, clientIp)
+  } catch (err) {
+    access.release()
+    const error = toApiError(err)
+    if (error.status >= 500 && error.code !== 'RATE_LIMITER_UNAVAILABLE')
+      services.logger.error(
+        { err: error.cause ?? error, path: new URL(req.url).pathname },
+        'portal request failed',
+      )
+    return errorResponse(error, access.headers())
+  }
+}
+
+export function createPortalHandler(
+  services: Services,
+  /** The request's signed-in user (next-auth's session in the route), null when signed out. */
+  sessionUser: () => Promise<SessionUser | null>,
+): PortalHandler {
+  return (req) =>
+    admitPortalRequest(services, req, async (access, clientIp) => {
+      try {
+        const body = await readCappedBody(req, PORTAL_MAX_BODY_BYTES)
+        const user = await sessionUser()
+        // Signed out: the procedures answer 401 themselves.
+        if (user) await access.limitUser(user.id)
+        const context: PortalContext = {
+          db: services.db,
+          credentials: services.access.verifier,
+          clientIp,
+          userAgent: req.headers.get('user-agent'),
+          user,
+          poolShares: services.poolShares,
+        }
+        return await fetchRequestHandler({
+          endpoint: '/api/trpc',
+          req: body ? new Request(req.url, { method: req.method, headers: req.headers, body }) : req,
+          router: portalRouter,
+          maxBatchSize: PORTAL_MAX_BATCH,
+          createContext: () => context,
+          responseMeta: () => ({
+            headers: new Headers({ 'Cache-Control': 'no-store', ...access.headers() }),
+          }),
+          onError: ({ error, path }) => {
+            if (error.code === 'INTERNAL_SERVER_ERROR')
+              services.logger.error({ err: error, path }, 'portal procedure failed')
+          },
+        })
+      } finally {
+        // Procedures are not streamed: the response is complete.
+        access.release()
+      }
+    })
+}
