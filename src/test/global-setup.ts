@@ -1,19 +1,18 @@
 /**
  * Vitest global setup: decides which PostgreSQL the run uses and hands its
  * URL to the test files (`inject('databaseUrl')`, see ./db.ts).
- *  - DATABASE_URL set (CI, developers with a local server): that database;
- *    each test file works in a schema of its own, so nothing else is touched.
+ *  - DATABASE_URL set (CI, developers with a local server): a database of the
+ *    run's own on that server (./scratch-database.ts), dropped at the end;
+ *    each test file works in a schema of its own inside it.
  *  - otherwise: embedded PGlite servers in a temporary directory, for this
  *    run only, one per worker (`databaseUrls[VITEST_POOL_ID - 1]`).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
 import type { TestProject } from 'vitest/node'
-import { quoteIdentifier } from '@/db/connection-url'
 import { startEmbeddedPostgres } from '@/dev/postgres'
-import { TEST_SCHEMA_PREFIX, testSchemaCreatedAt } from './schema-name'
+import { createScratchDatabase } from './scratch-database'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,16 +26,13 @@ declare module 'vitest' {
   }
 }
 
-/** Schemas left behind by runs that crashed are dropped after this long. */
-const STALE_AFTER_MS = 6 * 60 * 60 * 1000
-
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const configured = process.env.DATABASE_URL
   if (configured) {
-    await dropStaleSchemas(configured)
-    project.provide('databaseUrls', [configured])
+    const database = await createScratchDatabase(configured, 'nft_unit')
+    project.provide('databaseUrls', [database.url])
     project.provide('databaseKind', 'postgres')
-    return async () => {}
+    return () => database.drop()
   }
 
   // PGlite runs one transaction at a time: one server per worker, so a test
@@ -57,32 +53,5 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await Promise.all(servers.map((server) => server.stop()))
     rmSync(dataDir, { recursive: true, force: true })
-  }
-}
-
-/** Also a reachability check: an unreachable DATABASE_URL fails the run here, once, clearly. */
-async function dropStaleSchemas(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  try {
-    await client.connect()
-  } catch (err) {
-    throw new Error(
-      `DATABASE_URL is set but the database cannot be reached: ${(err as Error).message || err}`,
-    )
-  }
-  try {
-    const { rows } = await client.query<{ nspname: string }>(
-      'SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)',
-      [TEST_SCHEMA_PREFIX],
-    )
-    const now = Date.now()
-    for (const { nspname } of rows) {
-      const createdAt = testSchemaCreatedAt(nspname)
-      if (createdAt !== undefined && now - createdAt > STALE_AFTER_MS) {
-        await client.query(`DROP SCHEMA IF EXISTS ${quoteIdentifier(nspname)} CASCADE`)
-      }
-    }
-  } finally {
-    await client.end()
   }
 }
