@@ -429,7 +429,8 @@ async function processToken(
     result.name = typeof doc.name === 'string' ? cleanText(doc.name) || null : null
     const image = imageOf(doc)
     result.imageUrl = image === null ? null : toValidUri(image)
-    if (image) result.mediaSha256 = await fetchMedia(deps, limits, job, image)
+    // Stored under the location the API serves (image_url, media_url), not as declared.
+    if (result.imageUrl) result.mediaSha256 = await fetchMedia(deps, limits, job, result.imageUrl)
     return result
   } catch (err) {
     if (!(err instanceof FetchFailure)) throw err

@@ -3,6 +3,7 @@ import pino from 'pino'
 import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mediaPath } from '@/db/media-path'
+import { MEDIA_JOINS } from '@/server/api/read/nft-row'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { MULTICALL3_ADDRESS } from '../metadata/token-uri'
 import { startTestChain, type TestChain } from './chain'
@@ -181,6 +182,12 @@ describe('metadata queue', () => {
     expect(decodeURIComponent(raw.rows[0].image_url.slice(raw.rows[0].image_url.indexOf(',') + 1))).toContain(
       '<text>"a" é</text>',
     )
+    // The API finds those bytes by the location it serves (its media_url): the valid URI.
+    const served = await db.pool.query(
+      `SELECT mo.media_type FROM tokens t ${MEDIA_JOINS} WHERE t.collection_address = $1 AND t.token_id = 19`,
+      [hostile],
+    )
+    expect(served.rows).toEqual([{ media_type: 'image/svg+xml' }])
 
     // At info level: one summary line per batch with failures, counting outcomes; never a line per token.
     const summaries = logs.lines.filter((l) => String(l.msg).startsWith('token metadata:'))
