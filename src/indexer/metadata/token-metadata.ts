@@ -457,6 +457,11 @@ async function processToken(
   }
 }
 
+/** What an outcome means where its name alone reads as a fault but is expected (a burned token). */
+const OUTCOME_NOTES: Partial<Record<MetadataOutcome, string>> = {
+  uri_reverted: 'tokenURI reverted, as it does for burned tokens',
+}
+
 /**
  * One info line per batch that had failures, counting each outcome. Broken
  * metadata is common on a real chain; a line per token (debug) would flood
@@ -473,8 +478,11 @@ function logBatchOutcomes(logger: Logger, all: Array<[Job, Result]>) {
   const retrying = results.filter(([, r]) => r.retryAt !== null).length
   logger.info(
     { tokens: results.length, outcomes, retrying, deferred },
-    `token metadata: ${failed} of ${results.length} tokens failed (${Object.entries(outcomes)
-      .map(([outcome, n]) => `${outcome} ${n}`)
+    `token metadata: ${failed} of ${results.length} tokens without metadata (${Object.entries(outcomes)
+      .map(([outcome, n]) => {
+        const note = OUTCOME_NOTES[outcome as MetadataOutcome]
+        return note ? `${outcome} ${n}: ${note}` : `${outcome} ${n}`
+      })
       .join(', ')})`,
   )
 }
