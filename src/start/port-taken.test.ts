@@ -25,10 +25,10 @@ async function holdPort(port: number): Promise<net.Server> {
 
 /** Runs `npm start` until it exits (or `timeoutMs` passes) and returns its exit code and output. */
 function npmStart(
-  env: NodeJS.ProcessEnv,
+  env: Record<string, string | undefined>,
   timeoutMs: number,
 ): Promise<{ code: number | null; output: string }> {
-  const child = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn('npm', ['start'], { cwd: ROOT, env: env as NodeJS.ProcessEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout.on('data', (d) => (output += d))
   child.stderr.on('data', (d) => (output += d))
