@@ -28,7 +28,12 @@ function npmStart(
   env: Record<string, string | undefined>,
   timeoutMs: number,
 ): Promise<{ code: number | null; output: string }> {
-  const child = spawn('npm', ['start'], { cwd: ROOT, env: env as NodeJS.ProcessEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn('npm', ['start'], {
+    cwd: ROOT,
+    env: env as NodeJS.ProcessEnv,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let output = ''
   child.stdout.on('data', (d) => (output += d))
   child.stderr.on('data', (d) => (output += d))

@@ -18,7 +18,13 @@ const HOUR_MS = 3600_000
  * by the limit that refused it: the key's own (rate_limited) or the client IP's
  * (rate_limited_ip, for a request that presented the key: docs/portal.md, "Usage per key").
  */
-export const STATUS_CLASSES = ['ok', 'client_error', 'rate_limited', 'server_error', 'rate_limited_ip'] as const
+export const STATUS_CLASSES = [
+  'ok',
+  'client_error',
+  'rate_limited',
+  'server_error',
+  'rate_limited_ip',
+] as const
 export type StatusClass = (typeof STATUS_CLASSES)[number]
 
 /** Which limit refused a 429: the credential's own, or the client IP's. */
