@@ -95,7 +95,9 @@ test('every page fits at 390, 1024 and 1440 px with a key in every state', async
   await rotate.getByRole('radio', { name: /^After a grace period/ }).check()
   await rotate.getByRole('button', { name: 'Rotate key' }).click()
   await page.getByRole('button', { name: 'I have stored the secret' }).click()
-  await expect(row.locator('td[data-label="Status"]')).toContainText(/old secret \S+… expires (in 2[34] hours|tomorrow)$/)
+  await expect(row.locator('td[data-label="Status"]')).toContainText(
+    /old secret \S+… expires (in 2[34] hours|tomorrow)$/,
+  )
   // Revoked.
   await createKeyInPortal(page, 'retired key')
   await page
