@@ -32,11 +32,14 @@ test('edit a key’s scopes and see its usage chart after a few API calls', asyn
   await expect(async () => {
     await page.reload()
     await usage.getByLabel('Key').selectOption({ label: `${name} (${prefix})` })
-    await expect(usage.getByTestId('usage-total-2xx')).toHaveText('3', { timeout: 2_000 })
+    await expect(usage.getByTestId('usage-total-ok')).toHaveText('3', { timeout: 2_000 })
   }).toPass({ timeout: 45_000 })
-  await expect(usage.getByTestId('usage-total-4xx')).toHaveText('1')
-  await expect(usage.getByTestId('usage-total-429')).toHaveText('0')
-  const chart = usage.getByRole('img', { name: /Requests per hour of .* 3 2xx, 1 4xx, 0 429, 0 5xx/ })
+  await expect(usage.getByTestId('usage-total-client_error')).toHaveText('1')
+  await expect(usage.getByTestId('usage-total-rate_limited')).toHaveText('0')
+  await expect(usage.getByTestId('usage-total-rate_limited_ip')).toHaveText('0')
+  const chart = usage.getByRole('img', {
+    name: /Requests per hour of .* 3 2xx, 1 4xx, 0 429 key limit, 0 429 IP limit, 0 5xx/,
+  })
   await expect(chart).toBeVisible()
   await expect(chart.locator('rect')).toHaveCount(2)
   await usage.getByText('Requests per hour as a table').click()

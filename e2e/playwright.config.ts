@@ -4,9 +4,10 @@
  * `npm start` on a free port, its own database and its own devnet.
  */
 import { defineConfig } from '@playwright/test'
+import { freePort } from '../src/test/free-port'
 
-// Chosen once here; Playwright's workers inherit the environment.
-process.env.E2E_PORT ??= String(3100 + Math.floor(Math.random() * 800))
+// A port nothing listens on, chosen once here; Playwright's workers inherit the environment.
+process.env.E2E_PORT ??= String(await freePort())
 const baseURL = `http://localhost:${process.env.E2E_PORT}`
 
 export default defineConfig({

@@ -1,7 +1,12 @@
 import type { Metadata, Viewport } from 'next'
 import type { ReactNode } from 'react'
 import { NavLink } from '@/components/nav-link'
+// The site's styles by area, in cascade order (docs/portal.md, "Code layout").
 import './globals.css'
+import './styles/controls.css'
+import './styles/tables-portal.css'
+import './styles/try.css'
+import './styles/docs-pages.css'
 
 export const metadata: Metadata = {
   title: { default: 'NFT Data API', template: '%s · NFT Data API' },

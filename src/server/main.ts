@@ -3,6 +3,7 @@
  * OpenAPI document and the Next.js portal on PORT.
  */
 import { loadConfig } from '@/config/env'
+import { portRefusal } from '@/config/listen-port'
 import { captureConsole, createLogger } from '@/config/logger'
 import { type MetricsEndpoint, metricsPort, serveMetrics } from '@/config/metrics-endpoint'
 import { STOP_SIGNALS } from '@/config/stop-signals'
@@ -28,9 +29,12 @@ const web = await createWebServer({
 web.server.listen(config.PORT, () =>
   logger.info({ port: config.PORT, url: config.PUBLIC_URL }, 'web server listening'),
 )
-web.server.on('error', (err) => {
-  logger.fatal({ err }, 'web server failed')
-  process.exit(1)
+web.server.on('error', (err: NodeJS.ErrnoException) => {
+  const refusal = portRefusal(err, config.PORT, 'PORT')
+  // A taken port is the operator's to fix: one line and exit 2, which `npm start` does not restart.
+  if (refusal) logger.fatal(refusal)
+  else logger.fatal({ err }, 'web server failed')
+  process.exit(refusal ? 2 : 1)
 })
 // Prometheus metrics on their own port, never PORT (docs/operations.md, "Metrics").
 const port = metricsPort(config, 'web')
@@ -41,9 +45,11 @@ if (services.metrics && port !== undefined) {
     port,
     host: config.METRICS_HOST,
     logger,
-  }).catch((err) => {
-    logger.fatal({ err, port }, 'metrics port unavailable')
-    process.exit(1)
+  }).catch((err: NodeJS.ErrnoException) => {
+    const refusal = portRefusal(err, port, 'METRICS_PORT')
+    if (refusal) logger.fatal(refusal)
+    else logger.fatal({ err, port }, 'metrics port unavailable')
+    process.exit(refusal ? 2 : 1)
   })
 }
 

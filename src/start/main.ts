@@ -1,6 +1,7 @@
 /**
  * `npm start`: one command for the whole service.
- *  1. validates the configuration (a bad value stops here, one line);
+ *  1. validates the configuration and that its ports are free (a bad value or
+ *     a taken port stops here, one line);
  *  2. starts the embedded services the environment does not provide —
  *     PGlite when there is no DATABASE_URL, the anvil devnet when there is
  *     no RPC_URL (docs/design.md, "Embedded defaults and real services");
@@ -16,7 +17,9 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { loadConfig } from '@/config/env'
+import { canListen, portRefusal } from '@/config/listen-port'
 import { captureConsole, createLogger } from '@/config/logger'
+import { metricsPort } from '@/config/metrics-endpoint'
 import { STOP_SIGNALS } from '@/config/stop-signals'
 import { migrate } from '@/db/migrate'
 import { buildIndexer } from '@/indexer/bundle'
@@ -154,7 +157,29 @@ async function shutdown(exitCode: number) {
 
 for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(0))
 
+/**
+ * A port another program holds stops the start before anything runs, as the web process
+ * would after the devnet, migrations and the portal build (docs/operations.md, "Ports").
+ */
+async function refuseTakenPorts() {
+  const ports: [string, number | undefined, string | undefined][] = [
+    ['PORT', config.PORT, undefined],
+    ['METRICS_PORT', metricsPort(config, 'web'), config.METRICS_HOST],
+    ['METRICS_PORT', metricsPort(config, 'indexer'), config.METRICS_HOST],
+  ]
+  for (const [variable, port, host] of ports) {
+    if (port === undefined) continue
+    const err = await canListen(port, host)
+    const refusal = err && portRefusal(err, port, variable)
+    if (refusal) {
+      logger.fatal(refusal)
+      process.exit(2)
+    }
+  }
+}
+
 try {
+  await refuseTakenPorts()
   await startEmbeddedServices()
   const { applied } = await migrate(childEnv.DATABASE_URL!, { logger })
   if (applied.length > 0) logger.info({ applied }, 'migrations applied')

@@ -1,5 +1,7 @@
 import type { Metadata } from 'next'
 import { ApiReference } from '@/components/docs/api-reference'
+import { LicenceSection } from '@/components/docs/licence-section'
+import { LICENCE_SECTION_ID } from '@/lib/licence'
 import { getServices } from '@/server/services'
 
 export const dynamic = 'force-dynamic'
@@ -17,6 +19,7 @@ const SECTIONS = [
   ['artwork', 'Artwork'],
   ['coverage', 'Coverage and confirmations'],
   ['client', 'TypeScript client'],
+  [LICENCE_SECTION_ID, 'Licence'],
   ['reference', 'API reference'],
 ] as const
 
@@ -422,6 +425,8 @@ for await (const e of nft.followActivity({ query: { event_type: 'mint' }, skipEx
 }`}</code>
           </pre>
         </section>
+
+        <LicenceSection network={network} />
 
         <section id="reference" aria-labelledby="h-reference">
           <h2 id="h-reference">API reference</h2>

@@ -87,6 +87,18 @@ function schemaFor(p: ParamSpec): z.ZodType {
 }
 
 export type ParamValues = Record<string, string>
+
+/** Cursor parameters (copied from next_page_params) belong to one answer. */
+const CURSOR = /^(before_|after_)/
+
+export function isCursorParam(name: string): boolean {
+  return CURSOR.test(name)
+}
+
+/** Whether a request carries a cursor: its answer is a later page, not the first. */
+export function startsFromCursor(values: ParamValues): boolean {
+  return Object.entries(values).some(([name, value]) => value !== '' && isCursorParam(name))
+}
 export type ParamErrors = Record<string, string>
 
 /** Validates the form's values (strings; empty = not sent). */

@@ -19,6 +19,13 @@ function isLastPage(response: ApiResponse): boolean {
   return response.status === 200 && body?.pagination?.has_more === false
 }
 
+/** Where a list answer stands: its page number when followed from the first page. */
+function pageLabel(response: ApiResponse): string {
+  const body = response.body as { pagination?: unknown } | null
+  if (response.status !== 200 || !body?.pagination) return ''
+  return response.page === null ? 'a page after the cursor sent ·' : `page ${response.page} ·`
+}
+
 export function ResponseView({
   response,
   responseRef,
@@ -51,7 +58,7 @@ export function ResponseView({
           {response.status}
         </span>
         <span className="muted small">
-          {response.ms} ms · page {response.page} ·{' '}
+          {response.ms} ms · {pageLabel(response)}{' '}
           <code className="small">
             {response.method} <BreakableUrl text={response.url} />
           </code>

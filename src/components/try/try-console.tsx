@@ -4,7 +4,7 @@ import { type FormEvent, useEffect, useId } from 'react'
 import { curlCommand } from './curl'
 import { CurlCommand } from './curl-command'
 import { EndpointList } from './endpoint-list'
-import { buildUrl, type EndpointSpec, type ParamValues } from './endpoints'
+import { buildUrl, type EndpointSpec, type ParamValues, startsFromCursor } from './endpoints'
 import { mmss } from './format'
 import { RequestForm } from './request-form'
 import { nextPageParams, ResponseView } from './response-view'
@@ -34,7 +34,7 @@ export function TryConsole({ endpoints, baseUrl }: { endpoints: EndpointSpec[]; 
   const waitingForRetry = request.retryAt !== null && request.retryAt > now
   const canSend = demo.valid && !request.sending && !waitingForRetry
 
-  function send(target: EndpointSpec, params: ParamValues, page: number) {
+  function send(target: EndpointSpec, params: ParamValues, page: number | null) {
     if (!demo.valid) return
     const refused = form.check(target, params)
     if (refused) {
@@ -47,6 +47,13 @@ export function TryConsole({ endpoints, baseUrl }: { endpoints: EndpointSpec[]; 
   function select(next: EndpointSpec) {
     form.select(next)
     request.clear()
+    // On a phone the form is below the endpoint list: bring it into view (docs/portal.md, "Try it").
+    requestAnimationFrame(() => {
+      const heading = document.getElementById(`${id}-title`)
+      const top = heading?.getBoundingClientRect().top
+      if (top !== undefined && (top < 0 || top > window.innerHeight))
+        heading!.scrollIntoView({ block: 'start' })
+    })
   }
 
   function followNextPage() {
@@ -56,12 +63,13 @@ export function TryConsole({ endpoints, baseUrl }: { endpoints: EndpointSpec[]; 
     const params = { ...request.response.params }
     for (const [k, v] of Object.entries(next)) params[k] = String(v)
     form.setValues(params)
-    send(endpoint, params, request.response.page + 1)
+    const { page } = request.response
+    send(endpoint, params, page === null ? null : page + 1)
   }
 
   function onSubmit(event: FormEvent) {
     event.preventDefault()
-    if (endpoint) send(endpoint, values, 1)
+    if (endpoint) send(endpoint, values, startsFromCursor(values) ? null : 1)
   }
 
   const blockedReason = !demo.valid

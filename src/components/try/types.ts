@@ -14,8 +14,8 @@ export interface ApiResponse {
   headers: [string, string][]
   body: unknown
   text: string
-  /** 1 for a fresh request, +1 for each "Next page". */
-  page: number
+  /** 1 for a request without a cursor, +1 for each "Next page"; null when it started from a cursor typed or sent again. */
+  page: number | null
   /** The parameters sent: "Next page" keeps these filters, whatever the form holds since. */
   params: Record<string, string>
 }

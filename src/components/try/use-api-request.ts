@@ -26,7 +26,7 @@ export function useApiRequest(pacedFetch: PacedFetch) {
   const [retryAt, setRetryAt] = useState<number | null>(null)
   const responseRef = useRef<HTMLElement>(null)
 
-  async function send(target: EndpointSpec, params: ParamValues, page: number) {
+  async function send(target: EndpointSpec, params: ParamValues, page: number | null) {
     setSending(true)
     setError(null)
     const url = buildUrl(target, params)

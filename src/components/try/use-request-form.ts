@@ -1,10 +1,13 @@
 'use client'
 
 import { useCallback, useState } from 'react'
-import { type EndpointSpec, type ParamErrors, type ParamValues, validateParams } from './endpoints'
-
-/** Cursor parameters belong to one answer: they are never carried to another endpoint. */
-const CURSOR = /^(before_|after_)/
+import {
+  type EndpointSpec,
+  isCursorParam,
+  type ParamErrors,
+  type ParamValues,
+  validateParams,
+} from './endpoints'
 
 /** The chosen endpoint, its parameter values and the errors of the last check. */
 export function useRequestForm(endpoints: EndpointSpec[]) {
@@ -19,12 +22,12 @@ export function useRequestForm(endpoints: EndpointSpec[]) {
     setSelectedId(next.id)
     setErrors({})
     // Keep values whose parameter means the same on the new endpoint (a contract address, limit …),
-    // never cursors.
+    // never cursors: they belong to one answer.
     setValues((current) => {
       const kept: ParamValues = {}
       for (const p of next.params) {
         const v = current[p.name]
-        if (v && !CURSOR.test(p.name) && endpoint && meaning(endpoint, p.name) === meaning(next, p.name))
+        if (v && !isCursorParam(p.name) && endpoint && meaning(endpoint, p.name) === meaning(next, p.name))
           kept[p.name] = v
       }
       return kept
@@ -34,9 +37,9 @@ export function useRequestForm(endpoints: EndpointSpec[]) {
   /** A changed filter makes the cursor of the previous answer meaningless: it goes. */
   function setValue(name: string, value: string) {
     setValues((current) => {
-      const kept = CURSOR.test(name)
+      const kept = isCursorParam(name)
         ? current
-        : Object.fromEntries(Object.entries(current).filter(([key]) => !CURSOR.test(key)))
+        : Object.fromEntries(Object.entries(current).filter(([key]) => !isCursorParam(key)))
       return { ...kept, [name]: value }
     })
   }

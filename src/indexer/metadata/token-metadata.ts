@@ -429,7 +429,8 @@ async function processToken(
     result.name = typeof doc.name === 'string' ? cleanText(doc.name) || null : null
     const image = imageOf(doc)
     result.imageUrl = image === null ? null : toValidUri(image)
-    if (image) result.mediaSha256 = await fetchMedia(deps, limits, job, image)
+    // Stored under the location the API serves (image_url, media_url), not as declared.
+    if (result.imageUrl) result.mediaSha256 = await fetchMedia(deps, limits, job, result.imageUrl)
     return result
   } catch (err) {
     if (!(err instanceof FetchFailure)) throw err
@@ -456,6 +457,11 @@ async function processToken(
   }
 }
 
+/** What an outcome means where its name alone reads as a fault but is expected (a burned token). */
+const OUTCOME_NOTES: Partial<Record<MetadataOutcome, string>> = {
+  uri_reverted: 'tokenURI reverted, as it does for burned tokens',
+}
+
 /**
  * One info line per batch that had failures, counting each outcome. Broken
  * metadata is common on a real chain; a line per token (debug) would flood
@@ -472,8 +478,11 @@ function logBatchOutcomes(logger: Logger, all: Array<[Job, Result]>) {
   const retrying = results.filter(([, r]) => r.retryAt !== null).length
   logger.info(
     { tokens: results.length, outcomes, retrying, deferred },
-    `token metadata: ${failed} of ${results.length} tokens failed (${Object.entries(outcomes)
-      .map(([outcome, n]) => `${outcome} ${n}`)
+    `token metadata: ${failed} of ${results.length} tokens without metadata (${Object.entries(outcomes)
+      .map(([outcome, n]) => {
+        const note = OUTCOME_NOTES[outcome as MetadataOutcome]
+        return note ? `${outcome} ${n}: ${note}` : `${outcome} ${n}`
+      })
       .join(', ')})`,
   )
 }

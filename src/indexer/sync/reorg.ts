@@ -42,6 +42,17 @@ export async function findCommonAncestor(ctx: ReorgContext): Promise<bigint> {
   return (low < ctx.startBlock ? low : ctx.startBlock) - 1n
 }
 
+/**
+ * How a reorg is logged (docs/indexer.md, "Logs"): on the devnet `npm start`'s chain
+ * simulates reorgs on purpose, so they are expected news (info, said so); elsewhere a
+ * warning.
+ */
+export function reorgLogging(network: string): { level: 'info' | 'warn'; note: string } {
+  return network === 'devnet'
+    ? { level: 'info', note: ' (the devnet simulates reorgs now and then: expected)' }
+    : { level: 'warn', note: '' }
+}
+
 /** Rolls back to the common ancestor in one transaction; returns the new tip. */
 export async function handleReorg(
   ctx: ReorgContext,
@@ -49,16 +60,17 @@ export async function handleReorg(
   head: { lastSeenBlock: bigint; chainConfirmedBlock: bigint },
 ) {
   const ancestor = await findCommonAncestor(ctx)
-  ctx.logger.warn(
+  const { level, note } = reorgLogging(ctx.network)
+  ctx.logger[level](
     { detectedAt: detectedAt.toString(), ancestor: ancestor.toString() },
-    `reorg detected at block ${detectedAt}: rolling back to block ${ancestor}`,
+    `reorg detected at block ${detectedAt}: rolling back to block ${ancestor}${note}`,
   )
   const result = await rollbackAfter(
     ctx.pool,
     { network: ctx.network, startBlock: ctx.startBlock, ...head },
     ancestor,
   )
-  ctx.logger.warn(
+  ctx.logger[level](
     {
       detectedAt: detectedAt.toString(),
       ancestor: ancestor.toString(),
@@ -66,7 +78,7 @@ export async function handleReorg(
       deletedTransfers: result.deletedTransfers,
       affectedTokens: result.affectedTokens,
     },
-    `reorg: rolled back to block ${ancestor}, ${result.deletedTransfers} transfers removed`,
+    `reorg: rolled back to block ${ancestor}, ${result.deletedTransfers} transfers removed${note}`,
   )
   return ancestor
 }

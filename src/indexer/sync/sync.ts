@@ -10,7 +10,7 @@ import { VerificationError } from '../verify/agreed-logs'
 import { ChainChangedError } from './fetch'
 import { syncHistorical } from './historical'
 import { syncRealtime } from './realtime'
-import { handleReorg } from './reorg'
+import { handleReorg, reorgLogging } from './reorg'
 import { cursorOf, ReorgDetectedError, type Syncer } from './syncer'
 import { verifyConfirmedBlocks } from './verify-confirmed'
 
@@ -282,9 +282,10 @@ function forgetHeadsAboveChain(s: Syncer) {
     lastSeenBlock: latest,
     chainConfirmedBlock: minBig(confirmed, s.head.chainConfirmedBlock),
   }
-  s.ctx.logger.warn(
+  const { level, note } = reorgLogging(s.options.network)
+  s.ctx.logger[level](
     { head: latest.toString() },
-    `the chain is shorter than before (head ${latest}): heads above it are forgotten`,
+    `the chain is shorter than before (head ${latest}): heads above it are forgotten${note}`,
   )
 }
 

@@ -3,6 +3,7 @@ import pino from 'pino'
 import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mediaPath } from '@/db/media-path'
+import { MEDIA_JOINS } from '@/server/api/read/nft-row'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { MULTICALL3_ADDRESS } from '../metadata/token-uri'
 import { startTestChain, type TestChain } from './chain'
@@ -181,11 +182,21 @@ describe('metadata queue', () => {
     expect(decodeURIComponent(raw.rows[0].image_url.slice(raw.rows[0].image_url.indexOf(',') + 1))).toContain(
       '<text>"a" é</text>',
     )
+    // The API finds those bytes by the location it serves (its media_url): the valid URI.
+    const served = await db.pool.query(
+      `SELECT mo.media_type FROM tokens t ${MEDIA_JOINS} WHERE t.collection_address = $1 AND t.token_id = 19`,
+      [hostile],
+    )
+    expect(served.rows).toEqual([{ media_type: 'image/svg+xml' }])
 
     // At info level: one summary line per batch with failures, counting outcomes; never a line per token.
     const summaries = logs.lines.filter((l) => String(l.msg).startsWith('token metadata:'))
     expect(summaries.length).toBeGreaterThan(0)
     expect(logs.lines.filter((l) => l.tokenId !== undefined)).toEqual([])
+    // An outcome that reads as a fault but is expected says what it is.
+    expect(summaries.map((l) => String(l.msg))).toContainEqual(
+      expect.stringMatching(/uri_reverted \d+: tokenURI reverted, as it does for burned tokens/),
+    )
     const reported = new Set(summaries.flatMap((l) => Object.keys(l.outcomes as object)))
     for (const status of Object.values(expected)) expect(reported).toContain(status)
     for (const l of summaries) {

@@ -27,7 +27,7 @@ import type { LimitDecision, LimitPolicy, PolicyName } from '@/server/ratelimit/
 import { LimiterUnavailableError } from '@/server/ratelimit/store'
 import { CorsOrigins, canonicalOrigin } from './cors-origins'
 import { refusedAccounts } from './devnet-accounts'
-import { KeyUsageCounter } from './key-usage'
+import { KeyUsageCounter, type RefusingLimit } from './key-usage'
 import { LastUsedTracker } from './last-used'
 import { displayPrefix, parseAuthorization } from './secrets'
 import { CredentialVerifier, type VerifiedCredential } from './verifier'
@@ -106,6 +106,8 @@ export class RequestAccess {
   private finished = false
   /** The API key this request presented, once verified: its answer counts in the key's usage. */
   private keyId: bigint | undefined
+  /** The client IP's limit refused the request: its 429 counts apart in the key's usage. */
+  private refusedBy: RefusingLimit = 'credential'
   readonly ipSubject: string
 
   constructor(
@@ -134,13 +136,19 @@ export class RequestAccess {
     if (this.finished) this.release()
   }
 
-  /** Step 1: the client IP's limit. Throws 429 or 503. */
-  async limitIp(name: PolicyName): Promise<void> {
+  /**
+   * Step 1: the client IP's limit. Throws 429 or 503. A refused request that presents a
+   * valid API key (`authorization`) counts in that key's usage, as refused by the IP's limit.
+   */
+  async limitIp(name: PolicyName, authorization?: string): Promise<void> {
     const policy = this.control.limiter.policies[name]
     const decision = await this.acquire(policy, this.ipSubject)
     this.decisions.push({ scope: 'ip', decision })
     this.control.metrics?.limitDecision(name, 'ip', decision.allowed)
-    if (!decision.allowed) throw rateLimitedError(decision, 'this client address', this.headers())
+    if (!decision.allowed) {
+      await this.attributeIpRefusal(authorization)
+      throw rateLimitedError(decision, 'this client address', this.headers())
+    }
     this.ip = { policy, subject: this.ipSubject }
     this.hold(this.ip)
   }
@@ -233,11 +241,26 @@ export class RequestAccess {
   }
 
   /**
-   * Counts the final answer in the key's usage — 429s and 403s included —
-   * when the request presented a valid API key; other requests are not attributed.
+   * The key a request refused by the IP's limit presented, when it is valid. The lookup
+   * is the verifier's (cached, one in flight per secret, on the credential pool); one
+   * that fails leaves the refusal unattributed rather than failing the 429.
+   */
+  private async attributeIpRefusal(authorization: string | undefined) {
+    const presented = parseAuthorization(authorization)
+    if (presented.kind !== 'key') return
+    const credential = await this.control.verifier.verify(presented).catch(() => null)
+    if (!credential) return
+    this.keyId = credential.id
+    this.refusedBy = 'ip'
+  }
+
+  /**
+   * Counts the final answer in the key's usage — 429s (by the limit that refused
+   * them) and 403s included — when the request presented a valid API key; other
+   * requests are not attributed.
    */
   countResponse(status: number): void {
-    if (this.keyId !== undefined) this.control.usage.record(this.keyId, status)
+    if (this.keyId !== undefined) this.control.usage.record(this.keyId, status, Date.now(), this.refusedBy)
   }
 
   private refused(requestId: string, reason: string, credential: string) {

@@ -26,7 +26,7 @@ let bob: SessionUser
 
 async function usageRows(keyId: string) {
   const { rows } = await tdb.pool.query(
-    `SELECT hour, ok_count, client_error_count, rate_limited_count, server_error_count
+    `SELECT hour, ok_count, client_error_count, rate_limited_count, server_error_count, ip_rate_limited_count
        FROM api_key_usage_hourly WHERE key_id = $1 ORDER BY hour`,
     [keyId],
   )
@@ -100,6 +100,7 @@ describe('usage per key', () => {
       client_error_count: 1,
       rate_limited_count: 2,
       server_error_count: 0,
+      ip_rate_limited_count: 0,
     })
     expect(rows[0].hour.getTime()).toBe(hourStart(Date.now()))
     expect(await tdb.pool.query('SELECT 1 FROM api_key_usage_hourly')).toHaveProperty('rowCount', 1)
@@ -109,8 +110,57 @@ describe('usage per key', () => {
     const usage = await keys(alice).usage({ id: key.id })
     expect(usage.hours).toHaveLength(168)
     expect(usage.hours.at(-1)).toMatchObject({ ok: 2, client_error: 1, rate_limited: 2, server_error: 0 })
-    expect(usage.totals).toEqual({ ok: 2, client_error: 1, rate_limited: 2, server_error: 0 })
+    expect(usage.totals).toEqual({
+      ok: 2,
+      client_error: 1,
+      rate_limited: 2,
+      server_error: 0,
+      rate_limited_ip: 0,
+    })
     expect(Date.parse(usage.last_used_at!)).toBeGreaterThan(Date.now() - 60_000)
+  })
+
+  it("counts a key's requests refused by the client IP's limit, apart from its own limit's", async () => {
+    // Two requests a minute per client IP; the key's own limit out of the way.
+    const tight = await serveApi(tdb.url, {
+      REDIS_URL: redis.url,
+      TRUST_PROXY: '1',
+      RATE_LIMIT_KEY: 'sec=100,min=1000,concurrent=50',
+      RATE_LIMIT_IP_KEY: 'sec=2,min=2,concurrent=10',
+    })
+    try {
+      const { key, secret } = await createApiKey(
+        db,
+        { userId: alice.id, address: alice.address },
+        { name: 'behind a busy address', scopes: ['read:status'] },
+      )
+      const ip = uniqueIp()
+      const statuses: number[] = []
+      for (let i = 0; i < 4; i++)
+        statuses.push((await get(tight.base, '/v1/indexer/status', { credential: secret, ip })).status)
+      expect(statuses).toEqual([200, 200, 429, 429])
+      // Refused by the same limit, not attributed: an unknown key and no key.
+      const unknown = `${secret.slice(0, -1)}${secret.endsWith('x') ? 'y' : 'x'}`
+      expect((await get(tight.base, '/v1/indexer/status', { credential: unknown, ip })).status).toBe(429)
+      expect((await get(tight.base, '/v1/indexer/status', { ip })).status).toBe(429)
+      await tight.services.access.usage.flush()
+      expect(await usageRows(key.id)).toMatchObject([
+        { ok_count: 2, rate_limited_count: 0, ip_rate_limited_count: 2, client_error_count: 0 },
+      ])
+      expect(
+        await tdb.pool.query('SELECT 1 FROM api_key_usage_hourly WHERE ip_rate_limited_count > 0'),
+      ).toHaveProperty('rowCount', 1)
+      const usage = await keys(alice).usage({ id: key.id })
+      expect(usage.totals).toEqual({
+        ok: 2,
+        client_error: 0,
+        rate_limited: 0,
+        server_error: 0,
+        rate_limited_ip: 2,
+      })
+    } finally {
+      await tight.close()
+    }
   })
 
   it('adds each flush to the hour, and keeps 7 days', async () => {
@@ -131,7 +181,13 @@ describe('usage per key', () => {
     expect(usage.hours).toHaveLength(168)
     expect(usage.hours[0]!.hour).toBe(new Date(hourStart(now) - 167 * HOUR).toISOString())
     expect(usage.hours.at(-1)).toMatchObject({ ok: 3, server_error: 1 })
-    expect(usage.totals).toEqual({ ok: 3, client_error: 1, rate_limited: 0, server_error: 1 })
+    expect(usage.totals).toEqual({
+      ok: 3,
+      client_error: 1,
+      rate_limited: 0,
+      server_error: 1,
+      rate_limited_ip: 0,
+    })
     // The 8-day-old hour was pruned from the table, not just left out.
     const hours = (await usageRows(key.id)).map((r) => r.hour.getTime())
     expect(hours).toEqual([hourStart(now - 6 * 24 * HOUR), hourStart(now)])

@@ -13,13 +13,26 @@ import { ApiError } from '@/server/errors/api-error'
 export const USAGE_RETENTION_HOURS = 7 * 24
 const HOUR_MS = 3600_000
 
-/** The classes a response counts in, in the order of the table's columns. */
-export const STATUS_CLASSES = ['ok', 'client_error', 'rate_limited', 'server_error'] as const
+/**
+ * The classes a response counts in, in the order of the table's columns. A 429 counts
+ * by the limit that refused it: the key's own (rate_limited) or the client IP's
+ * (rate_limited_ip, for a request that presented the key: docs/portal.md, "Usage per key").
+ */
+export const STATUS_CLASSES = [
+  'ok',
+  'client_error',
+  'rate_limited',
+  'server_error',
+  'rate_limited_ip',
+] as const
 export type StatusClass = (typeof STATUS_CLASSES)[number]
 
-/** 2xx and 3xx (a 304 is an answered request) → ok; 429 → rate_limited; other 4xx → client_error; 5xx. */
-export function statusClass(status: number): StatusClass {
-  if (status === 429) return 'rate_limited'
+/** Which limit refused a 429: the credential's own, or the client IP's. */
+export type RefusingLimit = 'credential' | 'ip'
+
+/** 2xx and 3xx (a 304 is an answered request) → ok; 429 → by its limit; other 4xx → client_error; 5xx. */
+export function statusClass(status: number, refusedBy: RefusingLimit = 'credential'): StatusClass {
+  if (status === 429) return refusedBy === 'ip' ? 'rate_limited_ip' : 'rate_limited'
   if (status >= 500) return 'server_error'
   if (status >= 400) return 'client_error'
   return 'ok'
@@ -32,7 +45,7 @@ export function hourStart(epochMs: number): number {
 interface Bucket {
   keyId: bigint
   hour: number
-  counts: [number, number, number, number]
+  counts: number[]
 }
 
 export class KeyUsageCounter {
@@ -48,16 +61,16 @@ export class KeyUsageCounter {
     private readonly options: { flushIntervalMs: number } = { flushIntervalMs: 10_000 },
   ) {}
 
-  /** Counts one answered request of a key. */
-  record(keyId: bigint, status: number, now = Date.now()): void {
+  /** Counts one answered request of a key; a 429 under the limit that refused it. */
+  record(keyId: bigint, status: number, now = Date.now(), refusedBy: RefusingLimit = 'credential'): void {
     const hour = hourStart(now)
     const id = `${keyId}:${hour}`
     let bucket = this.pending.get(id)
     if (!bucket) {
-      bucket = { keyId, hour, counts: [0, 0, 0, 0] }
+      bucket = { keyId, hour, counts: STATUS_CLASSES.map(() => 0) }
       this.pending.set(id, bucket)
     }
-    bucket.counts[STATUS_CLASSES.indexOf(statusClass(status))]! += 1
+    bucket.counts[STATUS_CLASSES.indexOf(statusClass(status, refusedBy))]! += 1
     if (!this.timer) {
       this.timer = setTimeout(() => {
         this.timer = undefined
@@ -84,20 +97,20 @@ export class KeyUsageCounter {
         const column = (i: number) => buckets.map((b) => b.counts[i])
         await this.db.pool.query(
           `INSERT INTO api_key_usage_hourly AS u
-                  (key_id, hour, ok_count, client_error_count, rate_limited_count, server_error_count)
-           SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::int[], $4::int[], $5::int[], $6::int[])
+                  (key_id, hour, ok_count, client_error_count, rate_limited_count, server_error_count,
+                   ip_rate_limited_count)
+           SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::int[], $4::int[], $5::int[], $6::int[],
+                                $7::int[])
            ON CONFLICT (key_id, hour) DO UPDATE SET
              ok_count = u.ok_count + EXCLUDED.ok_count,
              client_error_count = u.client_error_count + EXCLUDED.client_error_count,
              rate_limited_count = u.rate_limited_count + EXCLUDED.rate_limited_count,
-             server_error_count = u.server_error_count + EXCLUDED.server_error_count`,
+             server_error_count = u.server_error_count + EXCLUDED.server_error_count,
+             ip_rate_limited_count = u.ip_rate_limited_count + EXCLUDED.ip_rate_limited_count`,
           [
             buckets.map((b) => String(b.keyId)),
             buckets.map((b) => new Date(b.hour).toISOString()),
-            column(0),
-            column(1),
-            column(2),
-            column(3),
+            ...STATUS_CLASSES.map((_, i) => column(i)),
           ],
         )
       }
@@ -123,8 +136,11 @@ export interface UsageHour {
   hour: string
   ok: number
   client_error: number
+  /** 429s from the key's own limit. */
   rate_limited: number
   server_error: number
+  /** 429s from the client IP's limit, for requests that presented the key. */
+  rate_limited_ip: number
 }
 
 export interface KeyUsageView {
@@ -151,7 +167,7 @@ export async function readKeyUsage(
   })
   const byHour = new Map(rows.map((r) => [r.hour.getTime(), r]))
   const hours: UsageHour[] = []
-  const totals = { ok: 0, client_error: 0, rate_limited: 0, server_error: 0 }
+  const totals = { ok: 0, client_error: 0, rate_limited: 0, server_error: 0, rate_limited_ip: 0 }
   for (let t = first; t <= last; t += HOUR_MS) {
     const r = byHour.get(t)
     const hour = {
@@ -160,6 +176,7 @@ export async function readKeyUsage(
       client_error: r?.clientErrorCount ?? 0,
       rate_limited: r?.rateLimitedCount ?? 0,
       server_error: r?.serverErrorCount ?? 0,
+      rate_limited_ip: r?.ipRateLimitedCount ?? 0,
     }
     for (const c of STATUS_CLASSES) totals[c] += hour[c]
     hours.push(hour)

@@ -118,7 +118,7 @@ export function createRestHandler(services: Services): RestHandler {
         (head ? candidates.find((r) => r.method === 'GET') : undefined)
       if (candidates.length > 0) routeLabel = candidates[0]!.path
       // The client IP's limit comes before anything else, unknown paths included.
-      await requestAccess.limitIp(ipPolicy(route, req.headers.authorization))
+      await requestAccess.limitIp(ipPolicy(route, req.headers.authorization), req.headers.authorization)
       if (candidates.length === 0) throw new ApiError('NOT_FOUND', `There is no endpoint at ${pathname}.`)
       if (!route) throw methodNotAllowed(req.method, candidates)
 

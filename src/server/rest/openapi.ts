@@ -20,6 +20,7 @@ import type {
 } from 'openapi3-ts/oas31'
 import { generateOpenApiDocument } from 'trpc-to-openapi'
 import type { Config } from '@/config/env'
+import { LICENCE_NAME, LICENCE_SECTION_ID } from '@/lib/licence'
 import { routeTable } from '@/server/api/internals/routes'
 import { mediaPathItem } from '@/server/api/routers/media/media.openapi'
 import { v1Router } from '@/server/api/v1/router'
@@ -67,7 +68,7 @@ export function openApiDocument(config: Pick<Config, 'PUBLIC_URL' | 'NETWORK'>):
     },
   }) as OpenAPIObject
   doc.info.contact = { name: 'API documentation', url: `${config.PUBLIC_URL}/docs` }
-  doc.info.license = { name: 'Proprietary', url: `${config.PUBLIC_URL}/docs` }
+  doc.info.license = { name: LICENCE_NAME, url: `${config.PUBLIC_URL}/docs#${LICENCE_SECTION_ID}` }
   doc.paths = { ...doc.paths, '/v1/media': structuredClone(mediaPathItem) as never }
   completeOperations(doc, config.NETWORK)
   doc.tags = usedTags(doc).map((name) => ({ name, description: TAGS[name] ?? name }))

@@ -9,12 +9,26 @@ import { AuditTable } from './audit-table'
 import { useAuditExport } from './use-audit-export'
 import { useAuditPages } from './use-audit-pages'
 
+/** An empty page: with filters set, the way back to every event. */
+function NoEvents({ filtered, onClear }: { filtered: boolean; onClear: () => void }) {
+  if (!filtered) return <p className="muted">No events yet.</p>
+  return (
+    <p className="muted">
+      No events match these filters.{' '}
+      <button type="button" className="button secondary small" onClick={onClear}>
+        Clear filters
+      </button>
+    </p>
+  )
+}
+
 export function AuditTrail() {
   const trpc = useTRPC()
   const keys = useQuery(trpc.keys.list.queryOptions())
   const [form, setForm] = useState<AuditFilterForm>(NO_AUDIT_FILTERS)
   const datesReversed = form.fromDate !== '' && form.toDate !== '' && form.toDate < form.fromDate
   const filter = auditFilterInput(datesReversed ? { ...form, toDate: '' } : form)
+  const filtered = Object.values(form).some((value) => value !== '')
   const { events, page, canGoNewer, canGoOlder, newer, older } = useAuditPages(filter)
   const exporter = useAuditExport()
   return (
@@ -63,7 +77,7 @@ export function AuditTrail() {
           {errorMessage(events.error)}
         </p>
       ) : events.data.items.length === 0 ? (
-        <p className="muted">No events match.</p>
+        <NoEvents filtered={filtered} onClear={() => setForm(NO_AUDIT_FILTERS)} />
       ) : (
         <AuditTable items={events.data.items} page={page} busy={events.isFetching} />
       )}

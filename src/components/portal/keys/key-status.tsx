@@ -12,7 +12,7 @@ export function KeyStatus({ apiKey }: { apiKey: ApiKeyView }) {
       <span className="badge complete">Active</span>
       {ending.map((s) => (
         <span key={s.prefix} className="small muted block">
-          old secret <code>{s.prefix}…</code> works until <RelativeTime iso={s.expiresAt} />
+          old secret <code>{s.prefix}…</code> expires <RelativeTime iso={s.expiresAt} />
         </span>
       ))}
     </>

@@ -41,30 +41,32 @@ interface KeyActionHandlers {
 function KeyActions({ apiKey, onEdit, onRotate, onRevoke }: KeyActionHandlers & { apiKey: ApiKeyView }) {
   return (
     <td data-label="Actions" className="actions">
-      <button
-        type="button"
-        className="button secondary small"
-        onClick={() => onEdit(apiKey)}
-        aria-label={`Edit ${apiKey.name}`}
-      >
-        Edit
-      </button>
-      <button
-        type="button"
-        className="button secondary small"
-        onClick={() => onRotate(apiKey)}
-        aria-label={`Rotate ${apiKey.name}`}
-      >
-        Rotate
-      </button>
-      <button
-        type="button"
-        className="button danger-outline small"
-        onClick={() => onRevoke(apiKey)}
-        aria-label={`Revoke ${apiKey.name}`}
-      >
-        Revoke
-      </button>
+      <div className="row-actions">
+        <button
+          type="button"
+          className="button secondary small"
+          onClick={() => onEdit(apiKey)}
+          aria-label={`Edit ${apiKey.name}`}
+        >
+          Edit
+        </button>
+        <button
+          type="button"
+          className="button secondary small"
+          onClick={() => onRotate(apiKey)}
+          aria-label={`Rotate ${apiKey.name}`}
+        >
+          Rotate
+        </button>
+        <button
+          type="button"
+          className="button danger-outline small"
+          onClick={() => onRevoke(apiKey)}
+          aria-label={`Revoke ${apiKey.name}`}
+        >
+          Revoke
+        </button>
+      </div>
     </td>
   )
 }
@@ -107,7 +109,9 @@ export function KeysTable({
                 {key.name}
               </th>
               <td data-label="Key">
-                <code data-testid="key-prefix">{key.prefix}…</code>
+                <code className="nowrap" data-testid="key-prefix">
+                  {key.prefix}…
+                </code>
               </td>
               <td data-label="Scopes">
                 <ScopeChips scopes={key.scopes} />

@@ -1,10 +1,11 @@
 import type { KeyUsage } from '../trpc'
 
-/** The status classes as drawn, bottom to top, with their colours and words. */
+/** The status classes as drawn, bottom to top, with their colours and words; a 429 by the limit that refused it. */
 export const USAGE_CLASSES = [
   { name: 'ok', label: '2xx', color: 'var(--ok)' },
   { name: 'client_error', label: '4xx', color: 'var(--warn)' },
-  { name: 'rate_limited', label: '429', color: 'var(--accent)' },
+  { name: 'rate_limited', label: '429 key limit', color: 'var(--accent)' },
+  { name: 'rate_limited_ip', label: '429 IP limit', color: 'var(--accent-strong)' },
   { name: 'server_error', label: '5xx', color: 'var(--bad)' },
 ] as const
 
@@ -14,7 +15,8 @@ const HEIGHT = 120
 const BAR = WIDTH / 168
 
 type Hour = KeyUsage['hours'][number]
-const total = (h: Hour) => h.ok + h.client_error + h.rate_limited + h.server_error
+/** Every request of the hour, whatever its answer. */
+export const requestsIn = (h: Hour) => USAGE_CLASSES.reduce((n, c) => n + h[c.name], 0)
 
 /**
  * Requests per hour over the last 7 days as stacked bars (an SVG, no chart
@@ -22,7 +24,7 @@ const total = (h: Hour) => h.ok + h.client_error + h.rate_limited + h.server_err
  * themselves are in the totals and the table next to it (UsagePanel).
  */
 export function UsageChart({ usage, label }: { usage: KeyUsage; label: string }) {
-  const peak = Math.max(1, ...usage.hours.map(total))
+  const peak = Math.max(1, ...usage.hours.map(requestsIn))
   return (
     <svg
       className="usage-chart"

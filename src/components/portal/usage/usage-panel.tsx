@@ -3,17 +3,17 @@
 import { useState } from 'react'
 import { RelativeTime } from '@/components/ui/time'
 import { type ApiKeyView, errorMessage, type KeyUsage } from '../trpc'
-import { USAGE_CLASSES, UsageChart } from './usage-chart'
+import { requestsIn, USAGE_CLASSES, UsageChart } from './usage-chart'
 import { useKeyUsage } from './use-key-usage'
 
 function summary(name: string, usage: KeyUsage): string {
-  const t = usage.totals
-  return `Requests per hour of ${name} over the last 7 days: ${t.ok} 2xx, ${t.client_error} 4xx, ${t.rate_limited} 429, ${t.server_error} 5xx.`
+  const counts = USAGE_CLASSES.map((c) => `${usage.totals[c.name]} ${c.label}`)
+  return `Requests per hour of ${name} over the last 7 days: ${counts.join(', ')}.`
 }
 
 /** The hours with requests, as a table: the chart's text alternative. */
 function UsageTable({ usage }: { usage: KeyUsage }) {
-  const busy = usage.hours.filter((h) => h.ok + h.client_error + h.rate_limited + h.server_error > 0)
+  const busy = usage.hours.filter((h) => requestsIn(h) > 0)
   if (busy.length === 0) return <p className="muted">No requests in the last 7 days.</p>
   return (
     <details>
@@ -89,7 +89,7 @@ export function UsagePanel({ keys }: { keys: ApiKeyView[] }) {
                 <dt>
                   <span className="swatch" style={{ background: c.color }} aria-hidden="true" /> {c.label}
                 </dt>
-                <dd data-testid={`usage-total-${c.label}`}>{usage.data.totals[c.name]}</dd>
+                <dd data-testid={`usage-total-${c.name}`}>{usage.data.totals[c.name]}</dd>
               </div>
             ))}
             <div>
