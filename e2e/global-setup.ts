@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
+import { createScratchDatabase } from '../src/test/scratch-database'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 const STARTUP_TIMEOUT_MS = 6 * 60_000
@@ -29,29 +29,12 @@ async function waitForOk(url: string, child: ChildProcess, deadline: number) {
   throw new Error(`${url} did not answer within ${STARTUP_TIMEOUT_MS / 1000} s`)
 }
 
-async function createDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `nft_e2e_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: baseUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const url = new URL(baseUrl)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: baseUrl })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
-    },
-  }
-}
-
 export default async function globalSetup() {
   const port = process.env.E2E_PORT!
   const dataDir = mkdtempSync(path.join(tmpdir(), 'nft-e2e-'))
-  const database = process.env.DATABASE_URL ? await createDatabase(process.env.DATABASE_URL) : undefined
+  const database = process.env.DATABASE_URL
+    ? await createScratchDatabase(process.env.DATABASE_URL, 'nft_e2e')
+    : undefined
   const artifacts = path.join(ROOT, 'e2e', 'artifacts')
   mkdirSync(artifacts, { recursive: true })
   const log = createWriteStream(path.join(artifacts, 'service.log'))
