@@ -12,11 +12,6 @@ import type { Nft } from '@/server/api/routers/nfts/nft.schema'
 export const NFT_COLUMNS = `t.id::text AS id, t.collection_address, t.token_id::text AS token_id, t.current_owner,
   t.is_burned, t.transfer_count, t.metadata_uri, t.image_url, t.name, t.metadata_status, mo.media_type`
 
-/** Joins that find the stored media of `t.image_url`. */
-export const MEDIA_JOINS = `LEFT JOIN media_sources ms
-    ON ms.url_sha256 = encode(sha256(convert_to(t.image_url, 'UTF8')), 'hex') AND ms.url = t.image_url
-  LEFT JOIN media_objects mo ON mo.sha256 = ms.media_sha256`
-
 export interface NftRow {
   id: string
   collection_address: string

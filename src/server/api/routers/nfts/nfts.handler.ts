@@ -7,10 +7,12 @@
  * from the unique (collection, token_id) key — a token id appears once per
  * collection, so that order is the same (token_id, id) order.
  */
+
+import { MEDIA_JOINS } from '@/db/media-path'
 import { historyOf } from '@/server/api/read/collection-row'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
-import { MEDIA_JOINS, mediaOrigin, NFT_COLUMNS, type NftRow, toNft } from '@/server/api/read/nft-row'
+import { mediaOrigin, NFT_COLUMNS, type NftRow, toNft } from '@/server/api/read/nft-row'
 import { buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
 import { ApiError } from '@/server/errors/api-error'
 import type { ListCollectionNftsInput, Nft, NftPage } from './nft.schema'

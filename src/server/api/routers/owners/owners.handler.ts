@@ -4,9 +4,11 @@
  * token ids compared as numbers (tokens_owner_idx). A burned token's owner is
  * the zero address, so an owner's list holds the tokens they hold now.
  */
+
+import { MEDIA_JOINS } from '@/db/media-path'
 import type { ReadContext } from '@/server/api/read/context'
 import { globalCoverage } from '@/server/api/read/coverage'
-import { MEDIA_JOINS, mediaOrigin, NFT_COLUMNS, type NftRow, toNft } from '@/server/api/read/nft-row'
+import { mediaOrigin, NFT_COLUMNS, type NftRow, toNft } from '@/server/api/read/nft-row'
 import { buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
 import type { ListOwnerNftsInput, OwnerNftPage } from './owners.schema'
 
