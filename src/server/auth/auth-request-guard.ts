@@ -11,8 +11,7 @@
  *    nor an http(s) URL (next-auth: 500, or a redirect to its error page, and
  *    an error log). 400; the cookie is cleared with it.
  *  - a POST body over AUTH_MAX_BODY_BYTES (next-auth reads any body whole):
- *    413, read no further; a body sent as JSON that does not parse (next-auth
- *    throws: 500): 400.
+ *    413, read no further.
  */
 import { NextRequest } from 'next/server'
 import { ApiError } from '@/server/errors/api-error'
@@ -64,10 +63,7 @@ export function guardAuthRequest(req: NextRequest, action: string | undefined): 
   return undefined
 }
 
-/**
- * The request with its body read within AUTH_MAX_BODY_BYTES (and, sent as JSON, parsed),
- * to hand to next-auth; or the answer to a body it must not read.
- */
+/** The request with its body read within AUTH_MAX_BODY_BYTES, to hand to next-auth; or the 413. */
 export async function guardAuthBody(req: NextRequest): Promise<NextRequest | Response> {
   if (req.method !== 'POST' || !req.body) return req
   let body: Uint8Array<ArrayBuffer> | undefined
@@ -76,13 +72,6 @@ export async function guardAuthBody(req: NextRequest): Promise<NextRequest | Res
   } catch (err) {
     if (err instanceof ApiError) return errorResponse(err)
     throw err
-  }
-  if (req.headers.get('content-type')?.includes('application/json')) {
-    try {
-      JSON.parse(new TextDecoder().decode(body))
-    } catch {
-      return errorResponse(new ApiError('INVALID_ARGUMENT', 'The request body is not valid JSON.'))
-    }
   }
   return new NextRequest(req.url, { method: req.method, headers: req.headers, body })
 }
