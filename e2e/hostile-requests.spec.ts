@@ -72,6 +72,14 @@ test('sign-in endpoints refuse what next-auth cannot serve, and log no error for
   expect(garbage.status()).toBe(200)
   expect(await garbage.json()).toEqual({})
 
+  // next-auth reads any body whole: the guard reads 16 KiB at most.
+  const huge = await request.post('/api/auth/callback/siwe', {
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    data: `message=${'x'.repeat(1024 * 1024)}`,
+  })
+  expect(huge.status()).toBe(413)
+  expect((await huge.json()).error.code).toBe('PAYLOAD_TOO_LARGE')
+
   // Lines are written asynchronously: give them a moment to land before reading.
   await new Promise((resolve) => setTimeout(resolve, 500))
   expect(webErrors().slice(errorsBefore)).toEqual([])

@@ -12,6 +12,7 @@ import { parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
 import { createApiKey, ensureUser } from '@/server/auth/api-keys'
 import { createWebServer, type WebServer } from '@/server/http/server'
+import { createReadiness } from '@/server/readiness'
 import { closeWebServices, createWebServices, type Services } from '@/server/web-services'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { type PausableProxy, startPausableProxy } from '@/test/pausable-proxy'
@@ -97,5 +98,31 @@ describe('a frozen database', () => {
       if ((await timedGet()).status === 200) recovered++
     }
     expect(recovered).toBe(1)
+  })
+})
+
+describe('readiness probes on a frozen database', () => {
+  it('keep at most one connection waiting on it, however often they come', async () => {
+    // Answers reused for 50 ms, each check bounded at 100 ms: far shorter than a hung query's bound (1 s).
+    const readiness = createReadiness(services, { timeoutMs: 100, cacheMs: 50 })
+    expect((await readiness()).ready).toBe(true)
+    const pool = services.db.pool
+    proxy.freeze()
+    try {
+      let mostBusy = 0
+      for (let i = 0; i < 5; i++) {
+        // Past the reused answer: each probe runs the checks again.
+        await new Promise((resolve) => setTimeout(resolve, 60))
+        const report = await readiness()
+        expect(report.checks.database).toBe('no answer within 100 ms')
+        mostBusy = Math.max(mostBusy, pool.totalCount - pool.idleCount)
+      }
+      expect(mostBusy).toBe(1)
+    } finally {
+      proxy.thaw()
+    }
+    // Once the database answers, so does readiness.
+    await new Promise((resolve) => setTimeout(resolve, 2 * STATEMENT_TIMEOUT_MS + 100))
+    expect((await readiness()).ready).toBe(true)
   })
 })

@@ -43,9 +43,20 @@ export function createReadiness(
   const pool = services.db.pool
   const cacheMs = options.cacheMs ?? READINESS_CACHE_MS
 
+  // A check gives up after timeoutMs, but its query waits on until the pool's own bound
+  // (twice DB_STATEMENT_TIMEOUT_MS). While one waits, later probes wait on it too rather
+  // than send another: a hung database holds one connection for readiness, not one per round.
+  let pinging: Promise<unknown> | undefined
+  const pingDatabase = () => {
+    pinging ??= pool.query('SELECT 1').finally(() => {
+      pinging = undefined
+    })
+    return pinging
+  }
+
   const runChecks = async (): Promise<ReadinessReport> => {
     const [database, rateLimiter] = await Promise.all([
-      check(() => pool.query('SELECT 1'), timeoutMs, 'unreachable'),
+      check(pingDatabase, timeoutMs, 'unreachable'),
       check(() => services.access.limiter.store.ping(), timeoutMs, 'unreachable'),
     ])
     let migrations = 'unknown: the database is unreachable'

@@ -146,7 +146,7 @@ export class RequestAccess {
     this.decisions.push({ scope: 'ip', decision })
     this.control.metrics?.limitDecision(name, 'ip', decision.allowed)
     if (!decision.allowed) {
-      await this.attributeIpRefusal(authorization)
+      this.attributeIpRefusal(authorization)
       throw rateLimitedError(decision, 'this client address', this.headers())
     }
     this.ip = { policy, subject: this.ipSubject }
@@ -241,14 +241,13 @@ export class RequestAccess {
   }
 
   /**
-   * The key a request refused by the IP's limit presented, when it is valid. The lookup
-   * is the verifier's (cached, one in flight per secret, on the credential pool); one
-   * that fails leaves the refusal unattributed rather than failing the 429.
+   * The key a request refused by the IP's limit presented, when this process has verified
+   * it before. Never a lookup: a refused request costs no database work, whatever it carries.
    */
-  private async attributeIpRefusal(authorization: string | undefined) {
+  private attributeIpRefusal(authorization: string | undefined) {
     const presented = parseAuthorization(authorization)
     if (presented.kind !== 'key') return
-    const credential = await this.control.verifier.verify(presented).catch(() => null)
+    const credential = this.control.verifier.knownKey(presented.secret)
     if (!credential) return
     this.keyId = credential.id
     this.refusedBy = 'ip'

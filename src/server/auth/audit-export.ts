@@ -58,13 +58,14 @@ export interface AuditPage {
  * The export's bytes, one page of events per read: `first` is the first
  * page (read before the response starts, so a failure still gets its
  * status), `nextPage` reads the page after a cursor. `finished` runs once,
- * when the last page is written, the reader cancels, or a read fails.
+ * when the last page is written, the reader cancels, or a read fails (with
+ * the failure: the response has started, so only the log can tell why).
  */
 export function auditExportStream(
   format: AuditExportFormat,
   first: AuditPage,
   nextPage: (cursor: string) => Promise<AuditPage>,
-  finished: () => void,
+  finished: (failure?: unknown) => void,
 ): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder()
   let page: AuditPage | undefined = first
@@ -72,10 +73,10 @@ export function auditExportStream(
   let started = false
   let written = 0
   let done = false
-  const finish = () => {
+  const finish = (failure?: unknown) => {
     if (done) return
     done = true
-    finished()
+    finished(failure)
   }
   const encode = (p: AuditPage): string => {
     let text = started ? '' : format === 'csv' ? `${CSV_COLUMNS.join(',')}\r\n` : '['
@@ -100,10 +101,10 @@ export function auditExportStream(
           } else cursor = current.next_cursor
         } catch (err) {
           controller.error(err)
-          finish()
+          finish(err)
         }
       },
-      cancel: finish,
+      cancel: () => finish(),
     },
     // Read a page only when the previous one has been taken: memory holds one page.
     { highWaterMark: 0 },

@@ -12,7 +12,7 @@ import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { localChainClient, NextAuthTestClient } from '@/test/next-auth-client'
 import { asDatabase } from '@/test/serve-api'
 import { buildAuthOptions } from './auth-options'
-import { guardAuthRequest } from './auth-request-guard'
+import { AUTH_MAX_BODY_BYTES, guardAuthBody, guardAuthRequest } from './auth-request-guard'
 
 const BASE = 'http://portal.test'
 
@@ -79,6 +79,53 @@ describe('guardAuthRequest', () => {
   ])('hands everything else to next-auth: %s', (path, cookie) => {
     expect(guardAuthRequest(request(path, { cookie }), action(path))).toBeUndefined()
     expect(guardAuthRequest(request('callback/siwe', { method: 'POST' }), 'callback')).toBeUndefined()
+  })
+})
+
+describe('guardAuthBody', () => {
+  const post = (body: BodyInit, headers: Record<string, string>) =>
+    // duplex: a stream body (Node's fetch needs it; Next.js's RequestInit type omits it).
+    new NextRequest(`${BASE}/api/auth/callback/siwe`, {
+      method: 'POST',
+      headers,
+      body,
+      duplex: 'half',
+    } as ConstructorParameters<typeof NextRequest>[1])
+
+  it(`refuses a body over ${AUTH_MAX_BODY_BYTES} bytes with 413, reading no more than that`, async () => {
+    const declared = await guardAuthBody(
+      post('x'.repeat(AUTH_MAX_BODY_BYTES + 1), { 'content-type': 'application/x-www-form-urlencoded' }),
+    )
+    expect(declared).toBeInstanceOf(Response)
+    expect((declared as Response).status).toBe(413)
+    expect((await envelope(declared as Response)).code).toBe('PAYLOAD_TOO_LARGE')
+
+    // Chunked, with no Content-Length: the read stops past the cap.
+    let pulled = 0
+    const chunk = new Uint8Array(16 * 1024).fill(0x61)
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += chunk.byteLength
+        if (pulled > 200 * 1024 * 1024) controller.close()
+        else controller.enqueue(chunk)
+      },
+    })
+    const chunked = await guardAuthBody(post(stream, { 'content-type': 'application/json' }))
+    expect((chunked as Response).status).toBe(413)
+    expect(pulled).toBeLessThan(AUTH_MAX_BODY_BYTES + 4 * chunk.byteLength)
+  })
+
+  it('hands a sign-in within the cap to next-auth with its body and headers unchanged', async () => {
+    const form = 'message=hello&signature=0x00&csrfToken=t&json=true'
+    const passed = await guardAuthBody(post(form, { 'content-type': 'application/x-www-form-urlencoded' }))
+    expect(passed).toBeInstanceOf(NextRequest)
+    const req = passed as NextRequest
+    expect(req.method).toBe('POST')
+    expect(req.nextUrl.pathname).toBe('/api/auth/callback/siwe')
+    expect(req.headers.get('content-type')).toBe('application/x-www-form-urlencoded')
+    expect(await req.text()).toBe(form)
+    const get = request('session')
+    expect(await guardAuthBody(get)).toBe(get)
   })
 })
 

@@ -10,10 +10,16 @@
  *  - a `callbackUrl` parameter or callback-url cookie that is neither a path
  *    nor an http(s) URL (next-auth: 500, or a redirect to its error page, and
  *    an error log). 400; the cookie is cleared with it.
+ *  - a POST body over AUTH_MAX_BODY_BYTES (next-auth reads any body whole):
+ *    413, read no further.
  */
-import type { NextRequest } from 'next/server'
+import { NextRequest } from 'next/server'
 import { ApiError } from '@/server/errors/api-error'
 import { errorResponse } from '@/server/errors/error-body'
+import { readCappedBody } from '@/server/http/capped-body'
+
+/** Largest body next-auth's endpoints take: a sign-in's message, signature and CSRF token fit in a few KiB. */
+export const AUTH_MAX_BODY_BYTES = 16 * 1024
 
 const CALLBACK_URL_COOKIES = ['next-auth.callback-url', '__Secure-next-auth.callback-url']
 
@@ -55,4 +61,17 @@ export function guardAuthRequest(req: NextRequest, action: string | undefined): 
     )
   }
   return undefined
+}
+
+/** The request with its body read within AUTH_MAX_BODY_BYTES, to hand to next-auth; or the 413. */
+export async function guardAuthBody(req: NextRequest): Promise<NextRequest | Response> {
+  if (req.method !== 'POST' || !req.body) return req
+  let body: Uint8Array<ArrayBuffer> | undefined
+  try {
+    body = await readCappedBody(req, AUTH_MAX_BODY_BYTES)
+  } catch (err) {
+    if (err instanceof ApiError) return errorResponse(err)
+    throw err
+  }
+  return new NextRequest(req.url, { method: req.method, headers: req.headers, body })
 }

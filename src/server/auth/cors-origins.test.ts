@@ -4,8 +4,9 @@
  * origins holds for preflights within CREDENTIAL_CACHE_MS.
  * (Lookup time and memory with 200,000 origins: `npm run bench:cors`, bench/cors-origins.ts.)
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import type { Database } from '@/db/database'
+import { type Database, openDatabase } from '@/db/database'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { asDatabase, serveApi, type TestWeb } from '@/test/serve-api'
 import { createApiKey, ensureUser, updateApiKey } from './api-keys'
@@ -121,6 +122,30 @@ describe('CorsOrigins', () => {
       expect(await cors.isAllowed('https://app9.example.com')).toBe(true)
     })
     expect(rows).toEqual([1])
+  })
+
+  it('asks about one origin at a time, and answers a flood of invented ones without queueing them on the pool', async () => {
+    // The credential pool's size: key lookups share it, so origins must leave them room.
+    const small = openDatabase(tdb.url, { max: 2, statementTimeoutMs: 20_000 })
+    const locker = await tdb.pool.connect()
+    try {
+      const cors = new CorsOrigins(small, PUBLIC_URL, CACHE_MS)
+      // Until the transaction ends, every lookup waits: the flood piles up where it would.
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE')
+      const flood = Array.from({ length: 300 }, (_, i) => cors.isAllowed(`https://flood${i}.example.org`))
+      await sleep(200)
+      expect(small.pool.totalCount - small.pool.idleCount).toBe(1)
+      expect(small.pool.waitingCount).toBe(0)
+      await locker.query('ROLLBACK')
+      expect((await Promise.all(flood)).some(Boolean)).toBe(false)
+      // Once the flood has passed, origins are looked up again.
+      expect(await cors.isAllowed('https://app3.example.com')).toBe(true)
+    } finally {
+      await locker.query('ROLLBACK').catch(() => {})
+      locker.release()
+      await small.close()
+    }
   })
 
   it('never asks the database about its own origin or a value that is no origin', async () => {

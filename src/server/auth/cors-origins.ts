@@ -8,7 +8,10 @@
  * and its answer kept for at most `cacheMs` from the moment the database was asked
  * — CREDENTIAL_CACHE_MS, the bound of a key change (docs/auth.md, "Browser origins").
  * Nothing loads every key's origins, so neither their number nor a stream of unknown
- * origins makes a lookup dearer.
+ * origins makes a lookup dearer. Lookups run one at a time, with at most `maxWaiting`
+ * origins waiting their turn; past that an origin gets its last answer, else none, without
+ * a query: a flood of invented origins (anyone can send one) never queues on the pool that
+ * key lookups share.
  */
 import type { Database } from '@/db/database'
 
@@ -22,6 +25,9 @@ export class CorsOrigins {
   private readonly answers = new Map<string, { allowed: boolean; askedAt: number }>()
   /** Lookups under way, by origin: concurrent preflights from one origin share one query. */
   private readonly lookups = new Map<string, Promise<boolean>>()
+  /** A lookup is running; these wait for their turn, first come first served. */
+  private asking = false
+  private readonly turns: (() => void)[] = []
 
   constructor(
     private readonly db: Database,
@@ -29,6 +35,8 @@ export class CorsOrigins {
     private readonly cacheMs = 500,
     /** Past this many origins, the remembered answers are dropped (a stream of invented origins). */
     private readonly maxRemembered = 10_000,
+    /** Origins that may wait for a lookup at once; more are answered without one. */
+    private readonly maxWaiting = 64,
   ) {}
 
   async isAllowed(origin: string): Promise<boolean> {
@@ -43,22 +51,41 @@ export class CorsOrigins {
   private lookup(origin: string): Promise<boolean> {
     let pending = this.lookups.get(origin)
     if (pending) return pending
-    const askedAt = Date.now()
-    pending = this.db.pool
-      .query<{ allowed: boolean }>(ALLOWED_ORIGIN_SQL, [origin])
-      .then(
-        (result) => {
+    // The last answer stands, else no CORS headers: when the queue is full or the database fails.
+    const fallback = () => this.answers.get(origin)?.allowed ?? false
+    if (this.asking && this.turns.length >= this.maxWaiting) return Promise.resolve(fallback())
+    pending = this.turn()
+      .then(() => {
+        const askedAt = Date.now()
+        return this.db.pool.query<{ allowed: boolean }>(ALLOWED_ORIGIN_SQL, [origin]).then((result) => {
           const allowed = result.rows[0]?.allowed === true
           if (this.answers.size >= this.maxRemembered) this.answers.clear()
           this.answers.set(origin, { allowed, askedAt })
           return allowed
-        },
-        // The database is unavailable: the last answer stands, else no CORS headers.
-        () => this.answers.get(origin)?.allowed ?? false,
-      )
-      .finally(() => this.lookups.delete(origin))
+        })
+      })
+      .catch(fallback)
+      .finally(() => {
+        this.lookups.delete(origin)
+        this.nextTurn()
+      })
     this.lookups.set(origin, pending)
     return pending
+  }
+
+  /** Resolves when this lookup may run: at once when none runs, else after those before it. */
+  private turn(): Promise<void> {
+    if (!this.asking) {
+      this.asking = true
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => this.turns.push(resolve))
+  }
+
+  private nextTurn() {
+    const next = this.turns.shift()
+    if (next) next()
+    else this.asking = false
   }
 }
 

@@ -163,6 +163,43 @@ describe('usage per key', () => {
     }
   })
 
+  it("answers a request the client IP's limit refuses without asking the database about its key", async () => {
+    const tight = await serveApi(tdb.url, {
+      REDIS_URL: redis.url,
+      TRUST_PROXY: '1',
+      RATE_LIMIT_KEY: 'sec=100,min=1000,concurrent=50',
+      RATE_LIMIT_IP_KEY: 'sec=1,min=1,concurrent=10',
+    })
+    // Until the transaction ends, a lookup of any secret waits.
+    const locker = await tdb.pool.connect()
+    try {
+      // A valid key this process has never verified (any well-formed secret would do).
+      const { key, secret } = await createApiKey(
+        db,
+        { userId: alice.id, address: alice.address },
+        { name: 'never seen here', scopes: ['read:status'] },
+      )
+      const ip = uniqueIp()
+      expect((await get(tight.base, '/v1/indexer/status', { ip })).status).toBe(401)
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE api_key_secrets IN ACCESS EXCLUSIVE MODE')
+      // Refused before its credential: one that asked the database would wait for the lock.
+      const refused = await get(tight.base, '/v1/indexer/status', {
+        credential: secret,
+        ip,
+        signal: AbortSignal.timeout(3000),
+      })
+      expect(refused.status).toBe(429)
+      await locker.query('ROLLBACK')
+      await tight.services.access.usage.flush()
+      expect(await usageRows(key.id)).toEqual([])
+    } finally {
+      await locker.query('ROLLBACK').catch(() => {})
+      locker.release()
+      await tight.close()
+    }
+  })
+
   it('adds each flush to the hour, and keeps 7 days', async () => {
     const { key } = await createApiKey(db, { userId: alice.id, address: alice.address }, { name: 'window' })
     const id = BigInt(key.id)

@@ -38,6 +38,11 @@ export class CredentialVerifier {
     string,
     Promise<{ credential: VerifiedCredential | null; startedAt: number }>
   >()
+  /**
+   * The API keys this process has verified, by secret hash, with no time bound: enough to
+   * attribute a refusal made before verification (the client IP's 429) without a lookup.
+   */
+  private readonly seenKeys = new Map<string, VerifiedCredential>()
 
   constructor(
     private readonly db: Database,
@@ -77,6 +82,7 @@ export class CredentialVerifier {
       this.inflight.set(hash, lookup)
     }
     const { credential, startedAt } = await lookup
+    this.remember(hash, credential)
     if (credential && this.options.cacheMs > 0) {
       if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!)
       this.cache.set(hash, { credential, validUntil: startedAt + this.options.cacheMs })
@@ -87,6 +93,24 @@ export class CredentialVerifier {
   /** Forgets every cached credential (this process changed a key). */
   clear(): void {
     this.cache.clear()
+    this.seenKeys.clear()
+  }
+
+  /**
+   * The API key of a secret this process has verified before and that has not expired
+   * since, without asking the database (a revocation elsewhere is seen at its next lookup).
+   */
+  knownKey(secret: string): VerifiedCredential | null {
+    const seen = this.seenKeys.get(sha256Hex(secret))
+    return seen ? usable(seen, this.now()) : null
+  }
+
+  /** Keeps a lookup's answer about a key's secret: the newest, or none once it is refused. */
+  private remember(hash: string, credential: VerifiedCredential | null) {
+    this.seenKeys.delete(hash)
+    if (credential?.kind !== 'key') return
+    if (this.seenKeys.size >= MAX_ENTRIES) this.seenKeys.delete(this.seenKeys.keys().next().value!)
+    this.seenKeys.set(hash, credential)
   }
 
   private async lookupKey(hash: string): Promise<VerifiedCredential | null> {

@@ -5,6 +5,7 @@
  * whole trail would write); the request's concurrency slot is held while the
  * file streams and comes back when the download is cancelled.
  */
+import { Writable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
@@ -110,5 +111,45 @@ describe('the audit export', () => {
         )
       ).status,
     ).toBe(200)
+  })
+})
+
+describe('an export whose later page fails', () => {
+  it('ends the download in error and logs why, as a request that fails before answering does', async () => {
+    const lines: { level: number; msg: string; err?: { message?: string } }[] = []
+    const output = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line))
+        done()
+      },
+    })
+    const config = parseConfig({ NETWORK: 'devnet', LOG_LEVEL: 'info' } as unknown as NodeJS.ProcessEnv)
+    const db = asDatabase(tdb)
+    const logged = createWebServices(config, {
+      db,
+      credentialDb: db,
+      logger: createLogger({ level: 'info', output }),
+    })
+    const frank = await ensureUser(db, '0x00000000000000000000000000000000000f2100')
+    await fillTrail(frank, EXPORT_PAGE_SIZE + 1)
+    try {
+      const res = await createAuditExportHandler(
+        logged,
+        async () => frank,
+      )(exportRequest({ format: 'csv' }, uniqueIp()))
+      expect(res.status).toBe(200)
+      const reader = res.body!.getReader()
+      await reader.read()
+      // The second page's read fails in the database.
+      await tdb.pool.query('ALTER TABLE audit_events RENAME TO audit_events_away')
+      try {
+        await expect(reader.read()).rejects.toThrow()
+      } finally {
+        await tdb.pool.query('ALTER TABLE audit_events_away RENAME TO audit_events')
+      }
+      expect(lines.filter((l) => l.level >= 50).map((l) => l.msg)).toEqual(['audit export failed'])
+    } finally {
+      await closeWebServices(logged, { closeDb: false })
+    }
   })
 })

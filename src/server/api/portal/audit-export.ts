@@ -37,7 +37,10 @@ export function createAuditExportHandler(
       // The first page before the response starts: a failure still gets its status.
       const first = await page()
       const file = auditExportFile(input.format)
-      const body = auditExportStream(input.format, first, page, () => access.release())
+      const body = auditExportStream(input.format, first, page, (failure) => {
+        access.release()
+        if (failure !== undefined) services.logger.error({ err: failure }, 'audit export failed')
+      })
       return new Response(body, {
         headers: {
           'Content-Type': file.contentType,

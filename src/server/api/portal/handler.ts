@@ -12,9 +12,9 @@
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch'
 import { RequestAccess } from '@/server/auth/access'
 import type { SessionUser } from '@/server/auth/session-user'
-import { ApiError } from '@/server/errors/api-error'
 import { errorResponse } from '@/server/errors/error-body'
 import { toApiError } from '@/server/errors/to-api-error'
+import { readCappedBody } from '@/server/http/capped-body'
 import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
 import type { Services } from '@/server/web-services'
 import { portalRouter } from './router'
@@ -25,34 +25,6 @@ export const PORTAL_MAX_BATCH = 4
 
 /** Largest request body: a batch of the largest input (a key's 20 origins) is a fraction of it. */
 export const PORTAL_MAX_BODY_BYTES = 64 * 1024
-
-const TOO_LARGE = `The request body is larger than ${PORTAL_MAX_BODY_BYTES} bytes.`
-
-/** The body, read up to `max` bytes; past that the read stops and the request is refused. */
-async function readCappedBody(req: Request, max: number): Promise<Uint8Array<ArrayBuffer> | undefined> {
-  if (Number(req.headers.get('content-length') ?? 0) > max) throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE)
-  if (!req.body) return undefined
-  const reader = req.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > max) {
-      await reader.cancel().catch(() => {})
-      throw new ApiError('PAYLOAD_TOO_LARGE', TOO_LARGE)
-    }
-    chunks.push(value)
-  }
-  const body = new Uint8Array(size)
-  let at = 0
-  for (const chunk of chunks) {
-    body.set(chunk, at)
-    at += chunk.byteLength
-  }
-  return body
-}
 
 export type PortalHandler = (req: Request) => Promise<Response>
 
