@@ -84,3 +84,20 @@ test('sign-in endpoints refuse what next-auth cannot serve, and log no error for
   await new Promise((resolve) => setTimeout(resolve, 500))
   expect(webErrors().slice(errorsBefore)).toEqual([])
 })
+
+test("next-auth's endpoints are limited per client address like the portal's procedures", async ({
+  request,
+}) => {
+  // RATE_LIMIT_PORTAL's default allows 4 at once and 10 a second from one address.
+  const flood = await Promise.all(Array.from({ length: 16 }, () => request.get('/api/auth/session')))
+  const refused = flood.filter((res) => res.status() === 429)
+  expect(refused.length).toBeGreaterThan(0)
+  expect(flood.every((res) => [200, 429].includes(res.status()))).toBe(true)
+  expect((await refused[0]!.json()).error.code).toBe('RATE_LIMITED')
+  expect(Number(refused[0]!.headers()['retry-after'])).toBeGreaterThan(0)
+  // A refusal consumes nothing: the address is served again within its window.
+  await expect
+    .poll(async () => (await request.get('/api/auth/session')).status(), { timeout: 5_000 })
+    .toBe(200)
+  await new Promise((resolve) => setTimeout(resolve, 1_100))
+})

@@ -7,7 +7,7 @@ import { request as playwrightRequest } from '@playwright/test'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { deployContractWallet } from './helpers/devnet'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
-import { getNonce, siweMessage, submitSignIn } from './helpers/siwe'
+import { getNonce, politely, siweMessage, submitSignIn } from './helpers/siwe'
 import { E2E_WALLET_NAME, injectWallet } from './helpers/wallet'
 
 test('a smart-contract wallet signs in through ERC-1271', async ({ page }) => {
@@ -33,13 +33,13 @@ test.describe('refused sign-ins', () => {
     const message = siweMessage(await getNonce(api), account)
     const signature = await account.signMessage({ message })
     expect(await submitSignIn(api, message, signature)).toEqual({ status: 200, error: null })
-    const session = await (await api.get('/api/auth/session')).json()
+    const session = await (await politely(() => api.get('/api/auth/session'))).json()
     expect(session.user.address).toBe(account.address.toLowerCase())
 
     // The very same message and signature again, from a fresh client.
     const replay = await playwrightRequest.newContext({ baseURL })
     expect(await submitSignIn(replay, message, signature)).toEqual({ status: 401, error: 'NONCE_INVALID' })
-    expect(await (await replay.get('/api/auth/session')).json()).toEqual({})
+    expect(await (await politely(() => replay.get('/api/auth/session'))).json()).toEqual({})
     await Promise.all([api.dispose(), replay.dispose()])
   })
 
@@ -70,7 +70,7 @@ test.describe('refused sign-ins', () => {
       status: 401,
       error: 'NONCE_INVALID',
     })
-    expect(await (await api.get('/api/auth/session')).json()).toEqual({})
+    expect(await (await politely(() => api.get('/api/auth/session'))).json()).toEqual({})
     await api.dispose()
   })
 

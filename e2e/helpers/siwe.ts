@@ -3,7 +3,7 @@
  * portal's page does it (nonce → EIP-4361 message → signature → next-auth
  * credentials callback), for the refusal tests.
  */
-import type { APIRequestContext } from '@playwright/test'
+import type { APIRequestContext, APIResponse } from '@playwright/test'
 import type { LocalAccount } from 'viem'
 import { createSiweMessage, type SiweMessage } from 'viem/siwe'
 
@@ -16,8 +16,21 @@ export interface NonceResponse {
   statement: string
 }
 
+/**
+ * A request retried after its 429's Retry-After, as the specification tells
+ * clients to: these tests sign in many times a second from one address, more
+ * than the sign-in endpoints' per-address limit allows.
+ */
+export async function politely(send: () => Promise<APIResponse>): Promise<APIResponse> {
+  for (;;) {
+    const res = await send()
+    if (res.status() !== 429) return res
+    await new Promise((resolve) => setTimeout(resolve, Number(res.headers()['retry-after'] ?? 1) * 1000))
+  }
+}
+
 export async function getNonce(request: APIRequestContext): Promise<NonceResponse> {
-  const res = await request.post('/api/siwe/nonce')
+  const res = await politely(() => request.post('/api/siwe/nonce'))
   if (!res.ok()) throw new Error(`nonce: ${res.status()} ${await res.text()}`)
   return (await res.json()) as NonceResponse
 }
@@ -47,10 +60,12 @@ export async function submitSignIn(
   message: string,
   signature: string,
 ): Promise<{ status: number; error: string | null }> {
-  const csrf = (await (await request.get('/api/auth/csrf')).json()) as { csrfToken: string }
-  const res = await request.post('/api/auth/callback/siwe', {
-    form: { message, signature, csrfToken: csrf.csrfToken, json: 'true' },
-  })
+  const csrf = (await (await politely(() => request.get('/api/auth/csrf'))).json()) as { csrfToken: string }
+  const res = await politely(() =>
+    request.post('/api/auth/callback/siwe', {
+      form: { message, signature, csrfToken: csrf.csrfToken, json: 'true' },
+    }),
+  )
   const body = (await res.json().catch(() => ({}))) as { url?: string }
   const error = body.url ? new URL(body.url).searchParams.get('error') : 'NO_URL'
   return { status: res.status(), error }

@@ -23,7 +23,16 @@ export interface LimitPolicy {
   concurrent?: number
 }
 
-export type PolicyName = 'key' | 'demo' | 'ipKey' | 'ipDemo' | 'demoIssue' | 'media' | 'portal' | 'ipPortal'
+export type PolicyName =
+  | 'key'
+  | 'demo'
+  | 'ipKey'
+  | 'ipDemo'
+  | 'demoIssue'
+  | 'media'
+  | 'portal'
+  | 'ipPortal'
+  | 'ipAuth'
 
 export type Policies = Record<PolicyName, LimitPolicy>
 
@@ -45,6 +54,8 @@ export function policiesFromConfig(config: Config): Policies {
     media: toPolicy('m', config.RATE_LIMIT_MEDIA),
     portal: toPolicy('p', config.RATE_LIMIT_PORTAL),
     ipPortal: toPolicy('ipp', config.RATE_LIMIT_PORTAL),
+    // next-auth's endpoints (session, csrf, callback, signout): the portal's numbers, a bucket of their own.
+    ipAuth: toPolicy('ipa', config.RATE_LIMIT_PORTAL),
   }
 }
 

@@ -29,8 +29,8 @@ export const PORTAL_MAX_BODY_BYTES = 64 * 1024
 export type PortalHandler = (req: Request) => Promise<Response>
 
 /**
- * The admission every portal request starts with (the client IP's limit),
- * then `serve`; a refusal or failure becomes the specification's envelope.
+ * The admission every portal request starts with (the client IP's limit:
+ * `ipPortal` for the procedures, `ipAuth` for next-auth's endpoints), then `serve`; a refusal or failure becomes the specification's envelope.
  * `serve` releases the request's slots once its response is complete (a
  * streamed body: when the stream ends); on a failure they are released here.
  */
@@ -38,11 +38,12 @@ export async function admitPortalRequest(
   services: Services,
   req: Request,
   serve: (access: RequestAccess, clientIp: string) => Promise<Response>,
+  ipPolicy: 'ipPortal' | 'ipAuth' = 'ipPortal',
 ): Promise<Response> {
   const clientIp = req.headers.get(CLIENT_IP_HEADER) ?? 'unknown'
   const access = new RequestAccess(services.access, clientIp)
   try {
-    await access.limitIp('ipPortal')
+    await access.limitIp(ipPolicy)
     return await serve(access, clientIp)
   } catch (err) {
     access.release()
