@@ -12,7 +12,7 @@ import { syncHistorical } from './historical'
 import { syncRealtime } from './realtime'
 import { handleReorg } from './reorg'
 import { cursorOf, ReorgDetectedError, type Syncer } from './syncer'
-import { verifyConfirmedBlocks } from './verify-confirmed'
+import { reproveReadSpans, verifyConfirmedBlocks } from './verify-confirmed'
 
 /** Endpoint health is written to indexer_state at most this often (and whenever the head moves). */
 const HEALTH_WRITE_MS = 2_000
@@ -47,6 +47,7 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
     if (Date.now() < verifyAfter) return
     try {
       await verifyConfirmedBlocks(s)
+      await reproveReadSpans(s)
       verifyFailures = 0
     } catch (err) {
       if (!(err instanceof VerificationError || err instanceof InconsistentLogsError)) throw err
