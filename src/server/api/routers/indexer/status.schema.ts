@@ -25,10 +25,10 @@ export const indexerStatus = z
     last_verified_block: decimalString
       .nullable()
       .describe(
-        'Extension: blocks from coverage_start_block to this one were read twice, independently, and agreed; no block above it counts as confirmed.',
+        'Extension: blocks from coverage_start_block to this one were verified (`verified_by` says how); no block above it counts as confirmed.',
       ),
     verification_mismatches: decimalString.describe(
-      'Extension: how often two reads of the same blocks disagreed (a provider left out or altered a log).',
+      'Extension: how often two reads of the same blocks, or reads and a receipts proof, disagreed (a provider left out or altered a log).',
     ),
     verification_repairs: decimalString.describe(
       'Extension: how often stored rows were repaired after such a disagreement.',
