@@ -78,7 +78,9 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
       await writeHealth(headMoved)
 
       const cursor = cursorOf(s)
+      const wasBackfilling = s.backfilling
       s.backfilling = cursor <= confirmed
+      if (wasBackfilling && !s.backfilling) logCaughtUp(s, cursor - 1n)
       if (s.tip && s.tip.number > head) {
         // Every endpoint is behind the stored tip (a restart onto a lagging node, or a shorter chain).
         await proveShorterChain(s)
@@ -129,6 +131,21 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
       await sleep(delay, signal).catch(() => undefined)
     }
   }
+}
+
+/** One line when the backfill reaches the confirmed block: what its verification proved (docs/indexer.md, "Verification"). */
+function logCaughtUp(s: Syncer, block: bigint) {
+  const proofs = s.ctx.proofs
+  if (!s.ctx.verify || !proofs) return
+  s.ctx.logger.info(
+    {
+      block: block.toString(),
+      provenSamples: proofs.provenSamples,
+      sampleRate: proofs.rate,
+      untrusted: proofs.untrusted,
+    },
+    `backfill caught up at block ${block}: ${proofs.provenSamples} sampled blocks proven by receipts (sample rate ${proofs.rate})${proofs.untrusted ? '; the log index is not trusted, every block is proven' : ''}`,
+  )
 }
 
 /**

@@ -167,6 +167,7 @@ async function withSampledProof(
   const proven = await provenBlocks(ctx, policy.sampled(from, to))
   // Not proven (the node lost its receipts, or a block changed): no sample is claimed.
   if (!proven) return readsOnly
+  policy.provenSamples += proven.size
   for (const [number, logs] of proven) {
     const read = agreed.filter((l) => BigInt(l.blockNumber) === number)
     if (sameLogs(read, logs)) continue

@@ -20,6 +20,8 @@ export interface ProofSampleOptions {
 
 export class ProofPolicy {
   readonly rate: number
+  /** Sampled blocks proven so far (what the sample costs: two requests each). */
+  provenSamples = 0
   private readonly seed: number
 
   constructor(
