@@ -689,8 +689,9 @@ const medianCpu = (runs: { cpu: CpuSeconds }[]): CpuSeconds => ({
 
 /**
  * How the first backfill was verified: the indexer's line on reaching the confirmed block
- * (sampled blocks proven), indexer_state's spans and counters, and through the provider the
- * eth_getBlockReceipts items (every proof: sampled blocks, small ranges, disputes).
+ * (how its blocks were verified, sampled blocks proven), indexer_state's counters, and
+ * through the provider the eth_getBlockReceipts items (every proof: sampled blocks, small
+ * ranges, disputes).
  */
 async function describeVerification(
   pool: pg.Pool,
@@ -699,25 +700,14 @@ async function describeVerification(
   events: number,
 ): Promise<string> {
   const { rows } = await pool.query(
-    `SELECT verification_spans AS spans, verification_mismatches::int AS mismatches,
-            verification_repairs::int AS repairs, log_index_untrusted AS untrusted FROM indexer_state`,
+    `SELECT verification_mismatches::int AS mismatches, verification_repairs::int AS repairs,
+            log_index_untrusted AS untrusted FROM indexer_state`,
   )
-  const state = rows[0] as
-    | {
-        spans: { from: string; to: string; method: string; sample_rate: number | null }[]
-        mismatches: number
-        repairs: number
-        untrusted: boolean
-      }
-    | undefined
-  const spans = (state?.spans ?? [])
-    .map((s) => `${s.from}..${s.to} ${s.method}${s.sample_rate === null ? '' : ` (rate ${s.sample_rate})`}`)
-    .join(', ')
+  const state = rows[0] as { mismatches: number; repairs: number; untrusted: boolean } | undefined
   const parts = [
     caughtUp
       ? (JSON.parse(caughtUp) as { msg: string }).msg
       : 'the indexer did not report reaching the confirmed block',
-    `verified_by ${spans || 'none'}`,
     `${state?.mismatches ?? 0} mismatches, ${state?.repairs ?? 0} repairs${state?.untrusted ? ', log index NOT trusted' : ''}`,
   ]
   const receipts = traffic?.['method.eth_getBlockReceipts']

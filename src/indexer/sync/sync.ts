@@ -5,7 +5,13 @@ import type { Endpoint } from '../rpc/endpoint'
 import { InconsistentLogsError, maxBig, minBig } from '../rpc/get-logs'
 import { backoffDelay, sleep } from '../rpc/retry'
 import { StaleStateError } from '../store/commit'
-import { readLastVerifiedBlock, readTip, storedBlocks, updateHead } from '../store/state'
+import {
+  readLastVerifiedBlock,
+  readTip,
+  readVerificationSpans,
+  storedBlocks,
+  updateHead,
+} from '../store/state'
 import { VerificationError } from '../verify/agreed-logs'
 import { ChainChangedError } from './fetch'
 import { syncHistorical } from './historical'
@@ -80,7 +86,7 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
       const cursor = cursorOf(s)
       const wasBackfilling = s.backfilling
       s.backfilling = cursor <= confirmed
-      if (wasBackfilling && !s.backfilling) logCaughtUp(s, cursor - 1n)
+      if (wasBackfilling && !s.backfilling) await logCaughtUp(s, cursor - 1n)
       if (s.tip && s.tip.number > head) {
         // Every endpoint is behind the stored tip (a restart onto a lagging node, or a shorter chain).
         await proveShorterChain(s)
@@ -133,10 +139,19 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
   }
 }
 
-/** One line when the backfill reaches the confirmed block: what its verification proved (docs/indexer.md, "Verification"). */
-function logCaughtUp(s: Syncer, block: bigint) {
+/**
+ * One line when the backfill reaches the confirmed block: how its blocks were verified and
+ * what the sample proved (docs/indexer.md, "Verification").
+ */
+async function logCaughtUp(s: Syncer, block: bigint) {
   const proofs = s.ctx.proofs
   if (!s.ctx.verify || !proofs) return
+  const spans = await readVerificationSpans(s.ctx.pool, s.options.network)
+  const verifiedBy = spans
+    .map(
+      (v) => `${v.from}..${v.to} ${v.method}${v.sampleRate === null ? '' : ` (sample rate ${v.sampleRate})`}`,
+    )
+    .join(', ')
   s.ctx.logger.info(
     {
       block: block.toString(),
@@ -144,7 +159,7 @@ function logCaughtUp(s: Syncer, block: bigint) {
       sampleRate: proofs.rate,
       untrusted: proofs.untrusted,
     },
-    `backfill caught up at block ${block}: ${proofs.provenSamples} sampled blocks proven by receipts (sample rate ${proofs.rate})${proofs.untrusted ? '; the log index is not trusted, every block is proven' : ''}`,
+    `backfill caught up at block ${block}: ${proofs.provenSamples} sampled blocks proven by receipts (sample rate ${proofs.rate})${proofs.untrusted ? '; the log index is not trusted, every block is proven' : ''}; verified by ${verifiedBy || 'nothing yet'}`,
   )
 }
 
