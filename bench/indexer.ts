@@ -29,6 +29,9 @@
  * the ratio; BENCH_VERIFY_COST=0 times one of each), BENCH_NODE_ARGS (node flags for our
  * indexer, e.g. --cpu-prof), BENCH_INDEXER_TIMEOUT_S (1,200: our backfill's limit),
  * BENCH_PROVIDER_ENDPOINTS (1), BENCH_PONDER=0 (skip Ponder).
+ * What the sampled receipts proofs cost (docs/indexer.md, "Verification"): the first run
+ * prints how many sampled blocks were proven and how the blocks were verified, and each
+ * repeat times one more verified backfill with INDEXER_PROOF_SAMPLE_RATE=0.
  * Ours only, verified and INDEXER_VERIFY=off, to iterate on verification's cost:
  * BENCH_PONDER=0 BENCH_FOLLOW_SAMPLES=0 npm run bench:indexer:provider.
  */
@@ -399,10 +402,13 @@ async function main() {
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const progress: string[] = []
+  let caughtUp: string | undefined
   child.stdout.on('data', (chunk: Buffer) => {
     if (process.env.BENCH_LOG) appendFileSync(process.env.BENCH_LOG, chunk)
-    for (const line of chunk.toString().split('\n'))
+    for (const line of chunk.toString().split('\n')) {
       if (line.includes('backfill at block')) progress.push(line)
+      if (line.includes('backfill caught up')) caughtUp = line
+    }
   })
   const rss = trackPeakRss(child.pid!)
   const cpu = trackCpu({ indexer: child.pid!, node: chain.anvil.pid })
@@ -451,6 +457,9 @@ async function main() {
       for (const line of progress.slice(-2)) log(`indexer said: ${JSON.parse(line).msg}`)
     }
     if (PROVIDER) log(`ours through the provider: ${describeTraffic(ourTraffic, transfers)}`)
+    log(
+      `verification: ${await describeVerification(pool, caughtUp, PROVIDER ? ourTraffic : undefined, transfers)}`,
+    )
     const omitted = ourProxies.reduce((n, p) => n + p.omitted().length, 0)
     log(
       `ours vs the chain: ${await diffOurs(pool, truth, head)}${PROVIDER ? ` (the proxies left out ${omitted} logs)` : ''}`,
@@ -533,8 +542,10 @@ async function main() {
     type Run = { rate: number; cpu: CpuSeconds; peakRssKb?: number }
     const verifiedRuns: Run[] = ourRate === undefined ? [] : [{ rate: ourRate, cpu: ourCpu }]
     const unverifiedRuns: Run[] = []
+    const unsampledRuns: Run[] = []
     if (ourRate !== undefined && process.env.BENCH_VERIFY_COST !== '0') {
-      const again = (verify: boolean) => timeBackfill(indexer, root, ourProxies, chain.anvil, head, verify)
+      const again = (verify: boolean, sample = true) =>
+        timeBackfill(indexer, root, ourProxies, chain.anvil, head, verify, sample)
       const unverified = await again(false)
       if (unverified === undefined) log('unverified backfill: did not finish (no cost figure)')
       else {
@@ -542,11 +553,13 @@ async function main() {
         log(`verification cost: ${describeCost(ourRate, unverified.rate)}`)
       }
       for (let i = 1; i <= REPEAT; i++) {
-        const [v, u] = [await again(true), await again(false)]
+        const [v, u, n] = [await again(true), await again(false), await again(true, false)]
         if (v !== undefined) verifiedRuns.push(v)
         if (u !== undefined) unverifiedRuns.push(u)
+        if (n !== undefined) unsampledRuns.push(n)
+        const rate = (r: Run | undefined) => (r === undefined ? 'did not finish' : Math.round(r.rate))
         log(
-          `repeat ${i}: verified ${v === undefined ? 'did not finish' : Math.round(v.rate)} events/s, unverified ${u === undefined ? 'did not finish' : Math.round(u.rate)} events/s`,
+          `repeat ${i}: verified ${rate(v)} events/s, unverified ${rate(u)} events/s, verified without sampled proofs ${rate(n)} events/s`,
         )
       }
       const rates = (runs: Run[]) => runs.map((r) => r.rate)
@@ -554,6 +567,12 @@ async function main() {
         log(
           `medians of ${verifiedRuns.length} / ${unverifiedRuns.length} runs: ${describeCost(median(rates(verifiedRuns)), median(rates(unverifiedRuns)))}`,
         )
+      if (verifiedRuns.length > 0 && unsampledRuns.length > 0) {
+        const [v, n] = [median(rates(verifiedRuns)), median(rates(unsampledRuns))]
+        log(
+          `sampled proofs' cost, medians of ${verifiedRuns.length} / ${unsampledRuns.length} verified runs: ${Math.round(v)} events/s with the sample vs ${Math.round(n)} without (INDEXER_PROOF_SAMPLE_RATE=0): ${(100 * (1 - v / n)).toFixed(1)} %`,
+        )
+      }
       // The first run's peak includes head-follow; these are backfills alone, verified or not.
       const peaks = [...verifiedRuns, ...unverifiedRuns].flatMap((r) =>
         r.peakRssKb ? [r.peakRssKb / 1024] : [],
@@ -668,6 +687,37 @@ const medianCpu = (runs: { cpu: CpuSeconds }[]): CpuSeconds => ({
   bench: median(runs.map((r) => r.cpu.bench)),
 })
 
+/**
+ * How the first backfill was verified: the indexer's line on reaching the confirmed block
+ * (how its blocks were verified, sampled blocks proven), indexer_state's counters, and
+ * through the provider the eth_getBlockReceipts items (every proof: sampled blocks, small
+ * ranges, disputes).
+ */
+async function describeVerification(
+  pool: pg.Pool,
+  caughtUp: string | undefined,
+  traffic: Record<string, number> | undefined,
+  events: number,
+): Promise<string> {
+  const { rows } = await pool.query(
+    `SELECT verification_mismatches::int AS mismatches, verification_repairs::int AS repairs,
+            log_index_untrusted AS untrusted FROM indexer_state`,
+  )
+  const state = rows[0] as { mismatches: number; repairs: number; untrusted: boolean } | undefined
+  const parts = [
+    caughtUp
+      ? (JSON.parse(caughtUp) as { msg: string }).msg
+      : 'the indexer did not report reaching the confirmed block',
+    `${state?.mismatches ?? 0} mismatches, ${state?.repairs ?? 0} repairs${state?.untrusted ? ', log index NOT trusted' : ''}`,
+  ]
+  const receipts = traffic?.['method.eth_getBlockReceipts']
+  if (receipts !== undefined)
+    parts.push(
+      `${receipts} eth_getBlockReceipts items (${((receipts * 1000) / events).toFixed(2)} per 1,000 events)`,
+    )
+  return parts.join('; ')
+}
+
 const describeCost = (verified: number, unverified: number) =>
   `${Math.round(verified)} events/s verified vs ${Math.round(unverified)} unverified (INDEXER_VERIFY=off): ${(100 * (1 - verified / unverified)).toFixed(1)} % of backfill throughput (target <= 25 %)`
 
@@ -682,8 +732,10 @@ async function timeBackfill(
   anvil: { rpcUrl: string; pid: number },
   head: bigint,
   verify: boolean,
+  sample = true,
 ): Promise<{ rate: number; cpu: CpuSeconds; peakRssKb: number } | undefined> {
-  const { schema, url, pool } = await benchSchema(verify ? 'bench_verified' : 'bench_unverified', 2)
+  const name = !verify ? 'unverified' : sample ? 'verified' : 'unsampled'
+  const { schema, url, pool } = await benchSchema(`bench_${name}`, 2)
   const started = performance.now()
   const child = spawn(process.execPath, [...NODE_ARGS, ...indexer], {
     cwd: root,
@@ -693,14 +745,13 @@ async function timeBackfill(
       RPC_URL: proxies.length > 0 ? proxies.map((p) => p.url).join(',') : anvil.rpcUrl,
       CONFIRMATIONS: '2',
       INDEXER_VERIFY: verify ? 'on' : 'off',
+      ...(sample ? {} : { INDEXER_PROOF_SAMPLE_RATE: '0' }),
       MEDIA_DIR: await mkdtemp(path.join(os.tmpdir(), 'bench-media-')),
       LOG_LEVEL: process.env.BENCH_LOG ? (process.env.LOG_LEVEL ?? 'info') : 'warn',
     },
     stdio: ['ignore', process.env.BENCH_LOG ? 'pipe' : 'ignore', 'inherit'],
   })
-  child.stdout?.on('data', (chunk: Buffer) =>
-    appendFileSync(`${process.env.BENCH_LOG}.${verify ? 'verified' : 'unverified'}`, chunk),
-  )
+  child.stdout?.on('data', (chunk: Buffer) => appendFileSync(`${process.env.BENCH_LOG}.${name}`, chunk))
   const cpu = trackCpu({ indexer: child.pid!, node: anvil.pid })
   const rss = trackPeakRss(child.pid!)
   try {

@@ -81,6 +81,8 @@ async function requestLoop() {
             last_verified_block: null,
             verification_mismatches: '0',
             verification_repairs: '0',
+            verification_spans: [],
+            log_index_untrusted: false,
             head_observed_at: at,
             rpc_endpoints: [],
             metadata_queue: null,

@@ -324,6 +324,21 @@ export interface components {
      *       "last_verified_block": "1048564",
      *       "verification_mismatches": "0",
      *       "verification_repairs": "0",
+     *       "verified_by": [
+     *         {
+     *           "from_block": "0",
+     *           "to_block": "1048000",
+     *           "method": "sampled_proof",
+     *           "proof_sample_rate": 0.01
+     *         },
+     *         {
+     *           "from_block": "1048001",
+     *           "to_block": "1048564",
+     *           "method": "receipts_proof",
+     *           "proof_sample_rate": null
+     *         }
+     *       ],
+     *       "log_index_untrusted": false,
      *       "head_age_seconds": 3,
      *       "rpc_status": "ok",
      *       "rpc_endpoints": [
@@ -358,12 +373,26 @@ export interface components {
       last_indexed_block: string | null
       /** @description Extension: last_seen_block minus last_indexed_block (blocks not yet ingested). */
       lag_blocks: string
-      /** @description Extension: blocks from coverage_start_block to this one were read twice, independently, and agreed; no block above it counts as confirmed. */
+      /** @description Extension: blocks from coverage_start_block to this one were verified (`verified_by` says how); no block above it counts as confirmed. */
       last_verified_block: string | null
-      /** @description Extension: how often two reads of the same blocks disagreed (a provider left out or altered a log). */
+      /** @description Extension: how often two reads of the same blocks, or reads and a receipts proof, disagreed (a provider left out or altered a log). */
       verification_mismatches: string
       /** @description Extension: how often stored rows were repaired after such a disagreement. */
       verification_repairs: string
+      /** @description Extension: how the verified blocks were verified, as contiguous spans in block order; a block no span covers names no method. */
+      verified_by: {
+        from_block: string
+        to_block: string
+        /**
+         * @description `receipts_proof`: every block proven by its receipts against its header's receiptsRoot; `second_endpoint`: reads served by two or more endpoints agreed; `sampled_proof`: reads of one endpoint agreed and a random share `proof_sample_rate` of the blocks was proven by receipts; `repeated_reads`: reads of one endpoint agreed, nothing proven (the node offers no receipts); `mixed`: neighbouring spans of several of these, merged to keep the list short.
+         * @enum {string}
+         */
+        method: 'receipts_proof' | 'second_endpoint' | 'sampled_proof' | 'repeated_reads' | 'mixed'
+        /** @description Share of the span's blocks proven by receipts at random on top of the reads; null when none. */
+        proof_sample_rate: number | null
+      }[]
+      /** @description Extension: true once a receipts proof showed that reads which agreed lacked logs (a broken log index); every block is then proven by receipts, and blocks verified by reads are proven again. */
+      log_index_untrusted: boolean
       /** @description Extension: seconds since an RPC endpoint last answered the head; null before the first answer. */
       head_age_seconds: number | null
       /**

@@ -18,6 +18,7 @@ describe('configuration contract', () => {
     expect(config.embeddedDatabase).toBe(true)
     expect(config.embeddedChain).toBe(true)
     expect(config.INDEXER_VERIFY).toBe('on')
+    expect(config.INDEXER_PROOF_SAMPLE_RATE).toBe(0.01)
     expect(config.RPC_TIMEOUT_MS).toBe(15_000)
   })
 
@@ -73,6 +74,8 @@ describe('configuration contract', () => {
     ['RPC_URL', 'not a url'],
     ['RPC_URL', 'https://a.example/rpc,not a url'],
     ['INDEXER_VERIFY', 'maybe'],
+    ['INDEXER_PROOF_SAMPLE_RATE', '1.5'],
+    ['INDEXER_PROOF_SAMPLE_RATE', 'often'],
     ['RPC_TIMEOUT_MS', '10'],
     ['IPFS_GATEWAY', 'https://a.example/ipfs/,ipfs.io'],
     ['METADATA_CONCURRENCY', '0'],

@@ -183,6 +183,13 @@ export const envSchema = z.object({
   INDEXER_COMMIT_EVENTS: optional(nonNegativeInt.min(1, 'must be a positive integer')),
   /** Second, independent read of every block's logs before it counts as confirmed (docs/indexer.md, "Verification"). */
   INDEXER_VERIFY: optional(z.enum(['on', 'off'], { error: 'must be on or off' })).default('on'),
+  /** Share of backfill blocks proven by receipts on top of agreeing reads (docs/indexer.md, "Verification"). */
+  INDEXER_PROOF_SAMPLE_RATE: optional(
+    z.coerce
+      .number({ error: 'must be a number from 0 to 1' })
+      .min(0, 'must be from 0 to 1')
+      .max(1, 'must be from 0 to 1'),
+  ).default(0.01),
   /** Metadata and media requests in flight over all hosts (docs/indexer.md, "Metadata and media queue"). */
   METADATA_CONCURRENCY: optional(
     nonNegativeInt.min(1, 'must be a positive integer').max(4096, 'must be at most 4096'),

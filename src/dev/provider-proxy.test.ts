@@ -301,6 +301,35 @@ describe('JSON-RPC faults', () => {
     expect(proxy.omitted()).toHaveLength(before + 2)
   })
 
+  it('with a broken log index, leaves the same logs out of every answer, by range or by hash, and nothing else', async () => {
+    const brokenA = await start({ brokenLogIndex: 0.3, seed: 1 })
+    const brokenB = await start({ brokenLogIndex: 0.3, seed: 2 })
+    const filter = logsFilter(mintBlocks[0]!, head)
+    const full = (await call(chain.anvil.rpcUrl, 'eth_getLogs', [filter])).result as Log[]
+    const ids = async (p: ProviderProxy, params: unknown) =>
+      ((await call(p.url, 'eth_getLogs', [params])).result as Log[]).map(logId)
+    const first = await ids(brokenA, filter)
+    const missing = full.map(logId).filter((id) => !first.includes(id))
+    // About the share configured, never all of them.
+    expect(missing.length).toBeGreaterThan(full.length * 0.1)
+    expect(missing.length).toBeLessThan(full.length * 0.5)
+    // Read again, or through another endpoint on the same index: the same answer.
+    expect(await ids(brokenA, filter)).toEqual(first)
+    expect(await ids(brokenB, filter)).toEqual(first)
+    // Read by block hash or block by block: the same logs missing.
+    const hash = (await chain.clients.public.getBlock({ blockNumber: mintBlocks[2]! })).hash
+    const inBlock = full.filter((l) => BigInt(l.blockNumber) === mintBlocks[2]).map(logId)
+    expect(await ids(brokenA, { blockHash: hash })).toEqual(inBlock.filter((id) => first.includes(id)))
+    expect(brokenA.stats().brokenLogIndex).toBeGreaterThan(0)
+    expect(new Set(brokenA.omitted())).toEqual(new Set(missing))
+    // Block receipts stay honest: every log is in them.
+    const receipts = (await call(brokenA.url, 'eth_getBlockReceipts', [hex(mintBlocks[2]!)]))
+      .result as Array<{
+      logs: Log[]
+    }>
+    expect(receipts.flatMap((r) => r.logs).map(logId)).toEqual(inBlock)
+  })
+
   it('adds the last log of the next block with logs to an answer by range', async () => {
     proxy.setFaults({ strayLog: 1 })
     const asked = (

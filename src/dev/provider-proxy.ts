@@ -5,7 +5,8 @@
  * load-balanced nodes a few blocks behind, eth_getLogs answers with
  * duplicated, reordered or silently missing logs, with logs of blocks not
  * asked for or with a log kept under a replaced block's hash, and eth_getLogs
- * caps refused in the wording of each provider.
+ * caps refused in the wording of each provider, and a node whose log index
+ * lacks the same logs on every read (brokenLogIndex).
  *
  * Deterministic under a seed: every HTTP request takes the next seed from a
  * mulberry32 stream in arrival order and draws all its decisions from its own
@@ -114,6 +115,13 @@ export interface ProviderProxyOptions {
    * instead of "unknown block", as Besu, reth before 2024, Frontier chains and anvil did.
    */
   emptyForUnknownHash?: boolean
+  /**
+   * A node whose log index is broken (a bad bloom or index migration): every eth_getLogs answer,
+   * by range or by block hash, leaves out the same share (0..1) of logs, chosen by each log's
+   * identity, so that reads agree with each other, and proxies given the same share share the
+   * index. Blocks, headers and eth_getBlockReceipts stay honest. Counted as `brokenLogIndex`.
+   */
+  brokenLogIndex?: number
 }
 
 export interface ProviderProxy {
@@ -306,6 +314,7 @@ export const FAULT_KINDS = [
   'omitLog',
   'strayLog',
   'staleLog',
+  'brokenLogIndex',
 ] as const
 
 type RpcRequest = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown }
@@ -363,6 +372,8 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
   const counters = new Map<string, number>()
   const count = (key: string, by = 1) => counters.set(key, (counters.get(key) ?? 0) + by)
   const omitted: string[] = []
+  /** Logs the broken log index lacks (brokenLogIndex), once found in an answer. */
+  const unindexed = new Set<string>()
   /** Logs (`${transactionHash}:${logIndex}`) the node's stale cache answers with another block hash. */
   const staleHashes = new Map<string, string>()
   const hung = new Set<http.ServerResponse>()
@@ -728,11 +739,13 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     const stray = p.stray ? await strayLog(p.filter, p.stray) : undefined
     const cut = options.silentResultCap !== undefined && n > options.silentResultCap
     const stale = typeof p.filter.blockHash !== 'string' && (p.stale || staleHashes.size > 0)
-    if (!overCap && !omit && !dup && !stray && !cut && !stale) return body
+    const broken = (options.brokenLogIndex ?? 0) > 0 && n >= 1
+    if (!overCap && !omit && !dup && !stray && !cut && !stale && !broken) return body
 
     const answer = JSON.parse(body.toString('utf8')) as { result?: RawLog[]; error?: JsonRpcError }
     if (!Array.isArray(answer.result)) return body
     let logs = answer.result
+    if (broken) logs = withoutUnindexed(logs)
     if (cut) {
       count('silentCut')
       logs = logs.slice(0, options.silentResultCap)
@@ -760,6 +773,21 @@ export async function startProviderProxy(options: ProviderProxyOptions): Promise
     }
     if (stale) logs = withStaleHashes(logs, p.stale === true ? p.filter : undefined)
     return { result: logs }
+  }
+
+  /** The answer of the broken log index: the logs it lacks are left out, each recorded once. */
+  function withoutUnindexed(logs: RawLog[]): RawLog[] {
+    const kept = logs.filter((l) => {
+      const key = `${l.transactionHash.toLowerCase()}:${Number(BigInt(l.logIndex))}`
+      if (unitHash(key) >= options.brokenLogIndex!) return true
+      if (!unindexed.has(key)) {
+        unindexed.add(key)
+        omitted.push(key)
+      }
+      return false
+    })
+    if (kept.length < logs.length) count('brokenLogIndex')
+    return kept
   }
 
   /**
@@ -913,6 +941,15 @@ function fittingTo(logs: RawLog[], from: bigint, to: bigint, max: number): bigin
 }
 
 /** 1..3 logs repeated, then a shuffle that is never the identity. */
+/** A string's FNV-1a hash, mixed (murmur3's finaliser), as a number in [0, 1): the same in every proxy. */
+function unitHash(text: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
+  return ((h ^ (h >>> 16)) >>> 0) / 4294967296
+}
+
 function duplicateAndShuffle(logs: RawLog[], rng: () => number): RawLog[] {
   const out = [...logs]
   const extra = 1 + Math.floor(rng() * Math.min(3, logs.length))

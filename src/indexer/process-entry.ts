@@ -14,7 +14,7 @@ import { IndexerMetrics } from './metrics'
 import { runIndexer } from './run-indexer'
 import type { SyncOptions } from './sync/syncer'
 
-/** Optional tuning from the configuration contract (INDEXER_RANGE_BLOCKS, INDEXER_COMMIT_EVENTS, INDEXER_VERIFY). */
+/** Optional tuning from the configuration contract (INDEXER_RANGE_BLOCKS, INDEXER_COMMIT_EVENTS, INDEXER_VERIFY, INDEXER_PROOF_SAMPLE_RATE). */
 function syncTuning(config: Config): Partial<SyncOptions> {
   const tuning: Partial<SyncOptions> = {}
   if (config.INDEXER_RANGE_BLOCKS !== undefined) {
@@ -23,6 +23,7 @@ function syncTuning(config: Config): Partial<SyncOptions> {
   }
   if (config.INDEXER_COMMIT_EVENTS !== undefined) tuning.maxEventsPerCommit = config.INDEXER_COMMIT_EVENTS
   tuning.verify = config.INDEXER_VERIFY === 'on'
+  tuning.proofSample = { rate: config.INDEXER_PROOF_SAMPLE_RATE }
   return tuning
 }
 

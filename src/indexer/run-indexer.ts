@@ -9,13 +9,14 @@ import { createRpc, splitRpcUrls } from './rpc/client'
 import { EndpointPool, type EndpointPoolOptions } from './rpc/endpoint-pool'
 import { AdaptiveRange } from './rpc/get-logs'
 import { acquireLeaderLock } from './store/lock'
-import { ensureIndexerState } from './store/state'
+import { ensureIndexerState, markLogIndexUntrusted, readLogIndexUntrusted } from './store/state'
 import { ContractClassifier } from './sync/classify'
 import { BackfillProgress } from './sync/progress'
 import { loadTip, loadVerified, runSyncLoop } from './sync/sync'
 import type { Syncer, SyncOptions } from './sync/syncer'
 import { mismatchRecorder } from './sync/verify-confirmed'
 import { OmissionRate } from './verify/omission-rate'
+import { DEFAULT_PROOF_SAMPLE_RATE, ProofPolicy } from './verify/proof-sample'
 
 export interface RunIndexerOptions {
   config: Config
@@ -72,6 +73,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
       maxRange: 100_000n,
       verify: true,
       chainId,
+      proofSample: { rate: DEFAULT_PROOF_SAMPLE_RATE },
       ...options.sync,
     }
     const syncLogger = logger.child({ component: 'sync' })
@@ -87,6 +89,15 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
         verify: syncOptions.verify,
         followed: new Map(),
         omissions: new OmissionRate(),
+        proofs: new ProofPolicy(
+          syncOptions.proofSample,
+          await readLogIndexUntrusted(pool, config.NETWORK),
+          () => {
+            markLogIndexUntrusted(pool, config.NETWORK).catch((err) =>
+              syncLogger.warn({ err }, 'could not record that the log index is not trusted'),
+            )
+          },
+        ),
       },
       options: syncOptions,
       tip: null,

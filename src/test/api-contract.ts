@@ -98,6 +98,8 @@ export const STATUS_EXTENSIONS = [
   'last_verified_block',
   'verification_mismatches',
   'verification_repairs',
+  'verified_by',
+  'log_index_untrusted',
   'head_age_seconds',
   'rpc_status',
   'rpc_endpoints',

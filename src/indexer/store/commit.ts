@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import type { VerifiedSpan } from '@/db/indexer-state'
 import { IndexerError } from '../errors'
 import type { MetadataUpdateEvent, TransferEvent } from '../events/types'
 import type { RpcBlock } from '../rpc/client'
@@ -20,8 +21,10 @@ export interface IngestBatch {
   lastSeenBlock: bigint
   /** The chain's confirmed block (CONFIRMATIONS deep or finalized). */
   chainConfirmedBlock: bigint
-  /** The batch's logs were read twice, independently, and agreed (docs/indexer.md, "Verification"). */
+  /** The batch's logs were verified (docs/indexer.md, "Verification"). */
   verified: boolean
+  /** How its blocks were verified (indexer_state.verification_spans). */
+  verifiedBy?: VerifiedSpan[]
 }
 
 export interface CommitContext {
@@ -140,7 +143,7 @@ async function finishCommit(
     startBlock: ctx.startBlock,
     lastSeenBlock: batch.lastSeenBlock,
     chainConfirmedBlock: batch.chainConfirmedBlock,
-    verified: batch.verified ? { from: batch.fromBlock, to: batch.toBlock } : undefined,
+    verified: batch.verified ? { from: batch.fromBlock, to: batch.toBlock, by: batch.verifiedBy } : undefined,
   })
   await pruneBlocks(client, progress.lastConfirmedBlock, ctx.keepBlocks)
   const result: CommitResult = { ...progress, inserted: inserted.length }

@@ -1,11 +1,12 @@
 import type pg from 'pg'
-import type { RpcEndpointState } from '@/db/indexer-state'
+import { type RpcEndpointState, spansFromState, spansToState, type VerifiedSpan } from '@/db/indexer-state'
 import type { CoverageStatus } from '@/lib/schemas'
 import { IndexerError } from '../errors'
 import type { RpcBlock } from '../rpc/client'
 import { minBig } from '../rpc/get-logs'
 import { lockedQueryAll, type Queryable } from './db'
 import { int8Array, timestamptzArray, varcharArray } from './pg-array'
+import { overlaySpans, spansThrough } from './verification-spans'
 
 export interface IndexerStateRow {
   network: string
@@ -176,8 +177,11 @@ export interface ProgressUpdate {
   startBlock: bigint
   lastSeenBlock: bigint
   chainConfirmedBlock: bigint
-  /** Blocks [from, to] were verified (read twice, independently, and agreed) by this transaction. */
-  verified?: { from: bigint; to: bigint }
+  /**
+   * Blocks [from, to] were verified by this transaction; `by`: the methods that verified them
+   * (indexer_state.verification_spans; blocks no span names are shown with no method).
+   */
+  verified?: { from: bigint; to: bigint; by?: VerifiedSpan[] }
   /** A rollback to this block: the only write that may lower the head, the confirmed and the verified block. */
   rolledBackTo?: bigint
 }
@@ -203,9 +207,14 @@ export async function updateProgress(
   complete: boolean
   lastVerifiedBlock: bigint | null
 }> {
-  const { rows } = await client.query<{ indexed_end: string | null; verified: string | null }>(
-    `SELECT (${CONTIGUOUS_END_SQL}) AS indexed_end,
-            (SELECT last_verified_block::text FROM indexer_state WHERE network = $2) AS verified`,
+  const { rows } = await client.query<{
+    indexed_end: string | null
+    verified: string | null
+    spans: unknown
+  }>(
+    `SELECT (${CONTIGUOUS_END_SQL}) AS indexed_end, st.last_verified_block::text AS verified,
+            st.verification_spans AS spans
+       FROM indexer_state st WHERE st.network = $2`,
     [opts.startBlock.toString(), opts.network],
   )
   const end = rows[0]?.indexed_end == null ? null : BigInt(rows[0].indexed_end)
@@ -226,13 +235,16 @@ export async function updateProgress(
   const complete = end !== null && verifiedEnd >= opts.chainConfirmedBlock
   const grew = verified !== null && (before === null || verified > before)
   const rollback = opts.rolledBackTo !== undefined
+  let spans = spansFromState(rows[0]?.spans)
+  if (rollback) spans = spansThrough(spans, opts.rolledBackTo!)
+  if (opts.verified?.by) spans = overlaySpans(spans, opts.verified.by)
   await client.query(
     `UPDATE indexer_state
         SET last_seen_block = ${rollback ? 'GREATEST($2::bigint, 0)' : 'GREATEST(last_seen_block, $2::bigint)'},
             last_indexed_block = $3,
             last_confirmed_block = ${rollback ? 'GREATEST($4::bigint, 0)' : 'GREATEST(last_confirmed_block, $4::bigint)'},
             last_verified_block = $6,
-            coverage_status = $5, coverage_start_block = start_block,
+            coverage_status = $5, coverage_start_block = start_block, verification_spans = $8,
             coverage_verified_at = CASE WHEN $7 OR ($5 = 'complete' AND coverage_verified_at IS NULL)
                                         THEN now() ELSE coverage_verified_at END,
             updated_at = now()
@@ -245,6 +257,7 @@ export async function updateProgress(
       complete ? 'complete' : 'partial',
       verified?.toString() ?? null,
       grew,
+      JSON.stringify(spansToState(spans)),
     ],
   )
   return { lastIndexedBlock, lastConfirmedBlock, complete, lastVerifiedBlock: verified }
@@ -285,6 +298,28 @@ export async function countVerificationMismatch(db: Queryable, network: string, 
             verification_repairs = verification_repairs + $2 WHERE network = $1`,
     [network, repaired ? 1 : 0],
   )
+}
+
+/** Whether a receipts proof caught the endpoints' log index leaving logs out (kept across restarts). */
+export async function readLogIndexUntrusted(db: Queryable, network: string): Promise<boolean> {
+  const { rows } = await db.query<{ untrusted: boolean }>(
+    'SELECT log_index_untrusted AS untrusted FROM indexer_state WHERE network = $1',
+    [network],
+  )
+  return rows[0]?.untrusted === true
+}
+
+export async function markLogIndexUntrusted(db: Queryable, network: string): Promise<void> {
+  await db.query('UPDATE indexer_state SET log_index_untrusted = true WHERE network = $1', [network])
+}
+
+/** How each verified block was verified (indexer_state.verification_spans). */
+export async function readVerificationSpans(db: Queryable, network: string): Promise<VerifiedSpan[]> {
+  const { rows } = await db.query<{ spans: unknown }>(
+    'SELECT verification_spans AS spans FROM indexer_state WHERE network = $1',
+    [network],
+  )
+  return spansFromState(rows[0]?.spans)
 }
 
 export async function storeBlocks(client: pg.PoolClient, blocks: RpcBlock[]): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Hex } from 'viem'
+import type { VerifiedSpan } from '@/db/indexer-state'
 import { IndexerError } from '../errors'
 import { decodeLog } from '../events/decode'
 import { INDEXED_TOPICS } from '../events/topics'
@@ -39,8 +40,10 @@ export interface FetchedRange {
   /** Headers to store: every block in realtime mode, the last block in historical mode. */
   headers: RpcBlock[]
   logCount: number
-  /** Read twice, independently, with the same answer. */
+  /** Verified (docs/indexer.md, "Verification"). */
   verified: boolean
+  /** How, when verified by this indexer. */
+  verifiedBy?: Pick<VerifiedSpan, 'method' | 'sampleRate'>
 }
 
 /** The chain changed while a range was being read; the step is retried. */
@@ -62,11 +65,11 @@ export async function fetchHistoricalRange(
   // endpoint serves both): a round trip less per range than asking them after.
   const edges = getHeaders(ctx.rpc, [...new Set([fromBlock, toBlock])])
   edges.catch(() => undefined)
-  const logs = ctx.verify
-    ? await readVerifiedLogs(ctx, fromBlock, toBlock)
-    : await readLogs(ctx, fromBlock, toBlock)
+  const verified = ctx.verify ? await readVerifiedLogs(ctx, fromBlock, toBlock) : null
+  const logs = verified?.logs ?? (await readLogs(ctx, fromBlock, toBlock))
   const fetchedAt = performance.now()
   const range = await rangeFromLogs(ctx, fromBlock, toBlock, logs, await edges)
+  if (verified) range.verifiedBy = { method: verified.method, sampleRate: verified.sampleRate }
   ctx.logger.debug(
     {
       fromBlock: fromBlock.toString(),
@@ -168,6 +171,7 @@ export async function fetchRealtimeBlocks(ctx: FetchContext, headers: RpcBlock[]
     logCount: logs.length,
     // Without verification the node is trusted.
     verified: !ctx.verify || proven !== null,
+    verifiedBy: ctx.verify && proven !== null ? { method: 'receipts_proof', sampleRate: null } : undefined,
   }
 }
 

@@ -5,14 +5,20 @@ import type { Endpoint } from '../rpc/endpoint'
 import { InconsistentLogsError, maxBig, minBig } from '../rpc/get-logs'
 import { backoffDelay, sleep } from '../rpc/retry'
 import { StaleStateError } from '../store/commit'
-import { readLastVerifiedBlock, readTip, storedBlocks, updateHead } from '../store/state'
+import {
+  readLastVerifiedBlock,
+  readTip,
+  readVerificationSpans,
+  storedBlocks,
+  updateHead,
+} from '../store/state'
 import { VerificationError } from '../verify/agreed-logs'
 import { ChainChangedError } from './fetch'
 import { syncHistorical } from './historical'
 import { syncRealtime } from './realtime'
 import { handleReorg, reorgLogging } from './reorg'
 import { cursorOf, ReorgDetectedError, type Syncer } from './syncer'
-import { verifyConfirmedBlocks } from './verify-confirmed'
+import { reproveReadSpans, verifyConfirmedBlocks } from './verify-confirmed'
 
 /** Endpoint health is written to indexer_state at most this often (and whenever the head moves). */
 const HEALTH_WRITE_MS = 2_000
@@ -47,6 +53,7 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
     if (Date.now() < verifyAfter) return
     try {
       await verifyConfirmedBlocks(s)
+      await reproveReadSpans(s)
       verifyFailures = 0
     } catch (err) {
       if (!(err instanceof VerificationError || err instanceof InconsistentLogsError)) throw err
@@ -77,7 +84,9 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
       await writeHealth(headMoved)
 
       const cursor = cursorOf(s)
+      const wasBackfilling = s.backfilling
       s.backfilling = cursor <= confirmed
+      if (wasBackfilling && !s.backfilling) await logCaughtUp(s, cursor - 1n)
       if (s.tip && s.tip.number > head) {
         // Every endpoint is behind the stored tip (a restart onto a lagging node, or a shorter chain).
         await proveShorterChain(s)
@@ -128,6 +137,30 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
       await sleep(delay, signal).catch(() => undefined)
     }
   }
+}
+
+/**
+ * One line when the backfill reaches the confirmed block: how its blocks were verified and
+ * what the sample proved (docs/indexer.md, "Verification").
+ */
+async function logCaughtUp(s: Syncer, block: bigint) {
+  const proofs = s.ctx.proofs
+  if (!s.ctx.verify || !proofs) return
+  const spans = await readVerificationSpans(s.ctx.pool, s.options.network)
+  const verifiedBy = spans
+    .map(
+      (v) => `${v.from}..${v.to} ${v.method}${v.sampleRate === null ? '' : ` (sample rate ${v.sampleRate})`}`,
+    )
+    .join(', ')
+  s.ctx.logger.info(
+    {
+      block: block.toString(),
+      provenSamples: proofs.provenSamples,
+      sampleRate: proofs.rate,
+      untrusted: proofs.untrusted,
+    },
+    `backfill caught up at block ${block}: ${proofs.provenSamples} sampled blocks proven by receipts (sample rate ${proofs.rate})${proofs.untrusted ? '; the log index is not trusted, every block is proven' : ''}; verified by ${verifiedBy || 'nothing yet'}`,
+  )
 }
 
 /**

@@ -1,6 +1,8 @@
 import type pg from 'pg'
+import type { VerifiedSpan } from '@/db/indexer-state'
 import { IndexerError } from '../errors'
 import { type CommitResult, type OpenCommit, startCommit } from '../store/commit'
+import type { ProofSampleOptions } from '../verify/proof-sample'
 import type { FetchContext, FetchedRange } from './fetch'
 import type { BackfillProgress } from './progress'
 
@@ -30,6 +32,8 @@ export interface SyncOptions {
   verify: boolean
   /** CHAIN_ID, which every endpoint must keep answering (asked with each head). */
   chainId: number
+  /** Backfill blocks proven by receipts on top of agreeing reads (verify/proof-sample.ts). */
+  proofSample: ProofSampleOptions
 }
 
 /** Mutable state of the sync loop, shared by the historical and realtime steps. */
@@ -96,6 +100,7 @@ export async function finishFetched(s: Syncer, ranges: FetchedRange[], open: Ope
         blocks: ranges.flatMap((r) => r.headers),
         ...s.head,
         verified: ranges.every((r) => r.verified),
+        verifiedBy: spansOf(ranges),
       },
     )
   } finally {
@@ -118,6 +123,13 @@ export async function finishFetched(s: Syncer, ranges: FetchedRange[], open: Ope
     s.tip = { number: progress.lastIndexedBlock, hash: progress.joinedTipHash }
   }
   s.onCommit?.({ fromBlock: ranges[0]!.fromBlock, toBlock: prev!.number, transfers })
+}
+
+/** How each range was verified, as spans (a range verified without a method names none). */
+function spansOf(ranges: FetchedRange[]): VerifiedSpan[] {
+  const spans: VerifiedSpan[] = []
+  for (const r of ranges) if (r.verifiedBy) spans.push({ from: r.fromBlock, to: r.toBlock, ...r.verifiedBy })
+  return spans
 }
 
 /** The reads of followed blocks are kept only until those blocks are verified. */

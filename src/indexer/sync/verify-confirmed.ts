@@ -5,17 +5,32 @@
  * the sync loop verifies them once they reach the confirmation depth: by
  * receipts proof where the node offers it, else by re-reads compared with
  * the stored rows. Stored rows that differ from the verified answer are
- * repaired in one transaction through the reorg rollback path.
+ * repaired in one transaction through the reorg rollback path. Once a proof
+ * showed the log index lacking logs, blocks verified by reads are proven
+ * again the same way (reproveReadSpans).
  */
+import type { VerifiedSpan } from '@/db/indexer-state'
 import type { RawLog } from '../rpc/client'
 import type { Endpoint } from '../rpc/endpoint'
 import { minBig } from '../rpc/get-logs'
 import { commitWithin } from '../store/commit'
 import { withWriteTransaction } from '../store/db'
 import { rollbackWithin } from '../store/rollback'
-import { countVerificationMismatch, storedHashes, updateProgress } from '../store/state'
+import {
+  countVerificationMismatch,
+  readVerificationSpans,
+  storedHashes,
+  updateProgress,
+} from '../store/state'
 import { storedTransferKeys, transferKey } from '../store/transfers'
-import { difference, type LogMismatch, PROVEN_SPAN, readAgreedLogs } from '../verify/agreed-logs'
+import { firstUnproven } from '../store/verification-spans'
+import {
+  difference,
+  type LogMismatch,
+  PROVEN_SPAN,
+  readAgreedLogs,
+  VerificationError,
+} from '../verify/agreed-logs'
 import { canProve, provenRange } from '../verify/proven-logs'
 import { decodeLogs, getHeaders, rangeFromLogs } from './fetch'
 import { forgetVerifiedReads, ReorgDetectedError, type Syncer } from './syncer'
@@ -33,31 +48,65 @@ export async function verifyConfirmedBlocks(s: Syncer): Promise<void> {
     from + (withProof ? PROVEN_SPAN : REREAD_SPAN) - 1n,
   )
   if (to < from) return
+  // A proof by receipts where the node offers them; else reads until settled, the stored
+  // rows' own read counting as the first when this process made it.
+  const proven = withProof ? await provenRange(s.ctx, from, to) : null
+  if (proven) return settleStored(s, { from, to, method: 'receipts_proof', sampleRate: null }, proven)
+  const first = firstReaders(s, from, to)
+  const servedBy = new Set(first)
+  const agreed = await readAgreedLogs(s.ctx, from, to, firstRead(s, from, to), first, servedBy)
+  const method = servedBy.size > 1 ? 'second_endpoint' : 'repeated_reads'
+  return settleStored(s, { from, to, method, sampleRate: null }, agreed)
+}
+
+/**
+ * After a proof showed the log index lacking logs that agreeing reads did
+ * not (verify/proof-sample.ts), the verified blocks that rest on reads are
+ * proven too, PROVEN_SPAN at a time from the oldest, and repaired where they
+ * differ (docs/indexer.md, "Verification").
+ */
+export async function reproveReadSpans(s: Syncer): Promise<void> {
+  if (!s.ctx.verify || !s.ctx.proofs?.untrusted || !canProve(s.ctx.rpc) || s.verifiedThrough === null) return
+  const span = firstUnproven(await readVerificationSpans(s.ctx.pool, s.options.network), s.verifiedThrough)
+  if (!span) return
+  const from = span.from
+  const to = minBig(span.to, from + PROVEN_SPAN - 1n)
+  const proven = await provenRange(s.ctx, from, to)
+  if (!proven) throw new VerificationError(from, to, 'a block could not be proven by its receipts')
+  s.ctx.logger.info(
+    { fromBlock: from.toString(), toBlock: to.toString(), was: span.method },
+    `verification: blocks ${from}..${to}, verified by reads of a log index no longer trusted, proven by receipts`,
+  )
+  await settleStored(s, { from, to, method: 'receipts_proof', sampleRate: null }, proven)
+}
+
+/**
+ * Compares the stored rows of span's blocks with their verified logs:
+ * the same, the span counts as verified by its method; else the rows are
+ * repaired from the verified logs.
+ */
+async function settleStored(s: Syncer, span: VerifiedSpan, verified: RawLog[]): Promise<void> {
+  const { from, to } = span
   const headers = await getHeaders(s.ctx.rpc, [from, to])
   await expectStoredHashes(s, [...headers.values()])
+  await expectStoredHashes(s, logBlocks(verified))
   const stored = await storedTransferKeys(s.ctx.pool, {
     fromBlock: from,
     toBlock: to,
     since: headers.get(from)!.timestamp,
     until: headers.get(to)!.timestamp,
   })
-  // A proof by receipts where the node offers them; else reads until settled, the stored
-  // rows' own read counting as the first when this process made it.
-  const verified =
-    (withProof ? await provenRange(s.ctx, from, to) : null) ??
-    (await readAgreedLogs(s.ctx, from, to, firstRead(s, from, to), firstReaders(s, from, to)))
-  await expectStoredHashes(s, logBlocks(verified))
   const verifiedKeys = await keysOf(s, verified)
   if (!sameKeys(stored, verifiedKeys)) {
     s.ctx.onMismatch?.({ fromBlock: from, toBlock: to, ...difference(stored, verifiedKeys), repaired: true })
-    return repair(s, from, to, verified)
+    return repair(s, span, verified)
   }
   const progress = await withWriteTransaction(s.ctx.pool, (client) =>
     updateProgress(client, {
       network: s.options.network,
       startBlock: s.options.startBlock,
       ...s.head,
-      verified: { from, to },
+      verified: { from, to, by: [span] },
     }),
   )
   s.verifiedThrough = progress.lastVerifiedBlock
@@ -91,7 +140,8 @@ function firstRead(s: Syncer, from: bigint, to: bigint): RawLog[][] {
  * range, verified. Blocks above `to` were rolled back too; the loop reads
  * them again.
  */
-async function repair(s: Syncer, from: bigint, to: bigint, logs: RawLog[]) {
+async function repair(s: Syncer, span: VerifiedSpan, logs: RawLog[]) {
+  const { from, to } = span
   const range = await rangeFromLogs(s.ctx, from, to, logs)
   const result = await withWriteTransaction(s.ctx.pool, async (client) => {
     const rolledBack = await rollbackWithin(
@@ -115,6 +165,7 @@ async function repair(s: Syncer, from: bigint, to: bigint, logs: RawLog[]) {
         blocks: range.headers,
         ...s.head,
         verified: true,
+        verifiedBy: [span],
       },
     )
     return { rolledBack, committed }

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { reorgChain } from '@/dev/devnet/reorg'
-import { NO_FAULTS, type ProviderFaults, startProviderProxy } from '@/dev/provider-proxy'
+import { NO_FAULTS, startProviderProxy } from '@/dev/provider-proxy'
 import { createTestDatabase } from '@/test/db'
 import { ChainIdMismatchError } from '../errors'
 import { startTestChain, type TestChain } from './chain'
@@ -14,6 +14,7 @@ import { type ChildIndexer, spawnIndexer } from './child'
 import { startIndexer, testConfig } from './indexer'
 import { expectDatabaseMatchesChain, waitFor, waitForIndexed } from './oracle'
 import {
+  ALL_FAULTS,
   buildHistory,
   type History,
   liveBlock,
@@ -118,22 +119,6 @@ describe('honest status', () => {
   }, 120_000)
 })
 
-/** The fault rates hosted providers were measured with (one eth_getLogs answer in twenty leaves out a log). */
-const ALL_FAULTS: Partial<ProviderFaults> = {
-  rateLimited: 0.02,
-  badGateway: 0.01,
-  dropConnection: 0.01,
-  hang: 0.005,
-  nonJson: 0.005,
-  itemError: 0.02,
-  lagging: 0.1,
-  lagBlocks: 3,
-  // Three blocks behind, past CONFIRMATIONS (2): a short answer reaches the ranges read.
-  shortLogs: 0.1,
-  duplicateAndReorder: 0.05,
-  omitLog: 0.05,
-}
-
 describe('everything at once', () => {
   it('all faults, live activity, reorgs and kill -9 during a repair: the index converges to the chain', async () => {
     const db = await createTestDatabase()
@@ -214,4 +199,33 @@ describe('everything at once', () => {
       await db.drop()
     }
   }, 300_000)
+})
+
+describe('two endpoints that share a log index leaving the same logs out', () => {
+  it('agree with each other, yet sampled proofs find the lie, and the index equals the chain', async () => {
+    const run = await runThroughProviders(
+      chain,
+      history,
+      [1, 2].map(() => ({ brokenLogIndex: 0.03, faults: ALL_FAULTS })),
+      { sync: { proofSample: { rate: 0.25, seed: 41 } }, confirmedMayDrop: true },
+    )
+    await waitForVerified(run.db.pool, chain, 2n, 120_000)
+    for (let i = 0; i < 3; i++) await liveBlock(chain, history)
+    await waitForVerified(run.db.pool, chain, 2n, 120_000)
+    const status = await run.status()
+    // The database equals the chain, though both endpoints' reads lacked the same logs.
+    await run.finish()
+    for (const proxy of run.proxies) expect(proxy.stats().brokenLogIndex).toBeGreaterThan(0)
+    expect(Number(status.verification_mismatches)).toBeGreaterThan(0)
+    expect(status.log_index_untrusted).toBe(true)
+    // Every verified block was proven by its receipts in the end; nothing claims a second endpoint.
+    expect(status.verified_by).toEqual([
+      {
+        from_block: status.coverage_start_block,
+        to_block: status.last_verified_block,
+        method: 'receipts_proof',
+        proof_sample_rate: null,
+      },
+    ])
+  }, 240_000)
 })

@@ -9,6 +9,7 @@ import { NO_FAULTS, PROVIDER_STYLES, type ProviderStyle } from '@/dev/provider-p
 import { startTestChain, type TestChain } from './chain'
 import { expectDatabaseMatchesChain, waitForIndexed } from './oracle'
 import {
+  ALL_FAULTS,
   buildHistory,
   type History,
   liveBlock,
@@ -241,4 +242,33 @@ describe('logs left out with HTTP 200', () => {
     expect(run.log.count(/verification: repaired blocks/)).toBe(counts.repairs)
     await run.finish()
   }, 120_000)
+})
+
+describe('a log index that leaves the same logs out of every read', () => {
+  it('with one endpoint and every other fault: sampled proofs find it, and the index equals the chain', async () => {
+    const run = await runThroughProviders(
+      chain,
+      history,
+      [{ brokenLogIndex: 0.03, faults: ALL_FAULTS }],
+      // A quarter of backfill blocks proven (a fixed seed: the same blocks every run), for a chain this small.
+      { sync: { proofSample: { rate: 0.25, seed: 41 } }, confirmedMayDrop: true },
+    )
+    await indexThrough(run)
+    const status = await run.status()
+    // The database equals the chain, though every read of the log index lacked the same logs.
+    await run.finish()
+    expect(run.proxies[0]!.stats().brokenLogIndex).toBeGreaterThan(0)
+    // Found by a sampled proof during backfill, which then proved every block.
+    expect(run.log.count(/sampled proof of block \d+ disagrees with the agreed reads/)).toBeGreaterThan(0)
+    expect(Number(status.verification_mismatches)).toBeGreaterThan(0)
+    expect(status.log_index_untrusted).toBe(true)
+    expect(status.verified_by).toEqual([
+      {
+        from_block: status.coverage_start_block,
+        to_block: status.last_verified_block,
+        method: 'receipts_proof',
+        proof_sample_rate: null,
+      },
+    ])
+  }, 240_000)
 })

@@ -5,6 +5,7 @@ import { AdaptiveRange } from '../rpc/get-logs'
 import { startJsonRpcServer, type TestServer } from '../test/http-server'
 import { readVerifiedLogs } from './agreed-logs'
 import { LEARNING_ANSWERS, OmissionRate } from './omission-rate'
+import { ProofPolicy } from './proof-sample'
 
 type Item = { id: number; method: string }
 
@@ -51,7 +52,7 @@ const read = (url: string, logs: number, omissions: OmissionRate) =>
     { rpc: createRpc({ url, logger }), range: new AdaptiveRange(1_000n), logger, omissions },
     0n,
     BigInt(Math.ceil(logs / 2) - 1),
-  )
+  ).then((verified) => verified.logs)
 
 describe('verified reads', () => {
   /** An omission rate that has counted enough clean answers to plan with one in a hundred. */
@@ -87,6 +88,23 @@ describe('verified reads', () => {
     const logs = await read(node.url, 40, omissions)
     expect(logs).toHaveLength(40)
     expect(node.answers()).toBeGreaterThan(2)
+  })
+
+  it('name the method they used: reads of one endpoint, no proof, where the node has no receipts', async () => {
+    const node = await scriptedNode(40, () => [])
+    const verified = await readVerifiedLogs(
+      {
+        rpc: createRpc({ url: node.url, logger }),
+        range: new AdaptiveRange(1_000n),
+        logger,
+        omissions: seenClean(),
+        proofs: new ProofPolicy({ rate: 1 }),
+      },
+      0n,
+      19n,
+    )
+    expect(verified).toMatchObject({ method: 'repeated_reads', sampleRate: null })
+    expect(verified.logs).toHaveLength(40)
   })
 
   it('learn the omission rate from the reads they settle', async () => {

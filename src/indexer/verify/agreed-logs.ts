@@ -3,9 +3,11 @@
  * "Verification"): independent reads that agree on the full identity of
  * every log (two, or more for few logs or a provider seen leaving logs out:
  * verify/omission-rate.ts), each read preferring another endpoint than the
- * one before; disagreements settled by receipts proof where the node offers it.
+ * one before; disagreements settled by receipts proof where the node offers it,
+ * and a random sample of blocks proven as well (verify/proof-sample.ts).
  */
 import type { Logger } from 'pino'
+import type { VerificationMethod } from '@/db/indexer-state'
 import { IndexerError } from '../errors'
 import { INDEXED_TOPICS } from '../events/topics'
 import type { RawLog, RequestOptions, Rpc } from '../rpc/client'
@@ -20,7 +22,8 @@ import {
 } from '../rpc/get-logs'
 import { TwinReads } from '../rpc/transport'
 import { MAX_AGREEING, type OmissionRate } from './omission-rate'
-import { canProve, provenBlock, provenRange } from './proven-logs'
+import type { ProofPolicy } from './proof-sample'
+import { canProve, provenBlock, provenBlocks, provenRange } from './proven-logs'
 
 /** Reads of one range before giving up for this step (the step is retried). */
 const MAX_READS = 2 * MAX_AGREEING
@@ -48,11 +51,21 @@ export interface LogReader {
   omissions: OmissionRate
   /** Told of every disagreement between two reads of one range. */
   onMismatch?: (mismatch: LogMismatch) => void
+  /** Which backfill blocks are proven by receipts on top of agreeing reads: a sample, or all of them. */
+  proofs?: ProofPolicy
+}
+
+/** A range's verified logs and how they were verified. */
+export interface VerifiedLogs {
+  logs: RawLog[]
+  method: VerificationMethod
+  /** Share of blocks proven at random on top of the reads; null when none were. */
+  sampleRate: number | null
 }
 
 export class VerificationError extends IndexerError {
-  constructor(fromBlock: bigint, toBlock: bigint) {
-    super(`No ${MAX_READS} reads of blocks ${fromBlock}..${toBlock} settled on one answer`)
+  constructor(fromBlock: bigint, toBlock: bigint, detail = `no ${MAX_READS} reads settled on one answer`) {
+    super(`Blocks ${fromBlock}..${toBlock} not verified: ${detail}`)
     this.name = 'VerificationError'
   }
 }
@@ -79,19 +92,22 @@ export function readLogs(
  * endpoint than the one the first is likely to get. A range with few logs
  * and few blocks is proven by receipts where the node offers them (cheap and
  * certain when there is little to prove); any other range is read until
- * reads agree.
+ * reads agree, and its sampled blocks are proven (withSampledProof). Once the
+ * log index is not trusted, every block is proven and nothing is read.
  */
 export async function readVerifiedLogs(
   ctx: LogReader,
   fromBlock: bigint,
   toBlock: bigint,
-): Promise<RawLog[]> {
+): Promise<VerifiedLogs> {
+  if (ctx.proofs?.untrusted && canProve(ctx.rpc)) return proveEveryBlock(ctx, fromBlock, toBlock)
   const likely = ctx.rpc.pool.pick()
+  const firstBy = new Set<Endpoint>()
   const secondBy = new Set<Endpoint>()
   // Both reads reach the provider; an answer identical to its twin's, byte for byte, is parsed once.
   const twin = new TwinReads()
   const [first, second] = await Promise.all([
-    readLogs(ctx, fromBlock, toBlock, { twin }),
+    readLogs(ctx, fromBlock, toBlock, { twin, onServed: (e) => firstBy.add(e) }),
     readLogs(ctx, fromBlock, toBlock, {
       avoid: likely instanceof Endpoint ? new Set([likely]) : undefined,
       onServed: (e) => secondBy.add(e),
@@ -108,17 +124,62 @@ export async function readVerifiedLogs(
         reportMismatch(ctx, fromBlock, toBlock, read, proven)
       }
       ctx.omissions.record(2, incomplete)
-      return proven
+      return { logs: proven, method: 'receipts_proof', sampleRate: null }
     }
   }
   // The common case: two identical reads, each then the whole union, settle at once
   // (compared field by field, nothing allocated per log) unless the range has so few logs,
   // or the provider drops them so often, that two reads may well leave out the same one.
-  if (sameLogs(first, second) && ctx.omissions.readsNeeded(first.length) <= 2) {
-    ctx.omissions.record(2, 0)
-    return first
+  const servedBy = new Set([...firstBy, ...secondBy])
+  let agreed = first
+  if (sameLogs(first, second) && ctx.omissions.readsNeeded(first.length) <= 2) ctx.omissions.record(2, 0)
+  else agreed = await readAgreedLogs(ctx, fromBlock, toBlock, [first, second], secondBy, servedBy)
+  return withSampledProof(ctx, fromBlock, toBlock, agreed, servedBy.size > 1)
+}
+
+/** Every block of [from, to] proven by its receipts. */
+async function proveEveryBlock(ctx: LogReader, from: bigint, to: bigint): Promise<VerifiedLogs> {
+  const proven = await provenRange(ctx, from, to)
+  if (!proven) throw new VerificationError(from, to, 'a block could not be proven by its receipts')
+  return { logs: proven, method: 'receipts_proof', sampleRate: null }
+}
+
+/**
+ * Agreed reads of [from, to] whose sampled blocks (ProofPolicy) are proven
+ * by receipts too. A proof that differs from the reads shows a log index
+ * that lacks logs however often it is read: it is not trusted any more, and
+ * the whole range is proven (docs/indexer.md, "Verification").
+ */
+async function withSampledProof(
+  ctx: LogReader,
+  from: bigint,
+  to: bigint,
+  agreed: RawLog[],
+  twoEndpoints: boolean,
+): Promise<VerifiedLogs> {
+  const readsOnly: VerifiedLogs = {
+    logs: agreed,
+    method: twoEndpoints ? 'second_endpoint' : 'repeated_reads',
+    sampleRate: null,
   }
-  return readAgreedLogs(ctx, fromBlock, toBlock, [first, second], secondBy)
+  const policy = ctx.proofs
+  if (!policy || policy.rate === 0 || !canProve(ctx.rpc)) return readsOnly
+  const proven = await provenBlocks(ctx, policy.sampled(from, to))
+  // Not proven (the node lost its receipts, or a block changed): no sample is claimed.
+  if (!proven) return readsOnly
+  policy.provenSamples += proven.size
+  for (const [number, logs] of proven) {
+    const read = agreed.filter((l) => BigInt(l.blockNumber) === number)
+    if (sameLogs(read, logs)) continue
+    reportMismatch(ctx, number, number, read, logs)
+    ctx.logger.warn(
+      { block: number.toString(), read: read.length, proven: logs.length },
+      `verification: sampled proof of block ${number} disagrees with the agreed reads (${read.length} logs read, ${logs.length} proven): the log index is not trusted, every block is proven from now on`,
+    )
+    policy.distrust()
+    return proveEveryBlock(ctx, from, to)
+  }
+  return { ...readsOnly, method: twoEndpoints ? 'second_endpoint' : 'sampled_proof', sampleRate: policy.rate }
 }
 
 /**
@@ -142,6 +203,8 @@ export async function readAgreedLogs(
   toBlock: bigint,
   earlier: RawLog[][] = [],
   firstAvoid: ReadonlySet<Endpoint> = new Set(),
+  /** Collects every endpoint that served a read. */
+  servedBy: Set<Endpoint> = new Set(),
 ): Promise<RawLog[]> {
   const reads: RawLog[][] = []
   /** Every log any read held, in chain order. */
@@ -170,12 +233,18 @@ export async function readAgreedLogs(
   }
   let avoid = firstAvoid
   while (reads.length < MAX_READS) {
-    const servedBy = new Set<Endpoint>()
+    const served = new Set<Endpoint>()
     const settled = await consider(
-      await readLogs(ctx, fromBlock, toBlock, { avoid, onServed: (e) => servedBy.add(e) }),
+      await readLogs(ctx, fromBlock, toBlock, {
+        avoid,
+        onServed: (e) => {
+          served.add(e)
+          servedBy.add(e)
+        },
+      }),
     )
     if (settled) return settled
-    avoid = servedBy
+    avoid = served
   }
   throw new VerificationError(fromBlock, toBlock)
 }

@@ -34,21 +34,31 @@ const toHex = (n: bigint): Hex => `0x${n.toString(16)}`
  * block: a backfill's commits wait for its oldest range), while the receipts
  * held in memory stay bounded (a busy block's receipts are megabytes).
  */
-const BLOCKS_AT_ONCE = 8n
+const BLOCKS_AT_ONCE = 8
 
 /** The indexed logs of blocks [from, to], each block proven; null when a block cannot be proven. */
 export async function provenRange(ctx: ProofContext, from: bigint, to: bigint): Promise<RawLog[] | null> {
-  const out: RawLog[] = []
-  for (let first = from; first <= to; first += BLOCKS_AT_ONCE) {
-    const numbers: bigint[] = []
-    for (let n = first; n <= to && n < first + BLOCKS_AT_ONCE; n++) numbers.push(n)
-    const blocks = await Promise.all(numbers.map((n) => provenBlock(ctx, n)))
-    for (const logs of blocks) {
+  const numbers: bigint[] = []
+  for (let n = from; n <= to; n++) numbers.push(n)
+  const proven = await provenBlocks(ctx, numbers)
+  return proven && normaliseLogs([...proven.values()].flat())
+}
+
+/** Each block's indexed logs, proven, by number; null when a block cannot be proven. */
+export async function provenBlocks(
+  ctx: ProofContext,
+  numbers: bigint[],
+): Promise<Map<bigint, RawLog[]> | null> {
+  const out = new Map<bigint, RawLog[]>()
+  for (let first = 0; first < numbers.length; first += BLOCKS_AT_ONCE) {
+    const some = numbers.slice(first, first + BLOCKS_AT_ONCE)
+    const blocks = await Promise.all(some.map((n) => provenBlock(ctx, n)))
+    for (const [i, logs] of blocks.entries()) {
       if (!logs) return null
-      for (const l of logs) out.push(l)
+      out.set(some[i]!, logs)
     }
   }
-  return normaliseLogs(out)
+  return out
 }
 
 /**

@@ -63,6 +63,11 @@ function indexerStatusExample(network: string) {
     last_verified_block: '1048564',
     verification_mismatches: '0',
     verification_repairs: '0',
+    verified_by: [
+      { from_block: '0', to_block: '1048000', method: 'sampled_proof', proof_sample_rate: 0.01 },
+      { from_block: '1048001', to_block: '1048564', method: 'receipts_proof', proof_sample_rate: null },
+    ],
+    log_index_untrusted: false,
     head_age_seconds: 3,
     rpc_status: 'ok',
     rpc_endpoints: [{ endpoint: 1, state: 'ok', head: '1048576' }],

@@ -16,6 +16,7 @@ import type pg from 'pg'
 import type { Config } from '@/config/env'
 import type { Database } from '@/db/database'
 import type { MetadataQueueReport, RpcEndpointState } from '@/db/indexer-state'
+import { spansFromState, type VerifiedSpan } from '@/db/indexer-state'
 import type { CoverageStatus } from '@/lib/schemas'
 
 export const SNAPSHOT_TTL_MS = 250
@@ -32,6 +33,9 @@ export interface IndexerSnapshot {
   lastVerifiedBlock: bigint | null
   verificationMismatches: bigint
   verificationRepairs: bigint
+  /** How the verified blocks were verified (indexer_state.verification_spans). */
+  verificationSpans: VerifiedSpan[]
+  logIndexUntrusted: boolean
   /** When an RPC endpoint last answered the head (the indexer writes it). */
   headObservedAt: Date | null
   rpcEndpoints: RpcEndpointState[]
@@ -50,6 +54,8 @@ const EMPTY: IndexerSnapshot = {
   lastVerifiedBlock: null,
   verificationMismatches: 0n,
   verificationRepairs: 0n,
+  verificationSpans: [],
+  logIndexUntrusted: false,
   headObservedAt: null,
   rpcEndpoints: [],
   metadataQueue: null,
@@ -74,14 +80,16 @@ async function readSnapshot(pool: pg.Pool, network: string): Promise<IndexerSnap
     last_verified_block: string | null
     verification_mismatches: string
     verification_repairs: string
+    verification_spans: unknown
+    log_index_untrusted: boolean
     head_observed_at: Date | null
     rpc_endpoints: RpcEndpointState[] | null
     metadata_queue: Partial<MetadataQueueReport> | null
   }>(
     `SELECT coverage_status, coverage_start_block::text, last_seen_block::text, last_confirmed_block::text,
             last_indexed_block::text, coverage_verified_at, updated_at, last_verified_block::text,
-            verification_mismatches::text, verification_repairs::text, head_observed_at, rpc_endpoints,
-            metadata_queue
+            verification_mismatches::text, verification_repairs::text, verification_spans,
+            log_index_untrusted, head_observed_at, rpc_endpoints, metadata_queue
        FROM indexer_state WHERE network = $1`,
     [network],
   )
@@ -99,6 +107,8 @@ async function readSnapshot(pool: pg.Pool, network: string): Promise<IndexerSnap
     lastVerifiedBlock: row.last_verified_block === null ? null : BigInt(row.last_verified_block),
     verificationMismatches: BigInt(row.verification_mismatches),
     verificationRepairs: BigInt(row.verification_repairs),
+    verificationSpans: spansFromState(row.verification_spans),
+    logIndexUntrusted: row.log_index_untrusted === true,
     headObservedAt: row.head_observed_at,
     rpcEndpoints: Array.isArray(row.rpc_endpoints) ? row.rpc_endpoints : [],
     metadataQueue:

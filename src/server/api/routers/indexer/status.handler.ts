@@ -54,6 +54,13 @@ function toStatus(network: string, state: IndexerSnapshot): IndexerStatus {
     last_verified_block: state.lastVerifiedBlock?.toString() ?? null,
     verification_mismatches: state.verificationMismatches.toString(),
     verification_repairs: state.verificationRepairs.toString(),
+    verified_by: state.verificationSpans.map((s) => ({
+      from_block: s.from.toString(),
+      to_block: s.to.toString(),
+      method: s.method,
+      proof_sample_rate: s.sampleRate,
+    })),
+    log_index_untrusted: state.logIndexUntrusted,
     head_age_seconds: headAge,
     rpc_status: rpcStatusOf(state, headAge),
     rpc_endpoints: state.rpcEndpoints.map((e) => ({

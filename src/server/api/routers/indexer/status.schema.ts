@@ -25,14 +25,40 @@ export const indexerStatus = z
     last_verified_block: decimalString
       .nullable()
       .describe(
-        'Extension: blocks from coverage_start_block to this one were read twice, independently, and agreed; no block above it counts as confirmed.',
+        'Extension: blocks from coverage_start_block to this one were verified (`verified_by` says how); no block above it counts as confirmed.',
       ),
     verification_mismatches: decimalString.describe(
-      'Extension: how often two reads of the same blocks disagreed (a provider left out or altered a log).',
+      'Extension: how often two reads of the same blocks, or reads and a receipts proof, disagreed (a provider left out or altered a log).',
     ),
     verification_repairs: decimalString.describe(
       'Extension: how often stored rows were repaired after such a disagreement.',
     ),
+    verified_by: z
+      .array(
+        z.object({
+          from_block: decimalString,
+          to_block: decimalString,
+          method: z
+            .enum(['receipts_proof', 'second_endpoint', 'sampled_proof', 'repeated_reads', 'mixed'])
+            .describe(
+              "`receipts_proof`: every block proven by its receipts against its header's receiptsRoot; `second_endpoint`: reads served by two or more endpoints agreed; `sampled_proof`: reads of one endpoint agreed and a random share `proof_sample_rate` of the blocks was proven by receipts; `repeated_reads`: reads of one endpoint agreed, nothing proven (the node offers no receipts); `mixed`: neighbouring spans of several of these, merged to keep the list short.",
+            ),
+          proof_sample_rate: z
+            .number()
+            .nullable()
+            .describe(
+              "Share of the span's blocks proven by receipts at random on top of the reads; null when none.",
+            ),
+        }),
+      )
+      .describe(
+        'Extension: how the verified blocks were verified, as contiguous spans in block order; a block no span covers names no method.',
+      ),
+    log_index_untrusted: z
+      .boolean()
+      .describe(
+        'Extension: true once a receipts proof showed that reads which agreed lacked logs (a broken log index); every block is then proven by receipts, and blocks verified by reads are proven again.',
+      ),
     head_age_seconds: z
       .number()
       .int()

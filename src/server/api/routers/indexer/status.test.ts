@@ -50,6 +50,26 @@ describe('indexer status: the chain connection', () => {
     })
   })
 
+  it('says how the verified blocks were verified, leaving out what it cannot read', async () => {
+    await db.pool.query(
+      `UPDATE indexer_state SET log_index_untrusted = true, verification_spans = $1::jsonb`,
+      [
+        JSON.stringify([
+          { from: '0', to: '99', method: 'sampled_proof', sample_rate: 0.01 },
+          { from: '100', to: '118', method: 'receipts_proof', sample_rate: null },
+          { from: '119', to: '120', method: 'made_up', sample_rate: null },
+        ]),
+      ],
+    )
+    const status = await statusWith(1, ['ok'])
+    await db.pool.query(`UPDATE indexer_state SET log_index_untrusted = false, verification_spans = '[]'`)
+    expect(status.log_index_untrusted).toBe(true)
+    expect(status.verified_by).toEqual([
+      { from_block: '0', to_block: '99', method: 'sampled_proof', proof_sample_rate: 0.01 },
+      { from_block: '100', to_block: '118', method: 'receipts_proof', proof_sample_rate: null },
+    ])
+  })
+
   it.each([
     [1, ['ok', 'failing'], 'degraded'],
     [1, ['ok', 'rate_limited'], 'degraded'],
