@@ -200,32 +200,3 @@ describe('everything at once', () => {
     }
   }, 300_000)
 })
-
-describe('two endpoints that share a log index leaving the same logs out', () => {
-  it('agree with each other, yet sampled proofs find the lie, and the index equals the chain', async () => {
-    const run = await runThroughProviders(
-      chain,
-      history,
-      [1, 2].map(() => ({ brokenLogIndex: 0.03, faults: ALL_FAULTS })),
-      { sync: { proofSample: { rate: 0.25, seed: 41 } }, confirmedMayDrop: true },
-    )
-    await waitForVerified(run.db.pool, chain, 2n, 120_000)
-    for (let i = 0; i < 3; i++) await liveBlock(chain, history)
-    await waitForVerified(run.db.pool, chain, 2n, 120_000)
-    const status = await run.status()
-    // The database equals the chain, though both endpoints' reads lacked the same logs.
-    await run.finish()
-    for (const proxy of run.proxies) expect(proxy.stats().brokenLogIndex).toBeGreaterThan(0)
-    expect(Number(status.verification_mismatches)).toBeGreaterThan(0)
-    expect(status.log_index_untrusted).toBe(true)
-    // Every verified block was proven by its receipts in the end; nothing claims a second endpoint.
-    expect(status.verified_by).toEqual([
-      {
-        from_block: status.coverage_start_block,
-        to_block: status.last_verified_block,
-        method: 'receipts_proof',
-        proof_sample_rate: null,
-      },
-    ])
-  }, 240_000)
-})

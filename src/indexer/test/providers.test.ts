@@ -5,13 +5,13 @@
  * the confirmed block ever ran backwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { NO_FAULTS, PROVIDER_STYLES, type ProviderStyle } from '@/dev/provider-proxy'
+import { PROVIDER_STYLES, type ProviderStyle } from '@/dev/provider-proxy'
 import { startTestChain, type TestChain } from './chain'
 import { expectDatabaseMatchesChain, waitForIndexed } from './oracle'
 import {
-  ALL_FAULTS,
   buildHistory,
   type History,
+  indexThrough,
   liveBlock,
   runThroughProviders,
   verificationCounts,
@@ -32,25 +32,10 @@ afterAll(async () => {
 
 type ProxySetup = Parameters<typeof runThroughProviders>[2][number]
 
-/**
- * Backfill through the faults, then follow a few live blocks through them
- * too. Blocks above the confirmed block come from one read and may be wrong
- * while a fault lasts; so the faults then clear and the chain moves on until
- * every faulty read is confirmed, and thus verified.
- */
-async function indexThrough(run: Awaited<ReturnType<typeof runThroughProviders>>, liveBlocks = 3) {
-  await waitForVerified(run.db.pool, chain)
-  for (let i = 0; i < liveBlocks; i++) await liveBlock(chain, history)
-  await waitForVerified(run.db.pool, chain)
-  for (const proxy of run.proxies) proxy.setFaults(NO_FAULTS)
-  await liveBlock(chain, history)
-  await waitForVerified(run.db.pool, chain)
-}
-
 describe('provider faults, one at a time', () => {
   it('a load-balanced node a few blocks behind: the head never runs backwards, null blocks are waited for', async () => {
     const run = await runThroughProviders(chain, history, [{ faults: { lagging: 0.4, lagBlocks: 3 } }])
-    await indexThrough(run, 5)
+    await indexThrough(run, chain, history, 5)
     expect(run.proxies[0]!.stats().lagging).toBeGreaterThan(0)
     // Lag is never taken for a reorganisation.
     expect(run.log.count(/reorg detected/)).toBe(0)
@@ -63,7 +48,7 @@ describe('provider faults, one at a time', () => {
     const run = await runThroughProviders(chain, history, [
       { faults: { shortLogs: 1, lagBlocks: 4 }, noBlockReceipts: true },
     ])
-    await indexThrough(run)
+    await indexThrough(run, chain, history)
     expect(run.proxies[0]!.stats().shortLogs).toBeGreaterThan(0)
     // Found in the answers, not by chance: the blocks they left out were read by hash.
     expect(run.log.count(/and no error \(a node behind the head\): read by block hash/)).toBeGreaterThan(0)
@@ -74,7 +59,7 @@ describe('provider faults, one at a time', () => {
     const run = await runThroughProviders(chain, history, [
       { faults: { rateLimited: 0.1, badGateway: 0.1, nonJson: 0.05 }, retryAfterSeconds: 1 },
     ])
-    await indexThrough(run)
+    await indexThrough(run, chain, history)
     const stats = run.proxies[0]!.stats()
     expect(stats.rateLimited).toBeGreaterThan(0)
     expect(stats.badGateway).toBeGreaterThan(0)
@@ -113,7 +98,7 @@ describe('provider faults, one at a time', () => {
     '%s',
     async (_, setup, counter, logged) => {
       const run = await runThroughProviders(chain, history, [setup])
-      await indexThrough(run)
+      await indexThrough(run, chain, history)
       expect(run.proxies[0]!.stats()[counter]).toBeGreaterThan(0)
       await run.finish()
       if (logged) expect(run.log.count(logged)).toBeGreaterThan(0)
@@ -138,7 +123,7 @@ describe('provider faults, one at a time', () => {
       await new Promise((r) => setTimeout(r, 1_000))
       run.proxies[0]!.setFaults({ dropConnection: 0.05, hang: 0.03 })
     }
-    await indexThrough(run)
+    await indexThrough(run, chain, history)
     const stats = run.proxies[0]!.stats()
     expect(stats.dropConnection).toBeGreaterThan(0)
     expect(stats.hang).toBeGreaterThan(0)
@@ -154,7 +139,7 @@ describe('provider faults, one at a time', () => {
     )
     expect(stored.rows[0].n).toBe(0)
     run.proxies[0]!.setFaults({ staleLog: 0 })
-    await indexThrough(run)
+    await indexThrough(run, chain, history)
     await run.finish()
     expect(run.log.count(/logs of two blocks at height/)).toBeGreaterThan(0)
   }, 120_000)
@@ -165,7 +150,7 @@ describe('provider faults, one at a time', () => {
       const run = await runThroughProviders(chain, history, [
         { getLogsCap: { maxBlocks: 6, maxResults: 40, style } },
       ])
-      await indexThrough(run, 1)
+      await indexThrough(run, chain, history, 1)
       const stats = run.proxies[0]!.stats()
       expect((stats.capRange ?? 0) + (stats.capResults ?? 0)).toBeGreaterThan(0)
       await run.finish()
@@ -180,7 +165,7 @@ describe('logs left out with HTTP 200', () => {
     const run = await runThroughProviders(chain, history, [
       { faults: { omitLog: 0.3 }, noBlockReceipts: true },
     ])
-    await indexThrough(run)
+    await indexThrough(run, chain, history)
     expect(run.proxies[0]!.omitted().length).toBeGreaterThan(0)
     expect((await verificationCounts(run.db.pool)).mismatches).toBeGreaterThan(0)
     await run.finish()
@@ -242,33 +227,4 @@ describe('logs left out with HTTP 200', () => {
     expect(run.log.count(/verification: repaired blocks/)).toBe(counts.repairs)
     await run.finish()
   }, 120_000)
-})
-
-describe('a log index that leaves the same logs out of every read', () => {
-  it('with one endpoint and every other fault: sampled proofs find it, and the index equals the chain', async () => {
-    const run = await runThroughProviders(
-      chain,
-      history,
-      [{ brokenLogIndex: 0.03, faults: ALL_FAULTS }],
-      // A quarter of backfill blocks proven (a fixed seed: the same blocks every run), for a chain this small.
-      { sync: { proofSample: { rate: 0.25, seed: 41 } }, confirmedMayDrop: true },
-    )
-    await indexThrough(run)
-    const status = await run.status()
-    // The database equals the chain, though every read of the log index lacked the same logs.
-    await run.finish()
-    expect(run.proxies[0]!.stats().brokenLogIndex).toBeGreaterThan(0)
-    // Found by a sampled proof during backfill, which then proved every block.
-    expect(run.log.count(/sampled proof of block \d+ disagrees with the agreed reads/)).toBeGreaterThan(0)
-    expect(Number(status.verification_mismatches)).toBeGreaterThan(0)
-    expect(status.log_index_untrusted).toBe(true)
-    expect(status.verified_by).toEqual([
-      {
-        from_block: status.coverage_start_block,
-        to_block: status.last_verified_block,
-        method: 'receipts_proof',
-        proof_sample_rate: null,
-      },
-    ])
-  }, 240_000)
 })
