@@ -33,6 +33,23 @@ afterAll(async () => {
   await chain?.stop()
 })
 
+/**
+ * Status after the lie was found: mismatches counted, the log index distrusted, and every
+ * verified block proven by its receipts in the end (nothing claims reads or a second endpoint).
+ */
+function expectLieFoundAndEveryBlockProven(status: Awaited<ReturnType<typeof statusOf>>) {
+  expect(Number(status.verification_mismatches)).toBeGreaterThan(0)
+  expect(status.log_index_untrusted).toBe(true)
+  expect(status.verified_by).toEqual([
+    {
+      from_block: status.coverage_start_block,
+      to_block: status.last_verified_block,
+      method: 'receipts_proof',
+      proof_sample_rate: null,
+    },
+  ])
+}
+
 /** What GET /v1/indexer/status answers now (past its short-lived snapshot). */
 function statusOf(run: ProviderRun) {
   clearIndexerSnapshot(run.db.pool)
@@ -55,16 +72,7 @@ describe('a log index that leaves the same logs out of every read', () => {
     expect(run.proxies[0]!.stats().brokenLogIndex).toBeGreaterThan(0)
     // Found by a sampled proof during backfill, which then proved every block.
     expect(run.log.count(/sampled proof of block \d+ disagrees with the agreed reads/)).toBeGreaterThan(0)
-    expect(Number(status.verification_mismatches)).toBeGreaterThan(0)
-    expect(status.log_index_untrusted).toBe(true)
-    expect(status.verified_by).toEqual([
-      {
-        from_block: status.coverage_start_block,
-        to_block: status.last_verified_block,
-        method: 'receipts_proof',
-        proof_sample_rate: null,
-      },
-    ])
+    expectLieFoundAndEveryBlockProven(status)
   }, 240_000)
 })
 
@@ -83,16 +91,6 @@ describe('two endpoints that share a log index leaving the same logs out', () =>
     // The database equals the chain, though both endpoints' reads lacked the same logs.
     await run.finish()
     for (const proxy of run.proxies) expect(proxy.stats().brokenLogIndex).toBeGreaterThan(0)
-    expect(Number(status.verification_mismatches)).toBeGreaterThan(0)
-    expect(status.log_index_untrusted).toBe(true)
-    // Every verified block was proven by its receipts in the end; nothing claims a second endpoint.
-    expect(status.verified_by).toEqual([
-      {
-        from_block: status.coverage_start_block,
-        to_block: status.last_verified_block,
-        method: 'receipts_proof',
-        proof_sample_rate: null,
-      },
-    ])
+    expectLieFoundAndEveryBlockProven(status)
   }, 240_000)
 })
