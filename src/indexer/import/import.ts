@@ -62,13 +62,6 @@ export async function importTransfersFile(
   return report
 }
 
-/** Writes rows and the derived state they change; usable directly by tests and tools. */
-export async function importTransfers(pool: pg.Pool, events: TransferEvent[]) {
-  const report: ImportReport = { lines: events.length, inserted: 0, duplicates: 0, rejected: [] }
-  await importChunk(pool, events, report)
-  return report
-}
-
 async function importChunk(pool: pg.Pool, events: TransferEvent[], report: ImportReport) {
   const { inserted } = await writeTransfers(pool, events, { source: 'import' })
   report.inserted += inserted

@@ -1,19 +1,3 @@
-import type { Logger } from 'pino'
-import { describeError } from '../errors'
-
-export interface RetryOptions {
-  /** Attempts after the first one. */
-  retries?: number
-  baseDelayMs?: number
-  maxDelayMs?: number
-  /** Whether this failure is worth another attempt. */
-  shouldRetry?: (err: unknown) => boolean
-  signal?: AbortSignal
-  logger?: Logger
-  /** Names the operation in the one log line written per fault. */
-  label?: string
-}
-
 /** Exponential backoff with "equal jitter": half fixed, half random, so retries spread out. */
 export function backoffDelay(attempt: number, baseDelayMs: number, maxDelayMs: number): number {
   const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt)
@@ -67,25 +51,4 @@ function abortError(): Error {
   const err = new Error('The operation was aborted')
   err.name = 'AbortError'
   return err
-}
-
-export async function withRetry<T>(
-  fn: (attempt: number) => Promise<T>,
-  options: RetryOptions = {},
-): Promise<T> {
-  const { retries = 5, baseDelayMs = 250, maxDelayMs = 15_000, shouldRetry = () => true } = options
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn(attempt)
-    } catch (err) {
-      if (options.signal?.aborted) throw err
-      if (attempt >= retries || !shouldRetry(err)) throw err
-      const delay = backoffDelay(attempt, baseDelayMs, maxDelayMs)
-      options.logger?.warn(
-        { op: options.label, attempt: attempt + 1, retryInMs: Math.round(delay) },
-        `${options.label ?? 'operation'} failed, retrying: ${describeError(err)}`,
-      )
-      await sleep(delay, options.signal)
-    }
-  }
 }
