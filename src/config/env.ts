@@ -190,7 +190,7 @@ export const envSchema = z.object({
       .min(0, 'must be from 0 to 1')
       .max(1, 'must be from 0 to 1'),
   ).default(0.01),
-  /** Metadata and media requests in flight over all hosts (docs/indexer.md, "Metadata and media queue"). */
+  /** Metadata and media requests in flight over all hosts (docs/metadata.md, "Fair scheduling"). */
   METADATA_CONCURRENCY: optional(
     nonNegativeInt.min(1, 'must be a positive integer').max(4096, 'must be at most 4096'),
   ).default(64),

@@ -13,7 +13,7 @@
  * need. A young generation larger than V8's default lets a decoded eth_getLogs
  * response die young instead of being promoted; the old-space limit keeps peak
  * RSS under 400 MB with both reads of a range in memory at once. The figures
- * behind both values: docs/indexer.md, "Benchmark".
+ * behind both values: docs/indexer.md, "Running".
  */
 import path from 'node:path'
 

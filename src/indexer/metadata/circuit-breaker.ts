@@ -1,6 +1,6 @@
 /**
  * One circuit breaker of the metadata scheduler (./host-scheduler.ts): a
- * host's, or one collection's on a host (docs/indexer.md, "Metadata").
+ * host's, or one collection's on a host (docs/metadata.md, "Fair scheduling").
  * Closed, it lets everything through; open, nothing until its period ends;
  * then half-open, one probe: success closes it, failure reopens it for twice
  * as long.

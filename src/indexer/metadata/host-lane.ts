@@ -1,7 +1,7 @@
 /**
  * One host's side of the metadata scheduler (./host-scheduler.ts): what waits
  * for it by collection, what it has in flight, its budget, and its circuit
- * breakers — its own and its collections' (docs/indexer.md, "Metadata").
+ * breakers — its own and its collections' (docs/metadata.md, "Fair scheduling").
  */
 import type { CircuitBreaker, FailureOutcome } from './circuit-breaker'
 

@@ -7,7 +7,7 @@
  * collection on a host that keeps failing or timing out for it — a shared
  * host or gateway where only some paths or CIDs are slow — and the host as a
  * whole only when its failures span collections (or it answers 429 with
- * Retry-After). docs/indexer.md, "Metadata".
+ * Retry-After). docs/metadata.md, "Fair scheduling".
  */
 import type { BackedOffHostState } from '@/db/indexer-state'
 import { CircuitBreaker, type FailureOutcome } from './circuit-breaker'

@@ -95,7 +95,7 @@ let nextId = 1
  * and is answered on its own: only the parsing is shared. The first answer's
  * bytes wait for the twin (megabytes, one answer per range being read):
  * comparing bytes costs a fraction of hashing them (docs/indexer.md,
- * "Benchmark", run AC).
+ * "Verification").
  */
 export class TwinReads {
   readonly id = nextId++

@@ -50,7 +50,7 @@ export async function takeWriteLock(client: pg.PoolClient): Promise<void> {
  * query), one result each. Inside a transaction each statement still takes
  * its own snapshot, as if sent one by one. A backfill commit is a chain of
  * short statements whose answers wait for the event loop, busy decoding the
- * next ranges; every round trip saved shortens it (docs/indexer.md, "Benchmark").
+ * next ranges; every round trip saved shortens it (docs/indexer.md, "Crash safety").
  */
 export async function queryAll(client: pg.PoolClient, statements: string[]): Promise<pg.QueryResult[]> {
   const results = (await client.query(statements.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[]
@@ -69,7 +69,7 @@ const UNIQUE_VIOLATION = '23505'
  * Returns false, with everything it wrote undone, when it hit a unique
  * violation; the caller then takes its careful path. Bulk inserts are cheaper
  * this way than with ON CONFLICT, which probes the unique index before every
- * row (docs/indexer.md, "Benchmark").
+ * row (docs/indexer.md, "Derived state (definitions)").
  */
 export const insertIfAllNew = (client: pg.PoolClient, write: () => Promise<unknown>): Promise<boolean> =>
   unlessFailsWith(client, UNIQUE_VIOLATION, write)

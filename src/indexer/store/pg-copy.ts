@@ -2,7 +2,7 @@
  * COPY … FROM STDIN in text format, the bulk path for rows believed new
  * (sync commits, imports). PostgreSQL takes COPY rows for about a quarter
  * less CPU than the same rows inserted from unnest'ed array parameters
- * (docs/indexer.md, "Benchmark", run AA): no set-returning function to
+ * (docs/indexer.md, "Derived state (definitions)"): no set-returning function to
  * materialise, no INSERT … SELECT plan per statement.
  *
  * The embedded database (PGlite, src/dev/postgres.ts) refuses COPY FROM
@@ -20,7 +20,7 @@ const CHUNK_BYTES = 1024 * 1024
 /**
  * Streams `lines` (each ending in a newline, fields escaped with copyText) into `sql`, a COPY … FROM STDIN.
  * Lines are encoded straight into buffers: joining them into one string first, which the
- * socket then encodes again, took twice the CPU (docs/indexer.md, "Benchmark", run AB).
+ * socket then encodes again, took twice the CPU (docs/indexer.md, "Derived state (definitions)").
  */
 export async function copyRows(client: pg.PoolClient, sql: string, lines: Iterable<string>): Promise<void> {
   const chunks = (function* () {

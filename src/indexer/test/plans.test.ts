@@ -3,7 +3,7 @@
  * table statistics say. During a backfill tokens arrive faster than
  * autovacuum analyzes them, so the planner works from a table a tenth of its
  * size, or from a time when no token was due for metadata; these plans must
- * not turn into a scan of every token (docs/indexer.md, "Benchmark").
+ * not turn into a scan of every token (docs/indexer.md, "Derived state (definitions)").
  */
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
