@@ -136,6 +136,16 @@ export const envSchema = z.object({
   FETCH_ALLOW_HOSTS: optional(
     z.string().regex(/^[^\s,]+(,[^\s,]+)*$/, 'must be a comma-separated list of host:port'),
   ),
+  /**
+   * `development` under `npm run dev`; `npm start` runs its processes with `production`, which
+   * skips the /v1 response parse (docs/api.md, "The request path, and what it costs").
+   */
+  NODE_ENV: optional(z.string()),
+  /**
+   * Set by `npm start` for the processes it starts, never by an operator: `1` when they run on
+   * its embedded devnet, whose development wallet the portal may offer (docs/portal.md).
+   */
+  NFT_EMBEDDED_DEVNET: optional(z.enum(['0', '1'], { error: 'must be 0 or 1 (set by npm start)' })),
   LOG_LEVEL: optional(z.enum(levels, { error: `must be one of ${levels.join(', ')}` })).default('info'),
   /** Upper bound of any single API query, so a hostile request can never run long. */
   DB_STATEMENT_TIMEOUT_MS: optional(nonNegativeInt.min(100, 'must be at least 100')).default(5000),
@@ -293,6 +303,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     embeddedDatabase: e.DATABASE_URL === undefined,
     embeddedChain,
   }
+}
+
+/**
+ * Whether NODE_ENV is `production`, for code that runs when its module loads, before any
+ * Config exists (the /v1 response schemas, src/server/api/internals/response-schema.ts).
+ * The same variable and rule as Config.NODE_ENV.
+ */
+export function productionMode(env: Record<string, string | undefined> = process.env): boolean {
+  return envSchema.shape.NODE_ENV.parse(env.NODE_ENV) === 'production'
 }
 
 /**

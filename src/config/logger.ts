@@ -52,7 +52,7 @@ export interface LoggerOptions {
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const settings: pino.LoggerOptions = {
-    level: options.level ?? process.env.LOG_LEVEL ?? 'info',
+    level: options.level ?? 'info',
     base: options.name ? { proc: options.name } : undefined,
     redact: { paths: REDACT, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,

@@ -276,14 +276,16 @@ function scriptMatchesChecksum(script: string, checksum: string): boolean {
 }
 
 async function main(): Promise<void> {
-  const url = process.env.DATABASE_URL
+  const { loadConfig } = await import('../config/env')
+  const config = loadConfig()
+  const url = config.DATABASE_URL
   if (!url) {
     // `npm run db:migrate` sets it (src/start/with-database.ts), the embedded database's included.
     process.stderr.write('db:migrate: DATABASE_URL is not set\n')
     process.exit(1)
   }
   const { createLogger } = await import('../config/logger')
-  const logger = createLogger({ name: 'migrate' })
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'migrate' })
   try {
     const { applied } = await migrate(url, { logger })
     logger.info(

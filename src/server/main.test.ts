@@ -20,18 +20,21 @@ afterAll(() => {
 it('refuses a taken PORT in one line and exits with code 2', async () => {
   const port = await freePort()
   await new Promise<void>((resolve) => holder.listen(port, () => resolve()))
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join('src', 'server', 'main.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      WEB_API_ONLY: '1',
-      LOG_LEVEL: 'info',
-      NETWORK: 'devnet',
-      PORT: String(port),
-      AUTH_SECRET: randomBytes(32).toString('hex'),
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join('src', 'server', 'main.ts'), '--api-only'],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        LOG_LEVEL: 'info',
+        NETWORK: 'devnet',
+        PORT: String(port),
+        AUTH_SECRET: randomBytes(32).toString('hex'),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  )
   let output = ''
   child.stdout.on('data', (d) => (output += d))
   child.stderr.on('data', (d) => (output += d))

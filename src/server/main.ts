@@ -24,7 +24,8 @@ if (!config.DATABASE_URL) {
 const services = createWebServices(config, { logger })
 const web = await createWebServer({
   services,
-  next: process.env.WEB_API_ONLY === '1' ? false : { dev: process.env.NODE_ENV === 'development' },
+  // `--api-only`: no portal, so no portal build (the tests' web processes, src/test/web-process.ts).
+  next: process.argv.includes('--api-only') ? false : { dev: config.NODE_ENV === 'development' },
 })
 web.server.listen(config.PORT, () =>
   logger.info({ port: config.PORT, url: config.PUBLIC_URL }, 'web server listening'),

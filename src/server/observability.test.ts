@@ -152,9 +152,9 @@ async function startWebProcess(
   env: Record<string, string>,
 ): Promise<{ child: ChildProcess; output: () => string }> {
   let output = ''
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts', '--api-only'], {
     cwd: ROOT,
-    env: { ...process.env, WEB_API_ONLY: '1', LOG_LEVEL: 'info', NODE_ENV: 'production', ...env },
+    env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   child.stdout!.on('data', (d) => (output += d))

@@ -34,7 +34,7 @@ const config = loadConfig()
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'start' })
 // What libraries print with console becomes log records too (docs/operations.md, "Logs").
 captureConsole(logger)
-const dev = process.env.NODE_ENV === 'development'
+const dev = config.NODE_ENV === 'development'
 const dataDir = path.resolve(ROOT, config.DATA_DIR)
 mkdirSync(dataDir, { recursive: true })
 

@@ -29,19 +29,22 @@ export interface WebProcess {
 /** `env` comes on top of this process's environment and the defaults (trace logs, devnet, one proxy hop). */
 export async function startWebProcess(name: string, env: Record<string, string>): Promise<WebProcess> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join('src', 'server', 'main.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      WEB_API_ONLY: '1',
-      LOG_LEVEL: 'trace',
-      NETWORK: 'devnet',
-      TRUST_PROXY: '1',
-      ...env,
-      PORT: String(port),
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join('src', 'server', 'main.ts'), '--api-only'],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        LOG_LEVEL: 'trace',
+        NETWORK: 'devnet',
+        TRUST_PROXY: '1',
+        ...env,
+        PORT: String(port),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  )
   const logs: string[] = []
   child.stdout!.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')))
   child.stderr!.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')))

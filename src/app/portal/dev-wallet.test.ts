@@ -5,13 +5,13 @@ import { devWalletOffered } from './dev-wallet'
 
 describe('the development wallet', () => {
   it('is offered on the embedded devnet only', () => {
-    expect(devWalletOffered({ CHAIN_ID: 31337 }, { NFT_EMBEDDED_DEVNET: '1' })).toBe(true)
+    expect(devWalletOffered({ CHAIN_ID: 31337, NFT_EMBEDDED_DEVNET: '1' })).toBe(true)
     // Another chain, even when the marker is (wrongly) set.
-    expect(devWalletOffered({ CHAIN_ID: 1 }, { NFT_EMBEDDED_DEVNET: '1' })).toBe(false)
-    expect(devWalletOffered({ CHAIN_ID: 11155111 }, { NFT_EMBEDDED_DEVNET: '1' })).toBe(false)
+    expect(devWalletOffered({ CHAIN_ID: 1, NFT_EMBEDDED_DEVNET: '1' })).toBe(false)
+    expect(devWalletOffered({ CHAIN_ID: 11155111, NFT_EMBEDDED_DEVNET: '1' })).toBe(false)
     // 31337 behind a configured RPC_URL (a node of one's own): not the embedded devnet.
-    expect(devWalletOffered({ CHAIN_ID: 31337 }, { NFT_EMBEDDED_DEVNET: '0' })).toBe(false)
-    expect(devWalletOffered({ CHAIN_ID: 31337 }, {})).toBe(false)
+    expect(devWalletOffered({ CHAIN_ID: 31337, NFT_EMBEDDED_DEVNET: '0' })).toBe(false)
+    expect(devWalletOffered({ CHAIN_ID: 31337 })).toBe(false)
   })
 
   it('is a connector of the portal only when the server offers it', () => {

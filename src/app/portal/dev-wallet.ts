@@ -9,9 +9,6 @@ import type { Config } from '@/config/env'
 
 export const DEVNET_CHAIN_ID = 31337
 
-export function devWalletOffered(
-  config: Pick<Config, 'CHAIN_ID'>,
-  env: Record<string, string | undefined> = process.env,
-): boolean {
-  return env.NFT_EMBEDDED_DEVNET === '1' && config.CHAIN_ID === DEVNET_CHAIN_ID
+export function devWalletOffered(config: Pick<Config, 'CHAIN_ID' | 'NFT_EMBEDDED_DEVNET'>): boolean {
+  return config.NFT_EMBEDDED_DEVNET === '1' && config.CHAIN_ID === DEVNET_CHAIN_ID
 }

@@ -62,7 +62,7 @@ export class SessionEndedError extends Error {
 }
 
 export interface AuthDependencies {
-  config: Pick<Config, 'AUTH_SECRET' | 'PUBLIC_URL' | 'CHAIN_ID' | 'RPC_URL'>
+  config: Pick<Config, 'AUTH_SECRET' | 'PUBLIC_URL' | 'CHAIN_ID' | 'RPC_URL' | 'NFT_EMBEDDED_DEVNET'>
   db: Database
   logger: Logger
   /** Client IP and user agent of the current request (sign-out has no request of its own in next-auth). */
@@ -71,8 +71,6 @@ export interface AuthDependencies {
   chainClient?: SiweChainClient
   /** Default: SESSION_LIFETIME_MS (tests use a short one). */
   sessionLifetimeMs?: number
-  /** Where NFT_EMBEDDED_DEVNET is read (default process.env): the devnet accounts' fate (./devnet-accounts.ts). */
-  env?: Record<string, string | undefined>
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000)
@@ -82,7 +80,7 @@ export function buildAuthOptions(deps: AuthDependencies): NextAuthOptions {
   if (!config.AUTH_SECRET) throw new Error('AUTH_SECRET is not set: start the service with `npm start`')
   const lifetimeMs = deps.sessionLifetimeMs ?? SESSION_LIFETIME_MS
   const maxAgeS = Math.ceil(lifetimeMs / 1000)
-  const expect = siweExpectations(config, deps.env)
+  const expect = siweExpectations(config)
   const refusals = new SignInRefusals(db)
 
   return {

@@ -4,10 +4,12 @@
  * and a session cookie that is no token of ours logged as routine.
  * (Through the running service: e2e/hostile-requests.spec.ts.)
  */
+
 import { Writable } from 'node:stream'
 import { NextRequest } from 'next/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLogger } from '@/config/logger'
+import { exportNextAuthUrl } from '@/config/next-auth-url'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { localChainClient, NextAuthTestClient } from '@/test/next-auth-client'
 import { asDatabase } from '@/test/serve-api'
@@ -133,7 +135,7 @@ describe('a session cookie that is no token of ours', () => {
   let tdb: TestDatabase
 
   beforeAll(async () => {
-    process.env.NEXTAUTH_URL = BASE
+    exportNextAuthUrl({ PUBLIC_URL: BASE })
     tdb = await createTestDatabase()
   })
 

@@ -8,7 +8,9 @@ import type { NextAuthOptions } from 'next-auth'
 import { mnemonicToAccount } from 'viem/accounts'
 import { createSiweMessage } from 'viem/siwe'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Config } from '@/config/env'
 import { createLogger } from '@/config/logger'
+import { exportNextAuthUrl } from '@/config/next-auth-url'
 import type { Database } from '@/db/database'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { localChainClient, NextAuthTestClient } from '@/test/next-auth-client'
@@ -23,14 +25,15 @@ const PUBLIC_URL = 'http://portal.test'
 const MNEMONIC = 'test test test test test test test test test test test junk'
 /** The development wallet's account (src/components/portal/sign-in/dev-wallet.ts). */
 const devAccount = mnemonicToAccount(MNEMONIC)
-const EMBEDDED_DEVNET = { NFT_EMBEDDED_DEVNET: '1' }
-const REAL_CHAIN = { NFT_EMBEDDED_DEVNET: '0' }
+type Marker = Pick<Config, 'NFT_EMBEDDED_DEVNET'>
+const EMBEDDED_DEVNET: Marker = { NFT_EMBEDDED_DEVNET: '1' }
+const REAL_CHAIN: Marker = { NFT_EMBEDDED_DEVNET: '0' }
 
 let tdb: TestDatabase
 let db: Database
 
 beforeAll(async () => {
-  process.env.NEXTAUTH_URL = PUBLIC_URL
+  exportNextAuthUrl({ PUBLIC_URL })
   tdb = await createTestDatabase()
   db = asDatabase(tdb)
 })
@@ -38,19 +41,19 @@ afterAll(async () => {
   await tdb?.drop()
 })
 
-function web(env: Record<string, string>): NextAuthOptions {
+function web(marker: Marker): NextAuthOptions {
   return buildAuthOptions({
     config: {
       AUTH_SECRET: 'a-test-secret-of-at-least-thirty-two-characters',
       PUBLIC_URL,
       CHAIN_ID: 31337,
       RPC_URL: undefined,
+      ...marker,
     },
     db,
     logger: createLogger({ level: 'silent' }),
     requestMeta: async () => ({ clientIp: null, userAgent: null }),
     chainClient: localChainClient(),
-    env,
   })
 }
 
@@ -68,11 +71,11 @@ async function signIn(client: NextAuthTestClient): Promise<string | null> {
   return client.signIn(message, await devAccount.signMessage({ message }))
 }
 
-const verifier = (env: Record<string, string>) =>
+const verifier = (marker: Marker) =>
   new CredentialVerifier(db, {
     cacheMs: 0,
     publicOrigin: PUBLIC_URL,
-    refusedOwners: refusedAccounts({ CHAIN_ID: 31337 }, env),
+    refusedOwners: refusedAccounts({ CHAIN_ID: 31337, ...marker }),
   })
 
 describe('devnet accounts', () => {

@@ -28,8 +28,7 @@ const NONE: ReadonlySet<string> = new Set()
 
 /** The accounts refused by this process: the devnet accounts, except on the embedded devnet. */
 export function refusedAccounts(
-  config: Pick<Config, 'CHAIN_ID'>,
-  env: Record<string, string | undefined> = process.env,
+  config: Pick<Config, 'CHAIN_ID' | 'NFT_EMBEDDED_DEVNET'>,
 ): ReadonlySet<string> {
-  return devWalletOffered(config, env) ? NONE : DEVNET_ACCOUNTS
+  return devWalletOffered(config) ? NONE : DEVNET_ACCOUNTS
 }

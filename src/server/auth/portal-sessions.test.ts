@@ -5,12 +5,14 @@
  * once, polling the session never extends it past its absolute end, and the
  * audit trail records sign-ins, sign-outs and (rate-limited) refusals.
  */
+
 import type { NextAuthOptions } from 'next-auth'
 import { decode } from 'next-auth/jwt'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { createSiweMessage } from 'viem/siwe'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createLogger } from '@/config/logger'
+import { exportNextAuthUrl } from '@/config/next-auth-url'
 import { type Database, openDatabase } from '@/db/database'
 import { portalRouter } from '@/server/api/portal/router'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
@@ -46,7 +48,7 @@ let web: NextAuthOptions
 let otherWeb: NextAuthOptions
 
 beforeAll(async () => {
-  process.env.NEXTAUTH_URL = PUBLIC_URL
+  exportNextAuthUrl({ PUBLIC_URL: PUBLIC_URL })
   tdb = await createTestDatabase()
   db = asDatabase(tdb)
   otherDb = openDatabase(tdb.url, { max: 2 })

@@ -78,8 +78,7 @@ export interface SiweExpectations {
 }
 
 export function siweExpectations(
-  config: Pick<Config, 'PUBLIC_URL' | 'CHAIN_ID'>,
-  env: Record<string, string | undefined> = process.env,
+  config: Pick<Config, 'PUBLIC_URL' | 'CHAIN_ID' | 'NFT_EMBEDDED_DEVNET'>,
 ): SiweExpectations {
   const url = new URL(config.PUBLIC_URL)
   return {
@@ -87,7 +86,7 @@ export function siweExpectations(
     origin: url.origin,
     scheme: url.protocol.replace(/:$/, ''),
     chainId: config.CHAIN_ID,
-    refusedAccounts: refusedAccounts(config, env),
+    refusedAccounts: refusedAccounts(config),
   }
 }
 

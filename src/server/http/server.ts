@@ -13,6 +13,7 @@ import {
 } from 'node:http'
 import path from 'node:path'
 import type { Duplex } from 'node:stream'
+import { exportNextAuthUrl } from '@/config/next-auth-url'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
 import { CLIENT_IP_HEADER, clientIp } from '@/server/http/client-ip'
@@ -52,8 +53,7 @@ export async function createWebServer({ services, next = false }: WebServerOptio
   if (next) {
     // Next.js code uses these same services: one pool, one limiter, one credential cache.
     shareWithNext(services)
-    // next-auth v4 reads its base URL from NEXTAUTH_URL only: set once here, from PUBLIC_URL.
-    process.env.NEXTAUTH_URL = services.config.PUBLIC_URL
+    exportNextAuthUrl(services.config)
     const { default: createNext } = await import('next')
     const app = createNext({
       dev: next.dev,

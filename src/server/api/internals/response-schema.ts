@@ -17,11 +17,9 @@
  */
 import { isDeepStrictEqual } from 'node:util'
 import { z } from 'zod'
+import { productionMode } from '@/config/env'
 
-export function responseSchema<T extends z.ZodType>(
-  schema: T,
-  validate = process.env.NODE_ENV !== 'production',
-): T {
+export function responseSchema<T extends z.ZodType>(schema: T, validate = !productionMode()): T {
   const copies = validate ? checkedCopies : uncheckedCopies
   let copy = copies.get(schema)
   if (!copy) {
