@@ -1,34 +1,13 @@
 import type { Logger } from 'pino'
 import type { Hex } from 'viem'
+import type { RawLog, RpcBlock } from '../chain'
 import { describeError, IndexerError } from '../errors'
+import { sleep } from '../util/sleep'
 import { Endpoint } from './endpoint'
 import { EndpointPool, type EndpointPoolOptions } from './endpoint-pool'
 import { isLogsBloom } from './logs-bloom'
-import { readWhileBehind, rpcRetryDelay, sleep } from './retry'
+import { readWhileBehind, rpcRetryDelay } from './retry'
 import { RpcRequestError, type TwinReads } from './transport'
-
-export interface RpcBlock {
-  number: bigint
-  hash: Hex
-  parentHash: Hex
-  timestamp: bigint
-  /** Which addresses and topics the block's logs may hold (rpc/logs-bloom.ts); absent when not answered. */
-  logsBloom?: Hex
-}
-
-/** A log as the node returns it (hex quantities), before any decoding. */
-export interface RawLog {
-  address: Hex
-  topics: Hex[]
-  data: Hex
-  blockNumber: Hex
-  blockHash: Hex
-  transactionHash: Hex
-  logIndex: Hex
-  /** Returned by newer nodes; saves a header request when present. */
-  blockTimestamp?: Hex
-  removed?: boolean
-}
 
 export type LogFilter = { fromBlock: bigint; toBlock: bigint } | { blockHash: Hex }
 

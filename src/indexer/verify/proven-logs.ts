@@ -6,11 +6,12 @@
  */
 import type { Logger } from 'pino'
 import type { Hex } from 'viem'
+import type { RawLog } from '../chain'
 import { INDEXED_TOPICS } from '../events/topics'
-import type { RawLog, Rpc } from '../rpc/client'
-import { normaliseLogs } from '../rpc/get-logs'
+import type { Rpc } from '../rpc/client'
 import { readWhileBehind } from '../rpc/retry'
 import { RpcRequestError } from '../rpc/transport'
+import { normaliseLogs } from './log-set'
 import { provenLogs, ReceiptsProofError, type RpcReceipt } from './receipts-proof'
 
 export interface ProofContext {
