@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { Hex } from 'viem'
 import type { RawLog, RpcBlock } from '../chain'
-import { describeError, IndexerError } from '../errors'
+import { describeError, errorChain, IndexerError } from '../errors'
 import { sleep } from '../util/sleep'
 import { Endpoint } from './endpoint'
 import { EndpointPool, type EndpointPoolOptions } from './endpoint-pool'
@@ -372,7 +372,7 @@ const describeFilter = (filter: LogFilter) =>
  * behind the others does not have yet ("header not found", "unknown block").
  */
 export function isTransientRpcError(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     if (e instanceof RpcRequestError) {
       // The same request would get the same answer: only a smaller one helps (rpc/get-logs.ts).
       if (e.kind === 'too_large') return false

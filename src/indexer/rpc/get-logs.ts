@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { Hex } from 'viem'
 import type { RawLog, RpcBlock } from '../chain'
-import { describeError, IndexerError } from '../errors'
+import { describeError, errorChain, IndexerError } from '../errors'
 import { maxBig, minBig } from '../util/bigint'
 import { sleep } from '../util/sleep'
 import { normaliseLogs } from '../verify/log-set'
@@ -244,10 +244,10 @@ const RANGE_ERROR =
  * range would only make more requests against the same limit.
  */
 export function isRangeTooLargeError(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     if (e instanceof RpcRequestError && e.kind === 'rate_limited') return false
   }
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     if (e instanceof RpcRequestError && e.kind === 'too_large') return true
     if (RANGE_ERROR.test(e.message)) return true
     const details = (e as { details?: unknown }).details
@@ -257,7 +257,7 @@ export function isRangeTooLargeError(err: unknown): boolean {
 }
 
 function isTimeout(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     if (e.name === 'TimeoutError' || /timed? ?out/i.test(e.message)) return true
   }
   return false
@@ -270,7 +270,7 @@ function isTimeout(err: unknown): boolean {
  * QuickNode states its cap ("limited to a 10,000 range").
  */
 function suggestedSpan(err: unknown, from: bigint): bigint | undefined {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     const text = `${e.message} ${(e as { details?: unknown }).details ?? ''}`
     const range =
       /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(text) ??
