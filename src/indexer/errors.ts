@@ -30,16 +30,20 @@ export class LeaderLockLostError extends IndexerError {
   }
 }
 
+/**
+ * An error and the errors of its `cause` chain, outermost first: the one way
+ * the indexer looks into what an error wraps.
+ */
+export function* errorChain(err: unknown): Generator<Error> {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) yield e
+}
+
 /** One line for a log: the short message plus the innermost cause's message. */
 export function describeError(err: unknown): string {
   if (!(err instanceof Error)) return String(err)
   const head = err instanceof IndexerError ? err.shortMessage : firstLine(err)
-  let cause: unknown = err.cause
   let innermost: Error | undefined
-  while (cause instanceof Error) {
-    innermost = cause
-    cause = cause.cause
-  }
+  for (const e of errorChain(err.cause)) innermost = e
   return innermost ? `${head}: ${firstLine(innermost)}` : head
 }
 

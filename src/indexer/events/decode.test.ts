@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { encodeAbiParameters, type Hex, numberToHex, pad } from 'viem'
 import { describe, expect, it } from 'vitest'
-import type { RawLog } from '../rpc/client'
+import type { RawLog } from '../chain'
 import { MAX_CONSECUTIVE_RANGE } from './consecutive'
 import { decodeLog } from './decode'
 import {

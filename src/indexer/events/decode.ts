@@ -1,4 +1,4 @@
-import type { RawLog } from '../rpc/client'
+import type { RawLog } from '../chain'
 import { decodeConsecutiveTransfer } from './consecutive'
 import { decodeBatchMetadataUpdate, decodeMetadataUpdate } from './metadata-update'
 import {

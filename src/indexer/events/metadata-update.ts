@@ -1,4 +1,4 @@
-import type { RawLog } from '../rpc/client'
+import type { RawLog } from '../chain'
 import { type DecodedLog, dataWords, logPosition, wordToUint } from './types'
 
 /** ERC-4906 MetadataUpdate(uint256 _tokenId): arguments are not indexed. */

@@ -1,5 +1,5 @@
 import type { Hex } from 'viem'
-import type { RawLog } from '../rpc/client'
+import type { RawLog } from '../chain'
 
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
 export const MAX_UINT256 = 2n ** 256n - 1n

@@ -1,4 +1,5 @@
 import type { Hex } from 'viem'
+import { IndexerError } from '../errors'
 import { MAX_UINT256, type TransferEvent, ZERO_ADDRESS } from '../events/types'
 
 /** Columns of a CSV header / keys of a JSONL object (batch_index optional). */
@@ -16,7 +17,13 @@ export const IMPORT_COLUMNS = [
 
 export type ImportRecord = Partial<Record<(typeof IMPORT_COLUMNS)[number], unknown>>
 
-export class RowError extends Error {}
+/** A line of an import file that cannot be imported: the message says why. */
+export class RowError extends IndexerError {
+  constructor(reason: string) {
+    super(reason)
+    this.name = 'RowError'
+  }
+}
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const TX_HASH = /^0x[0-9a-fA-F]{64}$/

@@ -1,34 +1,13 @@
 import type { Logger } from 'pino'
 import type { Hex } from 'viem'
-import { describeError, IndexerError } from '../errors'
+import type { RawLog, RpcBlock } from '../chain'
+import { describeError, errorChain, IndexerError } from '../errors'
+import { sleep } from '../util/sleep'
 import { Endpoint } from './endpoint'
 import { EndpointPool, type EndpointPoolOptions } from './endpoint-pool'
 import { isLogsBloom } from './logs-bloom'
-import { readWhileBehind, rpcRetryDelay, sleep } from './retry'
+import { readWhileBehind, rpcRetryDelay } from './retry'
 import { RpcRequestError, type TwinReads } from './transport'
-
-export interface RpcBlock {
-  number: bigint
-  hash: Hex
-  parentHash: Hex
-  timestamp: bigint
-  /** Which addresses and topics the block's logs may hold (rpc/logs-bloom.ts); absent when not answered. */
-  logsBloom?: Hex
-}
-
-/** A log as the node returns it (hex quantities), before any decoding. */
-export interface RawLog {
-  address: Hex
-  topics: Hex[]
-  data: Hex
-  blockNumber: Hex
-  blockHash: Hex
-  transactionHash: Hex
-  logIndex: Hex
-  /** Returned by newer nodes; saves a header request when present. */
-  blockTimestamp?: Hex
-  removed?: boolean
-}
 
 export type LogFilter = { fromBlock: bigint; toBlock: bigint } | { blockHash: Hex }
 
@@ -393,7 +372,7 @@ const describeFilter = (filter: LogFilter) =>
  * behind the others does not have yet ("header not found", "unknown block").
  */
 export function isTransientRpcError(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     if (e instanceof RpcRequestError) {
       // The same request would get the same answer: only a smaller one helps (rpc/get-logs.ts).
       if (e.kind === 'too_large') return false

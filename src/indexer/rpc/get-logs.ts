@@ -1,11 +1,15 @@
 import type { Logger } from 'pino'
 import type { Hex } from 'viem'
-import { describeError, IndexerError } from '../errors'
-import type { RawLog, RequestOptions, Rpc, RpcBlock } from './client'
+import type { RawLog, RpcBlock } from '../chain'
+import { describeError, errorChain, IndexerError } from '../errors'
+import { maxBig, minBig } from '../util/bigint'
+import { sleep } from '../util/sleep'
+import { normaliseLogs } from '../verify/log-set'
+import type { RequestOptions, Rpc } from './client'
 import { getServedBlock, isTransientRpcError } from './client'
 import type { Endpoint } from './endpoint'
 import { bloomMayHold } from './logs-bloom'
-import { readWhileBehind, rpcRetryDelay, sleep } from './retry'
+import { readWhileBehind, rpcRetryDelay } from './retry'
 import { RpcRequestError } from './transport'
 
 /**
@@ -240,10 +244,10 @@ const RANGE_ERROR =
  * range would only make more requests against the same limit.
  */
 export function isRangeTooLargeError(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     if (e instanceof RpcRequestError && e.kind === 'rate_limited') return false
   }
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     if (e instanceof RpcRequestError && e.kind === 'too_large') return true
     if (RANGE_ERROR.test(e.message)) return true
     const details = (e as { details?: unknown }).details
@@ -253,7 +257,7 @@ export function isRangeTooLargeError(err: unknown): boolean {
 }
 
 function isTimeout(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     if (e.name === 'TimeoutError' || /timed? ?out/i.test(e.message)) return true
   }
   return false
@@ -266,7 +270,7 @@ function isTimeout(err: unknown): boolean {
  * QuickNode states its cap ("limited to a 10,000 range").
  */
 function suggestedSpan(err: unknown, from: bigint): bigint | undefined {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     const text = `${e.message} ${(e as { details?: unknown }).details ?? ''}`
     const range =
       /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(text) ??
@@ -281,148 +285,4 @@ function suggestedSpan(err: unknown, from: bigint): bigint | undefined {
     if (cap) return BigInt(cap[1]!.replaceAll(',', ''))
   }
   return undefined
-}
-
-export const minBig = (a: bigint, b: bigint) => (a < b ? a : b)
-export const maxBig = (a: bigint, b: bigint) => (a > b ? a : b)
-
-/**
- * Providers may repeat logs and send them out of order (load-balanced
- * backends merged, retried pages): one copy each, in chain order. An answer
- * that mixes two chains is refused (read again): two different logs at one
- * position, or logs of two blocks at one height (a node that kept logs of a
- * block a reorganisation replaced). The common answer, already in order
- * without repeats, is returned as is after passes that allocate nothing (a
- * backfill reads every log twice).
- */
-export function normaliseLogs(logs: RawLog[]): RawLog[] {
-  let ordered = true
-  for (let i = 0; i < logs.length && ordered; i++) {
-    if (logs[i]!.removed || (i > 0 && comparePosition(logs[i - 1]!, logs[i]!) >= 0)) ordered = false
-  }
-  const out = ordered ? logs : inChainOrder(logs)
-  // Neighbours only: the logs of one height are adjacent in chain order.
-  for (let i = 1; i < out.length; i++) {
-    const a = out[i - 1]!
-    const b = out[i]!
-    if (!sameHex(a.blockHash, b.blockHash) && Number(a.blockNumber) === Number(b.blockNumber))
-      throw new InconsistentLogsError(
-        `logs of two blocks at height ${Number(b.blockNumber)}: ${a.blockHash} and ${b.blockHash}`,
-      )
-  }
-  return out
-}
-
-function inChainOrder(logs: RawLog[]): RawLog[] {
-  const sorted = logs.filter((l) => !l.removed).sort(comparePosition)
-  const out: RawLog[] = []
-  for (const log of sorted) {
-    const previous = out[out.length - 1]
-    if (!previous || comparePosition(previous, log) !== 0) out.push(log)
-    else if (!sameLog(previous, log))
-      throw new InconsistentLogsError(
-        `two different logs at index ${Number(log.logIndex)} of block ${Number(log.blockNumber)}`,
-      )
-  }
-  return out
-}
-
-/** Chain order: block number, then log index (both fit a double exactly). */
-function comparePosition(a: RawLog, b: RawLog): number {
-  // Neighbours in an answer mostly share a block: its number, the same text, is not parsed twice.
-  const blocks = a.blockNumber === b.blockNumber ? 0 : Number(a.blockNumber) - Number(b.blockNumber)
-  return blocks || Number(a.logIndex) - Number(b.logIndex)
-}
-
-const sameHex = (a: string, b: string) => a === b || a.toLowerCase() === b.toLowerCase()
-
-/**
- * Two logs' full identity compared field by field: where each is (block hash and number,
- * transaction, index) and what it says (address, topics, data).
- */
-function sameLog(a: RawLog, b: RawLog): boolean {
-  if (a === b) return true
-  if (
-    !sameHex(a.blockHash, b.blockHash) ||
-    !sameHex(a.transactionHash, b.transactionHash) ||
-    !sameHex(a.address, b.address) ||
-    !sameHex(a.data, b.data) ||
-    Number(a.blockNumber) !== Number(b.blockNumber) ||
-    Number(a.logIndex) !== Number(b.logIndex) ||
-    a.topics.length !== b.topics.length
-  )
-    return false
-  for (let i = 0; i < a.topics.length; i++) if (!sameHex(a.topics[i]!, b.topics[i]!)) return false
-  return true
-}
-
-/**
- * Every log of two normalised reads (normaliseLogs) in chain order, a log
- * both hold once. Two different logs at one position are both kept, for
- * normaliseLogs to refuse.
- */
-export function mergeLogs(a: RawLog[], b: RawLog[]): RawLog[] {
-  const out: RawLog[] = []
-  walkInChainOrder(
-    a,
-    b,
-    (log) => out.push(log),
-    (log) => out.push(log),
-    (log) => out.push(log),
-  )
-  return out
-}
-
-/**
- * Calls `onlyA` with each log of normalised read `a` that `b` does not hold
- * (the same position and identity), and `onlyB` the other way round: the two
- * reads walked side by side, nothing built per log.
- */
-export function forEachDifference(
-  a: RawLog[],
-  b: RawLog[],
-  onlyA: (log: RawLog) => void,
-  onlyB: (log: RawLog) => void,
-): void {
-  walkInChainOrder(a, b, onlyA, onlyB, () => undefined)
-}
-
-function walkInChainOrder(
-  a: RawLog[],
-  b: RawLog[],
-  onlyA: (log: RawLog) => void,
-  onlyB: (log: RawLog) => void,
-  both: (log: RawLog) => void,
-): void {
-  let i = 0
-  let j = 0
-  while (i < a.length || j < b.length) {
-    const order = i === a.length ? 1 : j === b.length ? -1 : comparePosition(a[i]!, b[j]!)
-    if (order < 0) onlyA(a[i++]!)
-    else if (order > 0) onlyB(b[j++]!)
-    else {
-      if (sameLog(a[i]!, b[j]!)) both(a[i]!)
-      else {
-        onlyA(a[i]!)
-        onlyB(b[j]!)
-      }
-      i++
-      j++
-    }
-  }
-}
-
-/** Whether two normalised reads hold exactly the same logs. */
-export function sameLogs(a: RawLog[], b: RawLog[]): boolean {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (!sameLog(a[i]!, b[i]!)) return false
-  return true
-}
-
-/** An answer that cannot be one chain's logs; read again. */
-export class InconsistentLogsError extends IndexerError {
-  constructor(detail: string) {
-    super(`Inconsistent eth_getLogs answer: ${detail}`)
-    this.name = 'InconsistentLogsError'
-  }
 }

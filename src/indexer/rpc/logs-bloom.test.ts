@@ -1,9 +1,10 @@
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ProviderProxy, startProviderProxy } from '@/dev/provider-proxy'
+import type { RpcBlock } from '../chain'
 import { CONSECUTIVE_TRANSFER_TOPIC, INDEXED_TOPICS, TRANSFER_TOPIC } from '../events/topics'
 import { startTestChain, type TestChain } from '../test/chain'
-import { createRpc, type RpcBlock } from './client'
+import { createRpc } from './client'
 import { readBlockLogs } from './get-logs'
 import { bloomMayHold } from './logs-bloom'
 

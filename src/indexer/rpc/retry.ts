@@ -1,3 +1,4 @@
+import { sleep } from '../util/sleep'
 /** Exponential backoff with "equal jitter": half fixed, half random, so retries spread out. */
 export function backoffDelay(attempt: number, baseDelayMs: number, maxDelayMs: number): number {
   const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt)
@@ -30,25 +31,4 @@ export async function readWhileBehind<T>(
     answer = await read()
   }
   return answer
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason ?? abortError())
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    const onAbort = () => {
-      clearTimeout(timer)
-      reject(signal?.reason ?? abortError())
-    }
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
-}
-
-function abortError(): Error {
-  const err = new Error('The operation was aborted')
-  err.name = 'AbortError'
-  return err
 }

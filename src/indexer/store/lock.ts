@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { LeaderLockLostError } from '../errors'
-import { sleep } from '../rpc/retry'
+import { sleep } from '../util/sleep'
 
 export interface LeaderLock {
   /** Aborted when the lock's connection dies: the process must stop writing. */

@@ -1,6 +1,7 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { encodeFunctionData, type Hex, parseAbi } from 'viem'
+import { errorChain } from '../errors'
 import { type PendingTransfer, wordToAddress } from '../events/types'
 import type { Rpc } from '../rpc/client'
 import { isTransientRpcError } from '../rpc/client'
@@ -109,7 +110,7 @@ export class ContractClassifier {
 }
 
 function isRevert(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     const code = (e as { code?: unknown }).code
     if (code === 3 || /revert|invalid opcode|out of gas|execution error/i.test(e.message)) return true
   }

@@ -1,5 +1,6 @@
 import type { Hex } from 'viem'
 import type { VerifiedSpan } from '@/db/indexer-state'
+import type { RawLog, RpcBlock } from '../chain'
 import { IndexerError } from '../errors'
 import { decodeLog } from '../events/decode'
 import { INDEXED_TOPICS } from '../events/topics'
@@ -9,11 +10,12 @@ import {
   type TransferEvent,
   withBlockTimestamp,
 } from '../events/types'
-import { getServedBlock, type RawLog, type Rpc, type RpcBlock } from '../rpc/client'
+import { getServedBlock, type Rpc } from '../rpc/client'
 import type { Endpoint } from '../rpc/endpoint'
-import { normaliseLogs, readBlockLogs, sameLogs } from '../rpc/get-logs'
+import { readBlockLogs } from '../rpc/get-logs'
 import { compareChainOrder } from '../store/transfers'
 import { type LogReader, readLogs, readVerifiedLogs, reportMismatch } from '../verify/agreed-logs'
+import { normaliseLogs, sameLogs } from '../verify/log-set'
 import { canProve, provenBlock } from '../verify/proven-logs'
 import type { ContractClassifier } from './classify'
 

@@ -1,6 +1,6 @@
-import { minBig } from '../rpc/get-logs'
 import type { OpenCommit } from '../store/commit'
 import { startCommit } from '../store/commit'
+import { minBig } from '../util/bigint'
 import { type FetchedRange, fetchHistoricalRange } from './fetch'
 import { cursorOf, finishFetched, type Syncer, transfersOf } from './syncer'
 

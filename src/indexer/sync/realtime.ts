@@ -1,4 +1,4 @@
-import type { RpcBlock } from '../rpc/client'
+import type { RpcBlock } from '../chain'
 import { ChainChangedError, fetchRealtimeBlocks, getHeaders } from './fetch'
 import { commitFetched, cursorOf, ReorgDetectedError, type Syncer } from './syncer'
 

@@ -1,9 +1,8 @@
 import type { Hex } from 'viem'
+import type { RpcBlock } from '../chain'
 import { describeError, IndexerError, isAbortError } from '../errors'
-import type { RpcBlock } from '../rpc/client'
 import type { Endpoint } from '../rpc/endpoint'
-import { InconsistentLogsError, maxBig, minBig } from '../rpc/get-logs'
-import { backoffDelay, sleep } from '../rpc/retry'
+import { backoffDelay } from '../rpc/retry'
 import { StaleStateError } from '../store/commit'
 import {
   readLastVerifiedBlock,
@@ -12,7 +11,10 @@ import {
   storedBlocks,
   updateHead,
 } from '../store/state'
+import { maxBig, minBig } from '../util/bigint'
+import { sleep } from '../util/sleep'
 import { VerificationError } from '../verify/agreed-logs'
+import { InconsistentLogsError } from '../verify/log-set'
 import { ChainChangedError } from './fetch'
 import { syncHistorical } from './historical'
 import { syncRealtime } from './realtime'

@@ -10,9 +10,8 @@
  * again the same way (reproveReadSpans).
  */
 import type { VerifiedSpan } from '@/db/indexer-state'
-import type { RawLog } from '../rpc/client'
+import type { RawLog } from '../chain'
 import type { Endpoint } from '../rpc/endpoint'
-import { minBig } from '../rpc/get-logs'
 import { commitWithin } from '../store/commit'
 import { withWriteTransaction } from '../store/db'
 import { rollbackWithin } from '../store/rollback'
@@ -24,6 +23,7 @@ import {
 } from '../store/state'
 import { storedTransferKeys, transferKey } from '../store/transfers'
 import { firstUnproven } from '../store/verification-spans'
+import { minBig } from '../util/bigint'
 import {
   difference,
   type LogMismatch,

@@ -1,6 +1,7 @@
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createRpc, type RawLog } from '../rpc/client'
+import type { RawLog } from '../chain'
+import { createRpc } from '../rpc/client'
 import { AdaptiveRange } from '../rpc/get-logs'
 import { startJsonRpcServer, type TestServer } from '../test/http-server'
 import { readVerifiedLogs } from './agreed-logs'

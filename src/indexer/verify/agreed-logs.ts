@@ -8,19 +8,14 @@
  */
 import type { Logger } from 'pino'
 import type { VerificationMethod } from '@/db/indexer-state'
+import type { RawLog } from '../chain'
 import { IndexerError } from '../errors'
 import { INDEXED_TOPICS } from '../events/topics'
-import type { RawLog, RequestOptions, Rpc } from '../rpc/client'
+import type { RequestOptions, Rpc } from '../rpc/client'
 import { Endpoint } from '../rpc/endpoint'
-import {
-  type AdaptiveRange,
-  fetchLogs,
-  forEachDifference,
-  mergeLogs,
-  normaliseLogs,
-  sameLogs,
-} from '../rpc/get-logs'
+import { type AdaptiveRange, fetchLogs } from '../rpc/get-logs'
 import { TwinReads } from '../rpc/transport'
+import { forEachDifference, mergeLogs, normaliseLogs, sameLogs } from './log-set'
 import { MAX_AGREEING, type OmissionRate } from './omission-rate'
 import type { ProofPolicy } from './proof-sample'
 import { canProve, provenBlock, provenBlocks, provenRange } from './proven-logs'

@@ -2,9 +2,10 @@ import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ProviderProxy, startProviderProxy } from '@/dev/provider-proxy'
 import { createRpc } from '../rpc/client'
-import { AdaptiveRange, normaliseLogs } from '../rpc/get-logs'
+import { AdaptiveRange } from '../rpc/get-logs'
 import { startTestChain, type TestChain } from '../test/chain'
 import { readLogs } from './agreed-logs'
+import { normaliseLogs } from './log-set'
 import { provenBlock, provenRange } from './proven-logs'
 
 const logger = pino({ level: 'silent' })

@@ -6,11 +6,13 @@
  */
 import type { Logger } from 'pino'
 import type { Hex } from 'viem'
+import type { RawLog } from '../chain'
+import { errorChain } from '../errors'
 import { INDEXED_TOPICS } from '../events/topics'
-import type { RawLog, Rpc } from '../rpc/client'
-import { normaliseLogs } from '../rpc/get-logs'
+import type { Rpc } from '../rpc/client'
 import { readWhileBehind } from '../rpc/retry'
 import { RpcRequestError } from '../rpc/transport'
+import { normaliseLogs } from './log-set'
 import { provenLogs, ReceiptsProofError, type RpcReceipt } from './receipts-proof'
 
 export interface ProofContext {
@@ -111,7 +113,7 @@ export async function provenBlock(
 }
 
 function isMethodMissing(err: unknown): boolean {
-  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+  for (const e of errorChain(err)) {
     if (
       e instanceof RpcRequestError &&
       e.kind === 'rpc' &&

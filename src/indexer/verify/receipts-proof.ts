@@ -9,6 +9,7 @@
  * fields of logs (logIndex, blockHash, …), which provenLogs checks for consistency.
  */
 import { type Hex, hexToBytes, keccak256, toRlp } from 'viem'
+import { IndexerError } from '../errors'
 
 /** A receipt as eth_getBlockReceipts returns it (hex quantities). */
 export interface RpcReceipt {
@@ -35,9 +36,9 @@ export interface RpcReceiptLog {
   transactionIndex?: Hex
 }
 
-export class ReceiptsProofError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
+export class ReceiptsProofError extends IndexerError {
+  constructor(shortMessage: string, options: { cause?: unknown } = {}) {
+    super(shortMessage, options)
     this.name = 'ReceiptsProofError'
   }
 }
