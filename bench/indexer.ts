@@ -8,7 +8,7 @@
  * being mined to its transfer being in the database.
  *
  * Provider mode (`npm run bench:indexer:provider`, or `-- --provider`, or
- * BENCH_PROVIDER=1): the same chain read through src/dev/provider-proxy.ts
+ * BENCH_PROVIDER=1): the same chain read through src/test/provider-proxy/
  * as a hosted provider serves it (50–100 ms per HTTP request, Alchemy-style
  * eth_getLogs caps of 2,000 blocks / 10,000 logs, rate limits, 502 pages,
  * dropped and hung connections, non-JSON bodies, failed batch items, lagging
@@ -42,14 +42,14 @@ import os from 'node:os'
 import path from 'node:path'
 import type pg from 'pg'
 import type { Address, Hex } from 'viem'
+import { buildIndexer } from '@/indexer/bundle'
+import { startTestChain } from '@/indexer/test/chain'
 import {
   FAULT_KINDS,
   type ProviderProxy,
   type ProviderProxyOptions,
   startProviderProxy,
-} from '@/dev/provider-proxy'
-import { buildIndexer } from '@/indexer/bundle'
-import { startTestChain } from '@/indexer/test/chain'
+} from '@/test/provider-proxy'
 import { benchSchema, serverUrl } from './bench-schema'
 import { type CpuSeconds, describeCpu, trackCpu } from './cpu-time'
 import { trackPeakRss } from './peak-rss'

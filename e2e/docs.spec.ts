@@ -15,6 +15,11 @@ test('docs show the guide and the OpenAPI reference', async ({ page }) => {
     await expect(page.getByRole('heading', { name: heading, level: 2 })).toBeVisible()
   }
   await expect(page.getByText('media_url when present', { exact: false })).toBeVisible()
+  // The client is the package, installed from the repository, not a path inside it.
+  const client = page.locator('#client')
+  await expect(client.getByText("from '@nft-data-service/client'", { exact: false })).toBeVisible()
+  await expect(client.getByText('npm pack ./src/client', { exact: false })).toBeVisible()
+  await expect(client.getByText("from '@/client'", { exact: false })).toHaveCount(0)
   const reference = page.getByTestId('api-reference')
   await expect(reference.locator('.opblock').first()).toBeVisible({ timeout: 20_000 })
   await expect(reference.getByText('/v1/collections/{address}/nfts').first()).toBeVisible()

@@ -6,6 +6,9 @@
  *  - procedures never reach into the indexer (they read what it wrote);
  *  - browser code never touches the database;
  *  - src/lib is shared with the browser: no database, no Node-only module.
+ * And the library-internals fence (docs/api.md, "Library internals and the
+ * upgrade gate"): tRPC's `_def` and zod's `_zod` are read only in
+ * src/server/api/internals, where upgrade-gate tests cover them.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { builtinModules } from 'node:module'
@@ -97,6 +100,26 @@ const RULES: Rule[] = [
   },
 ]
 
+const INTERNALS = path.join('server', 'api', 'internals')
+/** A property access to a library's internals (`x._def`, `x?._zod`, `x['_def']`), not the words in comments or strings. */
+const INTERNAL_NAMES = new Set(['_def', '_zod'])
+
+function internalsRead(code: string): string[] {
+  const found: string[] = []
+  const visit = (node: ts.Node) => {
+    if (ts.isPropertyAccessExpression(node) && INTERNAL_NAMES.has(node.name.text)) found.push(node.name.text)
+    if (
+      ts.isElementAccessExpression(node) &&
+      ts.isStringLiteralLike(node.argumentExpression) &&
+      INTERNAL_NAMES.has(node.argumentExpression.text)
+    )
+      found.push(node.argumentExpression.text)
+    ts.forEachChild(node, visit)
+  }
+  visit(ts.createSourceFile('x.tsx', code, ts.ScriptTarget.Latest, false, ts.ScriptKind.TSX))
+  return found
+}
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const full = path.join(dir, name)
@@ -122,6 +145,10 @@ function violations(files: { file: string; code: string }[]): string[] {
   const found: string[] = []
   for (const { file, code } of files) {
     const relative = path.relative(SRC, file)
+    if (!relative.startsWith(INTERNALS + path.sep)) {
+      for (const name of internalsRead(code))
+        found.push(`${relative} reads ${name} (library internals only in src/server/api/internals)`)
+    }
     const rules = RULES.filter((rule) => rule.appliesTo(relative, code))
     if (rules.length === 0) continue
     for (const imported of importsOf(file, code)) {
@@ -173,13 +200,18 @@ describe('architecture', () => {
           'server/api/routers/media/media.handler.ts',
           "import { mediaPath } from '@/indexer/metadata/media-store'",
         ),
+        at('server/rest/x.ts', 'const procedures = router._def.procedures'),
+        at('lib/v.ts', "const def = schema?.['_zod'].def"),
       ]),
-    ).toHaveLength(9)
-    // Allowed: a server component reading through the server side, lib using zod.
+    ).toHaveLength(11)
+    // Allowed: a server component reading through the server side, lib using zod, internals
+    // read inside their folder, and the names in a comment or a string.
     expect(
       violations([
         at('app/x/page.tsx', "import { openDatabase } from '@/db/database'"),
         at('lib/x.ts', "import { z } from 'zod'\nimport { address } from './schemas'"),
+        at('server/api/internals/x.ts', 'const def = procedure._def'),
+        at('server/rest/y.ts', "// reads router._def\nconst text = 'schema._zod'"),
       ]),
     ).toEqual([])
   })

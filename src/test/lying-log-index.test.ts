@@ -1,6 +1,6 @@
 /**
  * A log index that leaves the same logs out of every eth_getLogs answer
- * (src/dev/provider-proxy.ts, `brokenLogIndex`), behind one endpoint and
+ * (src/test/provider-proxy/, `brokenLogIndex`), behind one endpoint and
  * behind two that share it, with every other provider fault on: sampled
  * receipts proofs find the lie (docs/indexer.md, "Verification"), the index
  * ends equal to the chain, and GET /v1/indexer/status says how it knows.

@@ -1,6 +1,8 @@
 import type { Metadata } from 'next'
 import { ApiReference } from '@/components/docs/api-reference'
+import { ClientSection } from '@/components/docs/client-section'
 import { LicenceSection } from '@/components/docs/licence-section'
+import { ErrorsSection, LimitsSection, ScopesSection } from '@/components/docs/reference-tables'
 import { LICENCE_SECTION_ID } from '@/lib/licence'
 import { getServices } from '@/server/services'
 
@@ -100,68 +102,7 @@ export default function DocsPage() {
           </p>
         </section>
 
-        <section id="scopes" aria-labelledby="h-scopes">
-          <h2 id="h-scopes">Scopes</h2>
-          <p>Keys are issued with read scopes only. Give each key the fewest it needs.</p>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Scope</th>
-                <th scope="col">Grants</th>
-              </tr>
-            </thead>
-            <tbody>
-              <tr>
-                <td>
-                  <code>read:collections</code>
-                </td>
-                <td>
-                  <code>GET</code>/<code>HEAD /v1/collections</code>,{' '}
-                  <code>GET /v1/collections/{'{address}'}</code>
-                </td>
-              </tr>
-              <tr>
-                <td>
-                  <code>read:nfts</code>
-                </td>
-                <td>
-                  <code>GET /v1/nfts/{'{address}/{tokenId}'}</code>,{' '}
-                  <code>GET /v1/collections/{'{address}'}/nfts</code>
-                </td>
-              </tr>
-              <tr>
-                <td>
-                  <code>read:owners</code>
-                </td>
-                <td>
-                  <code>GET /v1/owners/{'{address}'}/nfts</code>
-                </td>
-              </tr>
-              <tr>
-                <td>
-                  <code>read:transfers</code>
-                </td>
-                <td>Both transfer lists (collection and token)</td>
-              </tr>
-              <tr>
-                <td>
-                  <code>read:activity</code>
-                </td>
-                <td>
-                  <code>GET /v1/activity</code>
-                </td>
-              </tr>
-              <tr>
-                <td>
-                  <code>read:status</code>
-                </td>
-                <td>
-                  <code>GET /v1/indexer/status</code>
-                </td>
-              </tr>
-            </tbody>
-          </table>
-        </section>
+        <ScopesSection />
 
         <section id="pagination" aria-labelledby="h-pagination">
           <h2 id="h-pagination">Pagination</h2>
@@ -219,125 +160,9 @@ setInterval(async () => {
           </p>
         </section>
 
-        <section id="errors" aria-labelledby="h-errors">
-          <h2 id="h-errors">Errors and retries</h2>
-          <p>
-            Errors answer <code>{'{ "error": { "code", "message", "request_id" } }'}</code>; the request id is
-            also in the <code>X-Request-Id</code> header — quote it when you report a problem.
-          </p>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Status</th>
-                <th scope="col">Code</th>
-                <th scope="col">Retry?</th>
-              </tr>
-            </thead>
-            <tbody>
-              <tr>
-                <td>400</td>
-                <td>
-                  <code>INVALID_ARGUMENT</code> (also accept <code>INVALID_REQUEST</code>)
-                </td>
-                <td>No — fix the request</td>
-              </tr>
-              <tr>
-                <td>401</td>
-                <td>
-                  <code>UNAUTHORIZED</code>
-                </td>
-                <td>No — check or replace the credential</td>
-              </tr>
-              <tr>
-                <td>403</td>
-                <td>
-                  <code>FORBIDDEN</code>
-                </td>
-                <td>No — add the scope or the origin</td>
-              </tr>
-              <tr>
-                <td>404</td>
-                <td>
-                  <code>NOT_FOUND</code>
-                </td>
-                <td>No</td>
-              </tr>
-              <tr>
-                <td>429</td>
-                <td>
-                  <code>RATE_LIMITED</code>
-                </td>
-                <td>
-                  Yes, after <code>Retry-After</code> seconds
-                </td>
-              </tr>
-              <tr>
-                <td>503</td>
-                <td>
-                  <code>SERVICE_UNAVAILABLE</code> (or <code>UNAVAILABLE</code>),{' '}
-                  <code>RATE_LIMITER_UNAVAILABLE</code>
-                </td>
-                <td>Yes, with backoff</td>
-              </tr>
-              <tr>
-                <td>500</td>
-                <td>
-                  <code>INTERNAL_ERROR</code>
-                </td>
-                <td>Yes, a few times, with backoff</td>
-              </tr>
-            </tbody>
-          </table>
-          <p>Retry 429 and 5xx with exponential backoff and full jitter, and honour Retry-After:</p>
-          <pre>
-            <code>{`async function call(url, init, attempts = 6) {
-  for (let i = 0; ; i++) {
-    const res = await fetch(url, init)
-    if (![429, 500, 503].includes(res.status) || i === attempts - 1) return res
-    const retryAfter = Number(res.headers.get('Retry-After')) || 0
-    const backoff = Math.random() * Math.min(30, 0.5 * 2 ** i)   // full jitter, capped
-    await new Promise((r) => setTimeout(r, 1000 * Math.max(retryAfter, backoff)))
-  }
-}`}</code>
-          </pre>
-        </section>
+        <ErrorsSection />
 
-        <section id="limits" aria-labelledby="h-limits">
-          <h2 id="h-limits">Rate limits</h2>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Limit</th>
-                <th scope="col">Portal key</th>
-                <th scope="col">Demo token</th>
-              </tr>
-            </thead>
-            <tbody>
-              <tr>
-                <td>Requests per second</td>
-                <td>5</td>
-                <td>1</td>
-              </tr>
-              <tr>
-                <td>Requests per minute</td>
-                <td>300</td>
-                <td>30</td>
-              </tr>
-              <tr>
-                <td>Concurrent requests</td>
-                <td>10</td>
-                <td>2</td>
-              </tr>
-            </tbody>
-          </table>
-          <p>
-            Limits apply per key and per client address. Every limited response carries{' '}
-            <code>RateLimit-Policy</code> and <code>RateLimit</code> (remaining requests <code>r</code>,
-            seconds to reset <code>t</code>); a 429 adds <code>Retry-After</code> and{' '}
-            <code>RateLimit-Reset</code>, both in seconds. A refused request is not counted. Demo tokens: 5
-            per minute per address, 15 minutes each.
-          </p>
-        </section>
+        <LimitsSection />
 
         <section id="artwork" aria-labelledby="h-artwork">
           <h2 id="h-artwork">Artwork</h2>
@@ -375,56 +200,7 @@ const isVideo = nft.media_type?.startsWith('video/')`}</code>
           </ul>
         </section>
 
-        <section id="client" aria-labelledby="h-client">
-          <h2 id="h-client">TypeScript client</h2>
-          <p>
-            The repository ships a typed client (<code>src/client</code>, needs <code>openapi-fetch</code>):
-            types generated from <a href="/openapi.json">/openapi.json</a>, async iterators over every list,
-            retries of 429 and 503 (for reads also a gateway&apos;s 502 and 504, a dropped connection and an
-            attempt past its time limit) with exponential backoff, jitter and <code>Retry-After</code>, and an
-            activity follower. Use it from your server, never in a browser.
-          </p>
-          <pre>
-            <code>{`import { createNftDataClient, NftDataApiError } from '@/client'
-
-const nft = createNftDataClient({
-  baseUrl: '${base}',
-  apiKey: process.env.NFT_API_KEY,
-  retry: { attempts: 5, baseDelayMs: 500, timeoutMs: 30_000 },   // the defaults
-})
-
-// One resource: typed path parameters and body
-const { data: token } = await nft.get('/v1/nfts/{address}/{tokenId}', {
-  path: { address: '0x5fbdb2315678afecb367f032d93f642f64180aa3', tokenId: '17' },
-})
-
-// Every item of a list: next_page_params are followed for you
-for await (const c of nft.items('/v1/collections', { query: { search: 'punk', limit: 100 } })) {
-  console.log(c.name, c.total_supply)
-}
-
-// Errors: one class with the envelope (status 0 and NETWORK_ERROR or TIMEOUT when no answer came);
-// both spellings of 400 and 503 codes accepted
-try {
-  await nft.get('/v1/collections/{address}', { path: { address } })
-} catch (err) {
-  if (err instanceof NftDataApiError && err.canonicalCode === 'NOT_FOUND') console.log(err.requestId)
-  else throw err
-}`}</code>
-          </pre>
-          <p>
-            <strong>Following new activity.</strong> <code>followActivity</code> polls the first page of{' '}
-            <code>/v1/activity</code> every 12 seconds, deduplicates on <code>transaction_hash</code> +{' '}
-            <code>log_index</code> (+ <code>batch_index</code>), reads further pages after a burst (a long one
-            over several polls), and yields each new event once, oldest first:
-          </p>
-          <pre>
-            <code>{`const stop = new AbortController()
-for await (const e of nft.followActivity({ query: { event_type: 'mint' }, skipExisting: true, signal: stop.signal })) {
-  console.log(e.block_number, e.collection_name, e.token_id, e.confirmations)
-}`}</code>
-          </pre>
-        </section>
+        <ClientSection base={base} />
 
         <LicenceSection network={network} />
 

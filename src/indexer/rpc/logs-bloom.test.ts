@@ -1,6 +1,6 @@
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ProviderProxy, startProviderProxy } from '@/dev/provider-proxy'
+import { type ProviderProxy, startProviderProxy } from '@/test/provider-proxy'
 import type { RpcBlock } from '../chain'
 import { CONSECUTIVE_TRANSFER_TOPIC, INDEXED_TOPICS, TRANSFER_TOPIC } from '../events/topics'
 import { startTestChain, type TestChain } from '../test/chain'

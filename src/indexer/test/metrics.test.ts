@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MetricsEndpoint, serveMetrics } from '@/config/metrics-endpoint'
-import { startProviderProxy } from '@/dev/provider-proxy'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { freePort } from '@/test/free-port'
+import { startProviderProxy } from '@/test/provider-proxy'
 import { IndexerMetrics } from '../metrics'
 import { createRpc } from '../rpc/client'
 import { EndpointPool } from '../rpc/endpoint-pool'

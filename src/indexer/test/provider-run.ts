@@ -1,5 +1,5 @@
 /**
- * The indexer read through hosted-provider faults (src/dev/provider-proxy.ts)
+ * The indexer read through hosted-provider faults (src/test/provider-proxy/)
  * and checked against the chain itself: a history of mints, moves, burns and
  * ERC-2309 ranges, an indexer run that waits until everything up to the
  * confirmed block is verified, and a watcher that fails the test if the head
@@ -10,8 +10,8 @@ import pino from 'pino'
 import type { Address } from 'viem'
 import { expect, onTestFailed } from 'vitest'
 import type { Config } from '@/config/env'
-import { NO_FAULTS, type ProviderFaults, type ProviderProxy, startProviderProxy } from '@/dev/provider-proxy'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { NO_FAULTS, type ProviderFaults, type ProviderProxy, startProviderProxy } from '@/test/provider-proxy'
 import type { SyncOptions } from '../sync/syncer'
 import type { TestChain } from './chain'
 import { type RunningIndexer, startIndexer, testConfig } from './indexer'

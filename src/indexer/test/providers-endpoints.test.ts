@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { reorgChain } from '@/dev/devnet/reorg'
-import { NO_FAULTS, startProviderProxy } from '@/dev/provider-proxy'
 import { createTestDatabase } from '@/test/db'
+import { NO_FAULTS, startProviderProxy } from '@/test/provider-proxy'
 import { ChainIdMismatchError } from '../errors'
 import { startTestChain, type TestChain } from './chain'
 import { type ChildIndexer, spawnIndexer } from './child'

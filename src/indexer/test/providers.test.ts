@@ -1,11 +1,11 @@
 /**
  * The indexer through each fault hosted providers are documented to show
- * (src/dev/provider-proxy.ts): after each run the database equals the chain
+ * (src/test/provider-proxy/): after each run the database equals the chain
  * (owners = ownerOf(), transfers = the chain's logs) and neither the head nor
  * the confirmed block ever ran backwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { PROVIDER_STYLES, type ProviderStyle } from '@/dev/provider-proxy'
+import { PROVIDER_STYLES, type ProviderStyle } from '@/test/provider-proxy'
 import { startTestChain, type TestChain } from './chain'
 import { expectDatabaseMatchesChain, waitForIndexed } from './oracle'
 import {

@@ -7,8 +7,8 @@
  * rpc/endpoint-pool.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ProviderProxy, startProviderProxy } from '@/dev/provider-proxy'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { type ProviderProxy, startProviderProxy } from '@/test/provider-proxy'
 import { startTestChain, type TestChain } from './chain'
 import { startIndexer, testConfig } from './indexer'
 import { waitForIndexed } from './oracle'

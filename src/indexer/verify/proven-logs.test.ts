@@ -1,6 +1,6 @@
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type ProviderProxy, startProviderProxy } from '@/dev/provider-proxy'
+import { type ProviderProxy, startProviderProxy } from '@/test/provider-proxy'
 import { createRpc } from '../rpc/client'
 import { AdaptiveRange } from '../rpc/get-logs'
 import { startTestChain, type TestChain } from '../test/chain'

@@ -8,7 +8,7 @@ import {
   type ProviderProxy,
   type ProviderStyle,
   startProviderProxy,
-} from './provider-proxy'
+} from '.'
 
 const LOGS_PER_BLOCK = 10
 const MINT_BLOCKS = 6
