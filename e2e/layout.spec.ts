@@ -73,20 +73,10 @@ test('every page fits at 390, 1024 and 1440 px with a key in every state', async
   await createKeyInPortal(page, 'fresh key')
   // A few scopes, long origins, used, then rotated with a day's grace: the widest row.
   const wide = 'storefront production backend'
-  await page.getByRole('button', { name: 'Create key' }).first().click()
-  const create = page.getByRole('dialog', { name: 'Create an API key' })
-  await create.getByLabel('Name').fill(wide)
-  for (const scope of ['read:owners', 'read:transfers', 'read:status'])
-    await create.getByLabel(scope).uncheck()
-  await create
-    .getByLabel('Allowed origins (optional)')
-    .fill('https://storefront.marketplace-example.com\nhttps://staging.storefront.marketplace-example.com')
-  await create.getByRole('button', { name: 'Create key' }).click()
-  const secret = await page
-    .getByRole('dialog', { name: 'Your new API key' })
-    .getByTestId('new-secret')
-    .inputValue()
-  await page.getByRole('button', { name: 'I have stored the secret' }).click()
+  const secret = await createKeyInPortal(page, wide, {
+    uncheck: ['read:owners', 'read:transfers', 'read:status'],
+    origins: 'https://storefront.marketplace-example.com\nhttps://staging.storefront.marketplace-example.com',
+  })
   const used = await page.request.get('/v1/collections', { headers: { Authorization: `Bearer ${secret}` } })
   expect(used.status()).toBe(200)
   const row = page.getByTestId('key-row').filter({ hasText: wide })

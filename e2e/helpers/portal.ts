@@ -1,10 +1,19 @@
 import { expect, type Page } from '@playwright/test'
 
-/** Creates a key with default scopes from the keys page and returns its secret (shown once). */
-export async function createKeyInPortal(page: Page, name: string): Promise<string> {
+/**
+ * Creates a key from the keys page — every scope but `uncheck`, allowed origins one per
+ * line — and returns its secret (shown once).
+ */
+export async function createKeyInPortal(
+  page: Page,
+  name: string,
+  options: { uncheck?: string[]; origins?: string } = {},
+): Promise<string> {
   await page.getByRole('button', { name: 'Create key' }).first().click()
   const create = page.getByRole('dialog', { name: 'Create an API key' })
   await create.getByLabel('Name').fill(name)
+  for (const scope of options.uncheck ?? []) await create.getByLabel(scope).uncheck()
+  if (options.origins) await create.getByLabel('Allowed origins (optional)').fill(options.origins)
   await create.getByRole('button', { name: 'Create key' }).click()
   const secret = await page
     .getByRole('dialog', { name: 'Your new API key' })

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLogger } from '@/config/logger'
 import { exportNextAuthUrl } from '@/config/next-auth-url'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { ENDLESS_CHUNK_BYTES, endlessBody } from '@/test/endless-body'
 import { localChainClient, NextAuthTestClient } from '@/test/next-auth-client'
 import { asDatabase } from '@/test/serve-api'
 import { buildAuthOptions } from './auth-options'
@@ -103,18 +104,10 @@ describe('guardAuthBody', () => {
     expect((await envelope(declared as Response)).code).toBe('PAYLOAD_TOO_LARGE')
 
     // Chunked, with no Content-Length: the read stops past the cap.
-    let pulled = 0
-    const chunk = new Uint8Array(16 * 1024).fill(0x61)
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        pulled += chunk.byteLength
-        if (pulled > 200 * 1024 * 1024) controller.close()
-        else controller.enqueue(chunk)
-      },
-    })
+    const { stream, pulled } = endlessBody(0x61)
     const chunked = await guardAuthBody(post(stream, { 'content-type': 'application/json' }))
     expect((chunked as Response).status).toBe(413)
-    expect(pulled).toBeLessThan(AUTH_MAX_BODY_BYTES + 4 * chunk.byteLength)
+    expect(pulled()).toBeLessThan(AUTH_MAX_BODY_BYTES + 4 * ENDLESS_CHUNK_BYTES)
   })
 
   it('hands a sign-in within the cap to next-auth with its body and headers unchanged', async () => {

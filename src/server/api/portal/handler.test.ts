@@ -18,6 +18,7 @@ import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
 import { createWebServer, type WebServer } from '@/server/http/server'
 import { closeWebServices, createWebServices, type Services } from '@/server/web-services'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { ENDLESS_CHUNK_BYTES, endlessBody } from '@/test/endless-body'
 import { asDatabase, get, uniqueIp } from '@/test/serve-api'
 import { createPortalHandler, PORTAL_MAX_BATCH, PORTAL_MAX_BODY_BYTES } from './handler'
 import type { PortalRouter } from './router'
@@ -163,15 +164,7 @@ describe('portal rate limits', () => {
     expect(await errorCode(declared)).toBe('PAYLOAD_TOO_LARGE')
 
     // Chunked, with no Content-Length: the read stops past the cap.
-    let pulled = 0
-    const chunk = new Uint8Array(16 * 1024).fill(0x20)
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        pulled += chunk.byteLength
-        if (pulled > 200 * 1024 * 1024) controller.close()
-        else controller.enqueue(chunk)
-      },
-    })
+    const { stream, pulled } = endlessBody(0x20)
     const chunked = await p.call('keys.create?batch=1', {
       user: bob,
       ip: uniqueIp(),
@@ -183,7 +176,7 @@ describe('portal rate limits', () => {
       } as RequestInit,
     })
     expect(chunked.status).toBe(413)
-    expect(pulled).toBeLessThan(PORTAL_MAX_BODY_BYTES + 4 * chunk.byteLength)
+    expect(pulled()).toBeLessThan(PORTAL_MAX_BODY_BYTES + 4 * ENDLESS_CHUNK_BYTES)
   })
 })
 
