@@ -64,8 +64,8 @@ async function serve(kind: ServerKind, url: string) {
     const { parseConfig } = await import('@/config/env')
     const { createLogger } = await import('@/config/logger')
     const { openDatabase } = await import('@/db/database')
-    const { createWebServer } = await import('@/server/http/server')
-    const { createWebServices } = await import('@/server/web-services')
+    const { createWebServer } = await import('@/server/web-server')
+    const { createWebServices } = await import('@/server/services/web-services')
     const config = parseConfig({
       NODE_ENV: 'production',
       NETWORK: BENCH_NETWORK,
@@ -355,7 +355,7 @@ async function main() {
 
   // A real portal key: the full stack runs its whole credential path.
   const { openDatabase } = await import('@/db/database')
-  const { createApiKey, ensureUser, revokeApiKey } = await import('@/server/auth/api-keys')
+  const { createApiKey, ensureUser, revokeApiKey } = await import('@/server/api/portal/keys/api-keys')
   const db = openDatabase(url)
   const user = await ensureUser(db, '0x00000000000000000000000000000000000be9c4')
   const actor = { userId: user.id, address: user.address }

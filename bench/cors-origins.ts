@@ -2,14 +2,14 @@
  * `npm run bench:cors`: what a CORS lookup costs with many keys' origins
  * (docs/auth.md, "Origins and CORS"). Seeds BENCH_ORIGINS keys (default
  * 200,000), one origin each, in a schema of its own (dropped afterwards), then
- * asks src/server/auth/cors-origins.ts about origins no key allows (each one
+ * asks src/server/credentials/cors-origins.ts about origins no key allows (each one
  * new: every ask is a database lookup), one at a time and BENCH_CONCURRENCY at
  * once, then about origins keys do allow. Prints p50/p90/p99 and the
  * process's resident memory before and after.
  */
 import pg from 'pg'
 import { openDatabase } from '@/db/database'
-import { CorsOrigins } from '@/server/auth/cors-origins'
+import { CorsOrigins } from '@/server/credentials/cors-origins'
 import { benchSchema, serverUrl } from './bench-schema'
 
 const ORIGINS = Number(process.env.BENCH_ORIGINS ?? 200_000)

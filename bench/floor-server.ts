@@ -9,12 +9,12 @@ import type pg from 'pg'
 import { createPool } from '@/db/client'
 import type { ReadContext } from '@/server/api/read/context'
 import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
-import { listActivity } from '@/server/api/routers/activity/activity.handler'
-import { getCollection, listCollections } from '@/server/api/routers/collections/collections.handler'
-import { getIndexerStatus } from '@/server/api/routers/indexer/status.handler'
-import { getNft, listCollectionNfts } from '@/server/api/routers/nfts/nfts.handler'
-import { listOwnerNfts } from '@/server/api/routers/owners/owners.handler'
-import { listTransfers } from '@/server/api/routers/transfers/transfers.handler'
+import { listActivity } from '@/server/api/v1/activity/activity.handler'
+import { getCollection, listCollections } from '@/server/api/v1/collections/collections.handler'
+import { getIndexerStatus } from '@/server/api/v1/indexer/status.handler'
+import { getNft, listCollectionNfts } from '@/server/api/v1/nfts/nfts.handler'
+import { listOwnerNfts } from '@/server/api/v1/owners/owners.handler'
+import { listTransfers } from '@/server/api/v1/transfers/transfers.handler'
 
 type Query = Record<string, string>
 type Route = [RegExp, (ctx: ReadContext, m: string[], q: Query) => Promise<unknown>]

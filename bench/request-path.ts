@@ -50,9 +50,9 @@ class NullSocket extends Duplex {
 async function requestLoop() {
   const { parseConfig } = await import('@/config/env')
   const { createLogger } = await import('@/config/logger')
-  const { generateApiKeySecret } = await import('@/server/auth/secrets')
+  const { generateApiKeySecret } = await import('@/server/credentials/secrets')
   const { createRestHandler } = await import('@/server/rest/handler')
-  const { createWebServices } = await import('@/server/web-services')
+  const { createWebServices } = await import('@/server/services/web-services')
   const high = 'sec=100000000,min=100000000,concurrent=1000000'
   const config = parseConfig({
     NODE_ENV: 'production',

@@ -1,7 +1,7 @@
 import { AutoRefresh } from '@/components/auto-refresh'
 import { IndexerStatusPanel } from '@/components/indexer-status-panel'
-import { getIndexerStatus } from '@/server/api/routers/indexer/status.handler'
-import { getServices } from '@/server/services'
+import { getIndexerStatus } from '@/server/api/v1/indexer/status.handler'
+import { getServices } from '@/server/services/next-services'
 
 export const dynamic = 'force-dynamic'
 

@@ -1,4 +1,4 @@
-import type { IndexerStatus } from '@/server/api/routers/indexer/status.schema'
+import type { IndexerStatus } from '@/server/api/v1/indexer/status.schema'
 import { RelativeTime } from './ui/time'
 
 const COVERAGE: Record<IndexerStatus['coverage_status'], string> = {

@@ -7,8 +7,8 @@ import { portRefusal } from '@/config/listen-port'
 import { captureConsole, createLogger } from '@/config/logger'
 import { type MetricsEndpoint, metricsPort, serveMetrics } from '@/config/metrics-endpoint'
 import { STOP_SIGNALS } from '@/config/stop-signals'
-import { createWebServer } from '@/server/http/server'
-import { closeWebServices, createWebServices } from '@/server/web-services'
+import { closeWebServices, createWebServices } from '@/server/services/web-services'
+import { createWebServer } from '@/server/web-server'
 
 const config = loadConfig()
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'web' })

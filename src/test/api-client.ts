@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net'
 import { type Config, parseConfig } from '@/config/env'
 import { createLogger, type Logger } from '@/config/logger'
 import { openDatabase } from '@/db/database'
+import { createApiKey, ensureUser } from '@/server/api/portal/keys/api-keys'
 import { clearIndexerSnapshot } from '@/server/api/read/indexer-snapshot'
-import { createApiKey, ensureUser } from '@/server/auth/api-keys'
-import { createWebServer, type WebServer } from '@/server/http/server'
-import { closeWebServices, createWebServices, type Services } from '@/server/web-services'
+import { closeWebServices, createWebServices, type Services } from '@/server/services/web-services'
+import { createWebServer, type WebServer } from '@/server/web-server'
 
 export const TEST_LIMITS = 'sec=100000,min=10000000,concurrent=1000'
 

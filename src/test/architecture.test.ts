@@ -3,9 +3,14 @@
  * every source file, parsed with TypeScript's own pre-processor (static,
  * type-only, re-export and dynamic imports alike):
  *  - the indexer runs, and fails, independently of the web side;
- *  - procedures never reach into the indexer (they read what it wrote);
+ *  - procedures and the REST layer never reach into the indexer (they read
+ *    what it wrote);
  *  - browser code never touches the database;
  *  - src/lib is shared with the browser: no database, no Node-only module.
+ * Inside src/server and src/server/api, folders are layers (LAYERS below): a
+ * folder imports only folders listed before it, and no folder imports the
+ * composition root (the files directly in src/server). Tests are exempt: they
+ * drive a layer from the outside.
  * And the library-internals fence (docs/api.md, "Library internals and the
  * upgrade gate"): tRPC's `_def` and zod's `_zod` are read only in
  * src/server/api/internals, where upgrade-gate tests cover them.
@@ -80,8 +85,10 @@ const RULES: Rule[] = [
     forbids: ({ target }) => inside(target, 'server', 'app', 'components'),
   },
   {
-    name: 'procedures (src/server/api) do not import the indexer',
-    appliesTo: (file) => file.startsWith(`server${path.sep}api${path.sep}`),
+    name: 'procedures and the REST layer (src/server/api, src/server/rest) do not import the indexer',
+    appliesTo: (file) =>
+      file.startsWith(`server${path.sep}api${path.sep}`) ||
+      file.startsWith(`server${path.sep}rest${path.sep}`),
     forbids: ({ target }) => inside(target, 'indexer'),
   },
   {
@@ -99,6 +106,46 @@ const RULES: Rule[] = [
         : isNodeBuiltin(imported.specifier) || isPackage(imported, NODE_ONLY_PACKAGES),
   },
 ]
+
+/**
+ * The layers of a folder, lowest first (docs/design.md, "Layout"). A folder
+ * may import its own files and the folders before it; folders in one entry
+ * (the /v1 and portal features) do not import each other. Files directly in
+ * the folder are its composition root: nothing below imports them.
+ */
+const LAYERS: Record<string, string[][]> = {
+  server: [
+    ['errors'],
+    ['http'],
+    ['ratelimit'],
+    ['metrics'],
+    ['credentials'],
+    ['services'],
+    ['portal-auth'],
+    ['api'],
+    ['rest'],
+  ],
+  [path.join('server', 'api')]: [['read'], ['trpc'], ['internals'], ['v1', 'portal']],
+}
+
+/** `file imports target` against the layers of every layered folder holding both (null when allowed). */
+function layerViolation(file: string, target: string): string | null {
+  for (const [folder, layers] of Object.entries(LAYERS)) {
+    const root = path.join(SRC, folder)
+    if (!file.startsWith(root + path.sep) || !target.startsWith(root + path.sep)) continue
+    const [fromTop, ...fromRest] = path.relative(root, file).split(path.sep)
+    const [toTop, ...toRest] = path.relative(root, target).split(path.sep)
+    if (fromRest.length === 0 || fromTop === toTop) continue // the composition root, or within one folder
+    if (toRest.length === 0) return `${folder} layers: ${fromTop}/ imports the composition root`
+    const rank = (name: string) => layers.findIndex((layer) => layer.includes(name))
+    const [from, to] = [rank(fromTop!), rank(toTop!)]
+    if (from === -1) return `${folder} layers: ${fromTop}/ is not in LAYERS`
+    if (to === -1 || to >= from) return `${folder} layers: ${fromTop}/ imports ${toTop}/, not below it`
+  }
+  return null
+}
+
+const isTest = (file: string) => /\.test\.tsx?$/.test(file)
 
 const INTERNALS = path.join('server', 'api', 'internals')
 /** A property access to a library's internals (`x._def`, `x?._zod`, `x['_def']`), not the words in comments or strings. */
@@ -150,11 +197,12 @@ function violations(files: { file: string; code: string }[]): string[] {
         found.push(`${relative} reads ${name} (library internals only in src/server/api/internals)`)
     }
     const rules = RULES.filter((rule) => rule.appliesTo(relative, code))
-    if (rules.length === 0) continue
     for (const imported of importsOf(file, code)) {
       for (const rule of rules) {
         if (rule.forbids(imported)) found.push(`${relative} imports ${imported.specifier} (${rule.name})`)
       }
+      const layered = imported.target !== null && !isTest(file) ? layerViolation(file, imported.target) : null
+      if (layered) found.push(`${relative} imports ${imported.specifier} (${layered})`)
     }
   }
   return found
@@ -173,14 +221,14 @@ describe('architecture', () => {
       "import { x } from '@/server/api/root'",
       "import type { Y } from '../../app/page'",
       "export * from '@/components/ui/button'",
-      "const z = await import('@/server/services')",
+      "const z = await import('@/server/services/next-services')",
       'const text = "import { no } from \'@/server/not-an-import\'"',
     ].join('\n')
     expect(importsOf(file, code).map((i) => i.target)).toEqual([
       path.join(SRC, 'server/api/root'),
       path.join(SRC, 'app/page'),
       path.join(SRC, 'components/ui/button'),
-      path.join(SRC, 'server/services'),
+      path.join(SRC, 'server/services/next-services'),
     ])
   })
 
@@ -188,22 +236,29 @@ describe('architecture', () => {
     const at = (file: string, code: string) => ({ file: path.join(SRC, file), code })
     expect(
       violations([
-        at('indexer/sync/x.ts', "import { handler } from '@/server/http/server'"),
-        at('server/api/routers/x/x.handler.ts', "import { commitBatch } from '@/indexer/store/commit'"),
+        at('indexer/sync/x.ts', "import { handler } from '@/server/web-server'"),
+        at('server/api/v1/x/x.handler.ts', "import { commitBatch } from '@/indexer/store/commit'"),
         at('components/x.tsx', "import pg from 'pg'"),
         at('app/x/page.tsx', "'use client'\nimport { createPool } from '@/db/pool'"),
         at('lib/x.ts', "import { createHash } from 'node:crypto'"),
         at('lib/y.ts', "import { readFileSync } from 'fs'"),
         at('lib/z.ts', "import Redis from 'ioredis'"),
-        at('lib/w.ts', "import { loadConfig } from '../config/env'"),
+        at('lib/w.ts', "import { loadConfig } from '@/config/env'"),
         at(
-          'server/api/routers/media/media.handler.ts',
+          'server/rest/media/media.handler.ts',
           "import { mediaPath } from '@/indexer/metadata/media-store'",
         ),
         at('server/rest/x.ts', 'const procedures = router._def.procedures'),
         at('lib/v.ts', "const def = schema?.['_zod'].def"),
+        // Layers: upward, sideways between features, into the composition root, an unlisted folder.
+        at('server/credentials/x.ts', "import { portalRouter } from '@/server/api/portal/router'"),
+        at('server/http/x.ts', "import { Services } from '../services/web-services'"),
+        at('server/api/read/x.ts', "import { nftPage } from '@/server/api/v1/nfts/nft.schema'"),
+        at('server/api/v1/x/x.ts', "import { keysRouter } from '@/server/api/portal/keys/router'"),
+        at('server/ratelimit/x.ts', "import { startWebServer } from '@/server/web-server'"),
+        at('server/newfolder/x.ts', "import { ApiError } from '@/server/errors/api-error'"),
       ]),
-    ).toHaveLength(11)
+    ).toHaveLength(17)
     // Allowed: a server component reading through the server side, lib using zod, internals
     // read inside their folder, and the names in a comment or a string.
     expect(

@@ -19,7 +19,7 @@ import {
   waitForVerified,
 } from '@/indexer/test/provider-run'
 import { clearIndexerSnapshot } from '@/server/api/read/indexer-snapshot'
-import { getIndexerStatus } from '@/server/api/routers/indexer/status.handler'
+import { getIndexerStatus } from '@/server/api/v1/indexer/status.handler'
 
 let chain: TestChain
 let history: History

@@ -9,7 +9,7 @@
  */
 import NextAuth, { getServerSession, type NextAuthOptions, type Session } from 'next-auth'
 import { type Address, type Hex, verifyMessage } from 'viem'
-import type { SiweChainClient } from '@/server/auth/siwe'
+import type { SiweChainClient } from '@/server/portal-auth/siwe'
 
 interface Captured {
   status: number

@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net'
 import { parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
 import { type Database, openDatabase } from '@/db/database'
-import { createWebServer, type WebServer } from '@/server/http/server'
-import { closeWebServices, createWebServices, type Services } from '@/server/web-services'
+import { closeWebServices, createWebServices, type Services } from '@/server/services/web-services'
+import { createWebServer, type WebServer } from '@/server/web-server'
 
 export interface TestWeb {
   web: WebServer

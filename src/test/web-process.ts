@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { generateApiKeySecret } from '@/server/auth/secrets'
+import { generateApiKeySecret } from '@/server/credentials/secrets'
 import { freePort } from './free-port'
 import { get } from './serve-api'
 

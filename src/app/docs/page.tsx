@@ -4,7 +4,7 @@ import { ClientSection } from '@/components/docs/client-section'
 import { LicenceSection } from '@/components/docs/licence-section'
 import { ErrorsSection, LimitsSection, ScopesSection } from '@/components/docs/reference-tables'
 import { LICENCE_SECTION_ID } from '@/lib/licence'
-import { getServices } from '@/server/services'
+import { getServices } from '@/server/services/next-services'
 
 export const dynamic = 'force-dynamic'
 

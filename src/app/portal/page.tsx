@@ -1,8 +1,8 @@
 import type { Metadata } from 'next'
 import { KeysManager } from '@/components/portal/keys/keys-manager'
-import { listApiKeys } from '@/server/auth/api-keys'
-import { getSessionUser } from '@/server/auth/next-auth'
-import { getServices } from '@/server/services'
+import { listApiKeys } from '@/server/api/portal/keys/api-keys'
+import { getSessionUser } from '@/server/portal-auth/next-auth'
+import { getServices } from '@/server/services/next-services'
 
 export const metadata: Metadata = { title: 'API keys' }
 

@@ -2,7 +2,7 @@ import type { Metadata } from 'next'
 import { endpointsFromOpenApi } from '@/components/try/endpoints'
 import { TryConsole } from '@/components/try/try-console'
 import { openApiDocument } from '@/server/rest/openapi'
-import { getServices } from '@/server/services'
+import { getServices } from '@/server/services/next-services'
 
 export const dynamic = 'force-dynamic'
 

@@ -4,7 +4,7 @@
  * `keys` router) through @trpc/tanstack-react-query: components call
  * `useTRPC()` and hand its queryOptions/mutationOptions to React Query, so
  * query keys come from the procedure paths, never from hand-written arrays.
- * View shapes are the procedures' outputs (src/server/auth/api-keys.ts, audit.ts).
+ * View shapes are the procedures' outputs (src/server/api/portal/keys/api-keys.ts, audit.ts).
  */
 import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client'
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server'
@@ -32,7 +32,7 @@ export type AuditPage = Outputs['auditEvents']
 export type AuditEventView = AuditPage['items'][number]
 /** The audit trail's filters (key, action, dates), shared by the list and the export. */
 export type AuditFilterInput = Omit<NonNullable<Exclude<Inputs['auditEvents'], void>>, 'limit' | 'cursor'>
-/** The export's file formats (GET /api/portal/audit-export, src/server/api/portal/audit-export.ts). */
+/** The export's file formats (GET /api/portal/audit-export, src/server/api/portal/keys/audit-export.ts). */
 export type AuditExportFormat = 'csv' | 'json'
 
 const UNREACHABLE = 'The portal could not reach the service. Try again in a moment.'

@@ -5,7 +5,7 @@
  * show. Domain code throws these and nothing else; the two edges map them:
  * the REST layer writes them in the specification's envelope
  * (./error-body.ts), the portal's tRPC procedures turn them into tRPC
- * errors (src/server/api/portal/trpc.ts). Internal details (queries, stack
+ * errors (src/server/api/trpc/portal.ts). Internal details (queries, stack
  * traces, causes) stay in `cause`, for the log.
  */
 

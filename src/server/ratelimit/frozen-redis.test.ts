@@ -6,7 +6,7 @@
  * nothing: the next request of the same key passes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApiKey, ensureUser } from '@/server/auth/api-keys'
+import { createApiKey, ensureUser } from '@/server/api/portal/keys/api-keys'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { startTestRedis, type TestRedis } from '@/test/redis-server'
 import { asDatabase, get, serveApi, type TestWeb, uniqueIp } from '@/test/serve-api'

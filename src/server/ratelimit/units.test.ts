@@ -9,7 +9,7 @@ import {
   isWellFormedApiKey,
   parseAuthorization,
   sameHash,
-} from '@/server/auth/secrets'
+} from '@/server/credentials/secrets'
 import { rateLimitHeaders, retryHeaders } from './headers'
 import { ipSubject } from './ip'
 import { MemoryLimitStore } from './memory-store'

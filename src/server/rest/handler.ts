@@ -11,14 +11,14 @@
  *    database down 503, anything unexpected a bare 500 INTERNAL_ERROR;
  *  - HEAD is answered for every GET route, without a body;
  *  - successes get a strong ETag (If-None-Match → 304) and gzip/brotli;
- *  - access control (src/server/auth/access.ts): the client IP's rate limit
+ *  - access control (src/server/credentials/access.ts): the client IP's rate limit
  *    comes before anything else (even 404/405), then for a /v1 read endpoint
  *    the credential, its limit, scope and origin, all before the procedure
  *    (and so its parameter checks) runs; every limited response carries the
  *    RateLimit headers, and the request's concurrency slots are released when
  *    the response ends or the client disconnects;
  *  - usage: the answer of a request with a valid API key counts in the key's
- *    hourly usage by status class (src/server/auth/key-usage.ts);
+ *    hourly usage by status class (src/server/credentials/key-usage.ts);
  *  - CORS: preflights are answered for allowed origins (PUBLIC_URL's and
  *    those some active key allows), whose responses carry
  *    Access-Control-Allow-Origin and expose the rate-limit and id headers.
@@ -30,17 +30,17 @@ import { callProcedure } from '@/server/api/internals/call-procedure'
 import { matchPath, pathParams, queryInput, type Route, routeTable } from '@/server/api/internals/routes'
 import { freshnessHeaders, type IndexerSnapshot, requestSnapshot } from '@/server/api/read/indexer-snapshot'
 import { readOnReplica } from '@/server/api/read/replica-read'
-import { createMediaHandler, isMediaRequest, MEDIA_PATH } from '@/server/api/routers/media/media.handler'
+import type { V1Context } from '@/server/api/trpc/v1'
 import { v1Router } from '@/server/api/v1/router'
-import type { V1Context } from '@/server/api/v1/trpc'
-import { type AccessControl, RequestAccess } from '@/server/auth/access'
-import { claimedKind } from '@/server/auth/secrets'
+import { type AccessControl, RequestAccess } from '@/server/credentials/access'
+import { claimedKind } from '@/server/credentials/secrets'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
 import { toApiError } from '@/server/errors/to-api-error'
 import { clientIp } from '@/server/http/client-ip'
-import { UNMATCHED_ROUTE } from '@/server/metrics'
-import type { Services } from '@/server/web-services'
+import { UNMATCHED_ROUTE } from '@/server/metrics/web-metrics'
+import { createMediaHandler, isMediaRequest, MEDIA_PATH } from '@/server/rest/media/media.handler'
+import type { Services } from '@/server/services/web-services'
 
 const MIN_COMPRESS_BYTES = 1024
 

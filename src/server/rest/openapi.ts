@@ -22,8 +22,8 @@ import { generateOpenApiDocument } from 'trpc-to-openapi'
 import type { Config } from '@/config/env'
 import { LICENCE_NAME, LICENCE_SECTION_ID } from '@/lib/licence'
 import { routeTable } from '@/server/api/internals/routes'
-import { mediaPathItem } from '@/server/api/routers/media/media.openapi'
 import { v1Router } from '@/server/api/v1/router'
+import { mediaPathItem } from '@/server/rest/media/media.openapi'
 import {
   type ErrorContext,
   errorEnvelopeSchema,

@@ -1,7 +1,7 @@
 'use client'
 
 import { useId } from 'react'
-import type { ApiKeyView } from '../trpc'
+import type { ApiKeyView } from '@/components/portal/trpc'
 import type { AuditFilterForm } from './audit-filters'
 import { ACTION_LABELS } from './audit-summary'
 

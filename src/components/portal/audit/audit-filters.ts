@@ -1,4 +1,4 @@
-import type { AuditFilterInput } from '../trpc'
+import type { AuditFilterInput } from '@/components/portal/trpc'
 
 /** The audit trail's filter form as typed (dates as YYYY-MM-DD, '' for "any"). */
 export interface AuditFilterForm {

@@ -1,4 +1,4 @@
-import type { AuditEventView } from '../trpc'
+import type { AuditEventView } from '@/components/portal/trpc'
 
 export const ACTION_LABELS: Record<string, string> = {
   sign_in: 'Signed in',
@@ -11,7 +11,7 @@ export const ACTION_LABELS: Record<string, string> = {
   key_revoked: 'Key revoked',
 }
 
-/** Why a sign-in was refused, from the server's code (src/server/auth/siwe.ts). */
+/** Why a sign-in was refused, from the server's code (src/server/portal-auth/siwe.ts). */
 const REFUSAL_REASONS: Record<string, string> = {
   MALFORMED_MESSAGE: 'unreadable message',
   WRONG_DOMAIN: 'message for another site',

@@ -1,5 +1,5 @@
+import type { AuditEventView } from '@/components/portal/trpc'
 import { RelativeTime } from '@/components/ui/time'
-import type { AuditEventView } from '../trpc'
 import { ACTION_LABELS, auditSummary } from './audit-summary'
 
 export function AuditTable({ items, page, busy }: { items: AuditEventView[]; page: number; busy: boolean }) {

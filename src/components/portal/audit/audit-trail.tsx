@@ -2,7 +2,7 @@
 
 import { useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
-import { errorMessage, useTRPC } from '../trpc'
+import { errorMessage, useTRPC } from '@/components/portal/trpc'
 import { AuditFilterBar } from './audit-filter-bar'
 import { type AuditFilterForm, auditFilterInput, NO_AUDIT_FILTERS } from './audit-filters'
 import { AuditTable } from './audit-table'

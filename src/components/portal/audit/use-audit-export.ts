@@ -1,9 +1,9 @@
 'use client'
 
 import { useMutation } from '@tanstack/react-query'
-import type { AuditExportFormat, AuditFilterInput } from '../trpc'
+import type { AuditExportFormat, AuditFilterInput } from '@/components/portal/trpc'
 
-/** The export's address: the server streams the file (src/server/api/portal/audit-export.ts). */
+/** The export's address: the server streams the file (src/server/api/portal/keys/audit-export.ts). */
 export function auditExportUrl(filter: AuditFilterInput, format: AuditExportFormat): string {
   const params = new URLSearchParams({ format })
   for (const [name, value] of Object.entries(filter)) if (value !== undefined) params.set(name, String(value))

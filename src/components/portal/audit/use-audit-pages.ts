@@ -2,7 +2,7 @@
 
 import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
-import { type AuditFilterInput, useTRPC } from '../trpc'
+import { type AuditFilterInput, useTRPC } from '@/components/portal/trpc'
 
 export const AUDIT_PAGE_SIZE = 20
 

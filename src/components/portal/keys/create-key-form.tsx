@@ -1,7 +1,7 @@
 'use client'
 
 import { useId } from 'react'
-import type { KeyWithSecret } from '../trpc'
+import type { KeyWithSecret } from '@/components/portal/trpc'
 import { FormActions } from './form-actions'
 import { accessFieldIds, describedBy, KeyAccessFields } from './key-access-fields'
 import { useCreateKeyForm } from './use-create-key-form'

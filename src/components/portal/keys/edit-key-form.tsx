@@ -1,7 +1,7 @@
 'use client'
 
 import { type FormEvent, useId, useState } from 'react'
-import type { ApiKeyView } from '../trpc'
+import type { ApiKeyView } from '@/components/portal/trpc'
 import { FormActions } from './form-actions'
 import { accessFieldIds, KeyAccessFields } from './key-access-fields'
 import { useUpdateKey } from './use-api-keys'

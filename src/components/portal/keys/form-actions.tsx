@@ -1,4 +1,4 @@
-import { errorMessage } from '../trpc'
+import { errorMessage } from '@/components/portal/trpc'
 
 /**
  * The footer of a key dialog: the mutation's error, if any, then cancel and

@@ -1,5 +1,5 @@
+import type { ApiKeyView } from '@/components/portal/trpc'
 import { RelativeTime } from '@/components/ui/time'
-import type { ApiKeyView } from '../trpc'
 
 /** Active or revoked, and until when the old secrets of a rotation's grace period still work. */
 export function KeyStatus({ apiKey }: { apiKey: ApiKeyView }) {

@@ -1,7 +1,7 @@
 'use client'
 
-import { type ApiKeyView, errorMessage } from '../trpc'
-import { UsagePanel } from '../usage/usage-panel'
+import { type ApiKeyView, errorMessage } from '@/components/portal/trpc'
+import { UsagePanel } from '@/components/portal/usage/usage-panel'
 import { KeyDialogs } from './key-dialogs'
 import { KeysTable } from './keys-table'
 import { useApiKeys } from './use-api-keys'

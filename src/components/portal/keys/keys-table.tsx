@@ -1,6 +1,6 @@
+import type { ApiKeyView } from '@/components/portal/trpc'
 import { RelativeTime } from '@/components/ui/time'
 import { SCOPES } from '@/lib/scopes'
-import type { ApiKeyView } from '../trpc'
 import { KeyStatus } from './key-status'
 
 function ScopeChips({ scopes }: { scopes: ApiKeyView['scopes'] }) {

@@ -1,6 +1,6 @@
 'use client'
 
-import type { ApiKeyView } from '../trpc'
+import type { ApiKeyView } from '@/components/portal/trpc'
 import { FormActions } from './form-actions'
 import { useRevokeKey } from './use-api-keys'
 

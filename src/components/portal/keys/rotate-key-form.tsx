@@ -1,7 +1,7 @@
 'use client'
 
 import { useId, useState } from 'react'
-import type { ApiKeyView, KeyWithSecret } from '../trpc'
+import type { ApiKeyView, KeyWithSecret } from '@/components/portal/trpc'
 import { FormActions } from './form-actions'
 import { useRotateKey } from './use-api-keys'
 

@@ -1,7 +1,7 @@
 'use client'
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { type ApiKeyView, type KeyWithSecret, useTRPC } from '../trpc'
+import { type ApiKeyView, type KeyWithSecret, useTRPC } from '@/components/portal/trpc'
 
 /** The signed-in user's keys, starting from the list the server rendered with the page. */
 export function useApiKeys(initialKeys?: ApiKeyView[]) {

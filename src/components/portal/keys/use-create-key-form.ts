@@ -1,8 +1,8 @@
 'use client'
 
 import { type FormEvent, useState } from 'react'
+import type { KeyWithSecret } from '@/components/portal/trpc'
 import { SCOPES } from '@/lib/scopes'
-import type { KeyWithSecret } from '../trpc'
 import { useCreateKey } from './use-api-keys'
 import { type KeyAccessErrors, useKeyAccess } from './use-key-access'
 

@@ -1,7 +1,7 @@
 'use client'
 
 import { useState } from 'react'
-import type { ApiKeyView, KeyWithSecret } from '../trpc'
+import type { ApiKeyView, KeyWithSecret } from '@/components/portal/trpc'
 
 /** The one key dialog open at a time, if any; a new or rotated secret is the last step of both. */
 export type KeyDialog =

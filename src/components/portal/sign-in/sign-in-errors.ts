@@ -1,4 +1,4 @@
-/** Human explanations of the codes the server answers (src/server/auth/siwe.ts). */
+/** Human explanations of the codes the server answers (src/server/portal-auth/siwe.ts). */
 const ERRORS: Record<string, string> = {
   MALFORMED_MESSAGE: 'The wallet returned a message the server could not read. Try again.',
   WRONG_DOMAIN: 'The message was written for another site. Sign in from this portal’s own address.',

@@ -2,9 +2,9 @@
 
 import { useMutation } from '@tanstack/react-query'
 import { useState } from 'react'
+import { FormActions } from '@/components/portal/keys/form-actions'
+import { useTRPC } from '@/components/portal/trpc'
 import { Dialog } from '@/components/ui/dialog'
-import { FormActions } from '../keys/form-actions'
-import { useTRPC } from '../trpc'
 import { useSignOut } from './use-sign-out'
 
 /** "Sign out everywhere": ends every session of the wallet, after a confirmation whose default keeps them. */

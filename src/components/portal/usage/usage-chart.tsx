@@ -1,4 +1,4 @@
-import type { KeyUsage } from '../trpc'
+import type { KeyUsage } from '@/components/portal/trpc'
 
 /** The status classes as drawn, bottom to top, with their colours and words; a 429 by the limit that refused it. */
 export const USAGE_CLASSES = [

@@ -1,8 +1,8 @@
 'use client'
 
 import { useState } from 'react'
+import { type ApiKeyView, errorMessage, type KeyUsage } from '@/components/portal/trpc'
 import { RelativeTime } from '@/components/ui/time'
-import { type ApiKeyView, errorMessage, type KeyUsage } from '../trpc'
 import { requestsIn, USAGE_CLASSES, UsageChart } from './usage-chart'
 import { useKeyUsage } from './use-key-usage'
 

@@ -1,7 +1,7 @@
 'use client'
 
 import { useQuery } from '@tanstack/react-query'
-import { useTRPC } from '../trpc'
+import { useTRPC } from '@/components/portal/trpc'
 
 /** Counts reach the database every 10 s: the usage is fetched again every 15 s while shown. */
 export function useKeyUsage(keyId: string | undefined) {

@@ -5,7 +5,7 @@
  */
 import { initTRPC } from '@trpc/server'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { transfer, transferPage } from '@/server/api/routers/transfers/transfer.schema'
+import { transfer, transferPage } from '@/server/api/v1/transfers/transfer.schema'
 import { responseSchema } from './response-schema'
 
 const t = initTRPC.create()

@@ -19,7 +19,7 @@ import {
   unwrapZodType,
 } from 'trpc-to-openapi'
 import { boundedMemo } from '@/lib/bounded-memo'
-import type { V1Meta } from '@/server/api/v1/trpc'
+import type { V1Meta } from '@/server/api/trpc/v1'
 import { ApiError } from '@/server/errors/api-error'
 
 export interface Route {

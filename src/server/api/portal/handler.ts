@@ -10,15 +10,15 @@
  * slots are released once the response is built (procedures are not streamed).
  */
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch'
-import { RequestAccess } from '@/server/auth/access'
-import type { SessionUser } from '@/server/auth/session-user'
+import type { PortalContext } from '@/server/api/trpc/portal'
+import { RequestAccess } from '@/server/credentials/access'
 import { errorResponse } from '@/server/errors/error-body'
 import { toApiError } from '@/server/errors/to-api-error'
 import { readCappedBody } from '@/server/http/capped-body'
 import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
-import type { Services } from '@/server/web-services'
+import type { SessionUser } from '@/server/portal-auth/session-user'
+import type { Services } from '@/server/services/web-services'
 import { portalRouter } from './router'
-import type { PortalContext } from './trpc'
 
 /** Procedures in one batched request: the portal's client sends at most this many (src/components/portal/trpc.ts). */
 export const PORTAL_MAX_BATCH = 4

@@ -1,7 +1,7 @@
 /** The developer portal's procedures, served at /api/trpc (src/app/api/trpc) for the signed-in user. */
-import { keysRouter } from '@/server/api/routers/keys/router'
-import { sessionsRouter } from '@/server/api/routers/sessions/router'
-import { createPortalRouter } from './trpc'
+import { keysRouter } from '@/server/api/portal/keys/router'
+import { sessionsRouter } from '@/server/api/portal/sessions/router'
+import { createPortalRouter } from '@/server/api/trpc/portal'
 
 export const portalRouter = createPortalRouter({ keys: keysRouter, sessions: sessionsRouter })
 

@@ -3,17 +3,17 @@
  * call them, so they are admitted like the portal's procedures — the client
  * IP's limit (policy `ipAuth`: RATE_LIMIT_PORTAL's numbers, a bucket of its
  * own; docs/portal.md, "Limits") — before anything else. Options are built on
- * first use from the configuration contract (./server/auth/next-auth);
+ * first use from the configuration contract (src/server/portal-auth/next-auth.ts);
  * requests next-auth would answer with a 500, and bodies over its cap, are
- * answered before it (./server/auth/auth-request-guard).
+ * answered before it (src/server/portal-auth/auth-request-guard.ts).
  */
 
 import type { NextRequest } from 'next/server'
 import NextAuth from 'next-auth'
 import { admitPortalRequest } from '@/server/api/portal/handler'
-import { guardAuthBody, guardAuthRequest } from '@/server/auth/auth-request-guard'
-import { authOptions } from '@/server/auth/next-auth'
-import { getServices } from '@/server/services'
+import { guardAuthBody, guardAuthRequest } from '@/server/portal-auth/auth-request-guard'
+import { authOptions } from '@/server/portal-auth/next-auth'
+import { getServices } from '@/server/services/next-services'
 
 export const dynamic = 'force-dynamic'
 

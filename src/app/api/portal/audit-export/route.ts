@@ -1,13 +1,14 @@
 /**
- * The portal's audit-trail export (src/server/api/portal/audit-export.ts),
+ * The portal's audit-trail export (src/server/api/portal/keys/audit-export.ts),
  * behind the same CSRF check as /api/trpc: a request the browser marks
  * cross-site is refused.
  */
-import { createAuditExportHandler } from '@/server/api/portal/audit-export'
+
+import { csrfRefusal } from '@/app/api/trpc/[trpc]/csrf'
 import type { PortalHandler } from '@/server/api/portal/handler'
-import { getSessionUser } from '@/server/auth/next-auth'
-import { getServices } from '@/server/services'
-import { csrfRefusal } from '../../trpc/[trpc]/csrf'
+import { createAuditExportHandler } from '@/server/api/portal/keys/audit-export'
+import { getSessionUser } from '@/server/portal-auth/next-auth'
+import { getServices } from '@/server/services/next-services'
 
 export const dynamic = 'force-dynamic'
 

@@ -4,12 +4,12 @@
  * IP, since each call writes a row.
  */
 import { NextResponse } from 'next/server'
-import { requestMeta } from '@/server/auth/next-auth'
-import { issueNonce, SIWE_STATEMENT, siweExpectations } from '@/server/auth/siwe'
-import { allowNonceRequest } from '@/server/auth/siwe-nonce-limit'
 import { ApiError } from '@/server/errors/api-error'
 import { errorResponse } from '@/server/errors/error-body'
-import { getServices } from '@/server/services'
+import { requestMeta } from '@/server/portal-auth/next-auth'
+import { issueNonce, SIWE_STATEMENT, siweExpectations } from '@/server/portal-auth/siwe'
+import { allowNonceRequest } from '@/server/portal-auth/siwe-nonce-limit'
+import { getServices } from '@/server/services/next-services'
 
 export const dynamic = 'force-dynamic'
 

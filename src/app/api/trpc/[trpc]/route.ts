@@ -18,8 +18,8 @@
  *    marks cross-site is refused whatever its method.
  */
 import { createPortalHandler, type PortalHandler } from '@/server/api/portal/handler'
-import { getSessionUser } from '@/server/auth/next-auth'
-import { getServices } from '@/server/services'
+import { getSessionUser } from '@/server/portal-auth/next-auth'
+import { getServices } from '@/server/services/next-services'
 import { csrfRefusal } from './csrf'
 
 export const dynamic = 'force-dynamic'

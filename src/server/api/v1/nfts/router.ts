@@ -1,0 +1,34 @@
+import { responseSchema } from '@/server/api/internals/response-schema'
+import { createV1Router, v1Procedure } from '@/server/api/trpc/v1'
+import { getNftInput, getNftOutput, listCollectionNftsInput, nftPage } from './nft.schema'
+import { getNft, listCollectionNfts } from './nfts.handler'
+
+export const nftsRouter = createV1Router({
+  get: v1Procedure({
+    scope: 'read:nfts',
+    method: 'GET',
+    path: '/v1/nfts/{address}/{tokenId}',
+    tags: ['NFTs'],
+    summary: 'One NFT',
+    description:
+      'The current state of one token, with the same fields as the list responses. 404 when the token is unknown.',
+    errorResponses: [400, 401, 403, 404, 429, 503],
+  })
+    .input(getNftInput)
+    .output(responseSchema(getNftOutput))
+    .query(async ({ ctx, input }) => ({ data: await getNft(ctx, input) })),
+
+  byCollection: v1Procedure({
+    scope: 'read:nfts',
+    method: 'GET',
+    path: '/v1/collections/{address}/nfts',
+    tags: ['NFTs'],
+    summary: "A collection's NFTs, in token order",
+    description:
+      'Tokens of the collection by ascending numeric token id. Burned tokens are left out unless `include_burned=true`. An unknown collection gives an empty page.',
+    errorResponses: [400, 401, 403, 429, 503],
+  })
+    .input(listCollectionNftsInput)
+    .output(responseSchema(nftPage))
+    .query(({ ctx, input }) => listCollectionNfts(ctx, input)),
+})

@@ -1,0 +1,209 @@
+/**
+ * The web process's one HTTP server. Paths under /v1/ go straight to the REST
+ * layer (routes from trpc-to-openapi meta, on node:http), because the public API must not pay
+ * Next.js's per-request cost (docs/design.md, "Architecture"). Everything else —
+ * portal, try-it page, docs, /api/auth, /api/trpc — goes to Next.js.
+ */
+import {
+  createServer,
+  type IncomingMessage,
+  maxHeaderSize,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
+import path from 'node:path'
+import type { Duplex } from 'node:stream'
+import { exportNextAuthUrl } from '@/config/next-auth-url'
+import { ApiError } from '@/server/errors/api-error'
+import { errorBody } from '@/server/errors/error-body'
+import { CLIENT_IP_HEADER, clientIp } from '@/server/http/client-ip'
+import { createRestHandler } from '@/server/rest/handler'
+import { openApiDocument } from '@/server/rest/openapi'
+import { createReadiness } from '@/server/services/readiness'
+import { type Services, shareWithNext } from '@/server/services/web-services'
+
+/** Route labels of requests outside /v1 (docs/operations.md, "Metrics"). */
+const NEXT_ROUTE = 'next'
+const BAD_TARGET_ROUTE = 'bad_target'
+
+const NO_STORE = { 'Cache-Control': 'no-store' }
+
+type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
+
+export interface WebServer {
+  server: Server
+  close(): Promise<void>
+}
+
+export interface WebServerOptions {
+  /** The process's services (src/server/services/web-services.ts); their owner closes them. */
+  services: Services
+  /** Serve the portal through Next.js; off in API-only tests. */
+  next?: { dev: boolean; dir?: string } | false
+}
+
+export async function createWebServer({ services, next = false }: WebServerOptions): Promise<WebServer> {
+  // Requests fail closed until the limiter store (Redis when REDIS_URL is set) answers.
+  await services.access.ready(2000)
+  const rest = createRestHandler(services)
+  const readiness = createReadiness(services)
+  const metrics = services.metrics
+  let nextHandler: NextHandler | undefined
+  let closeNext: (() => Promise<void>) | undefined
+  if (next) {
+    // Next.js code uses these same services: one pool, one limiter, one credential cache.
+    shareWithNext(services)
+    exportNextAuthUrl(services.config)
+    const { default: createNext } = await import('next')
+    const app = createNext({
+      dev: next.dev,
+      dir: next.dir ?? path.resolve(import.meta.dirname, '../../..'),
+      hostname: 'localhost',
+      port: services.config.PORT,
+      customServer: true,
+    })
+    await app.prepare()
+    nextHandler = app.getRequestHandler() as NextHandler
+    closeNext = () => app.close()
+  }
+
+  /** Counts a request outside /v1 (which counts itself, by route template) when it ends. */
+  const count = (route: string, req: IncomingMessage, res: ServerResponse) => {
+    if (!metrics) return
+    const started = performance.now()
+    res.once('finish', () =>
+      metrics.request(route, req.method ?? '', res.statusCode, (performance.now() - started) / 1000),
+    )
+  }
+
+  const server = createServer((req, res) => {
+    const url = originForm(req)
+    if (url === undefined) {
+      count(BAD_TARGET_ROUTE, req, res)
+      // `GET *` (asterisk-form) or `host:port` (authority-form) names no resource here,
+      // and Next.js answers them with a 500.
+      sendError(res, new ApiError('INVALID_ARGUMENT', 'The request target must be a path starting with /.'))
+    } else if (url === '/v1' || url.startsWith('/v1/') || url.startsWith('/v1?')) {
+      void rest(req, res)
+    } else if (url === '/openapi.json' || url.startsWith('/openapi.json?')) {
+      count('/openapi.json', req, res)
+      sendJson(res, 200, JSON.stringify(openApiDocument(services.config)), {
+        'Access-Control-Allow-Origin': '*',
+      })
+    } else if (url === '/healthz') {
+      // Alive: the process answers. It checks nothing else (that is /readyz).
+      count('/healthz', req, res)
+      sendJson(res, 200, JSON.stringify({ status: 'ok' }), NO_STORE)
+    } else if (url === '/readyz') {
+      count('/readyz', req, res)
+      void readiness().then(({ ready, checks }) =>
+        sendJson(
+          res,
+          ready ? 200 : 503,
+          JSON.stringify({ status: ready ? 'ready' : 'not_ready', checks }),
+          NO_STORE,
+        ),
+      )
+    } else if (!decodablePath(url)) {
+      count(BAD_TARGET_ROUTE, req, res)
+      // Next.js cannot decode it either, and answers a 500.
+      sendError(res, new ApiError('INVALID_ARGUMENT', 'The request path is not valid percent-encoded UTF-8.'))
+    } else if (nextHandler) {
+      count(NEXT_ROUTE, req, res)
+      // Next.js sees headers only, and keeps a client-sent X-Forwarded-For: hand it the
+      // client IP computed here under TRUST_PROXY, overwriting anything the client sent.
+      req.headers[CLIENT_IP_HEADER] = clientIp(req, services.config.TRUST_PROXY)
+      nextHandler(req, res).catch((err) => {
+        services.logger.error({ err, path: url.split('?')[0] }, 'page failed')
+        if (!res.headersSent) sendError(res, new ApiError('INTERNAL_ERROR', 'Page failed.'))
+      })
+    } else {
+      count(NEXT_ROUTE, req, res)
+      sendError(res, new ApiError('NOT_FOUND', 'Not found.'))
+    }
+  })
+  // Requests Node's parser refuses never reach the handler; they are answered in the envelope too.
+  server.on('clientError', answerUnparsedRequest)
+  // Slow or stuck clients must not hold sockets forever.
+  server.headersTimeout = 15_000
+  server.requestTimeout = 30_000
+  server.keepAliveTimeout = 5_000
+
+  return {
+    server,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeIdleConnections()
+      await closed
+      await closeNext?.()
+    },
+  }
+}
+
+/** The request's target as a path ("/path?query"), or undefined when it names no resource. */
+function originForm(req: IncomingMessage): string | undefined {
+  const target = req.url ?? '/'
+  if (target.startsWith('/')) return target
+  // Absolute-form, which a server must accept (RFC 9112 §3.2.2); its host replaces Host.
+  if (/^https?:\/\//i.test(target) && URL.canParse(target)) {
+    const absolute = new URL(target)
+    req.headers.host = absolute.host
+    req.url = `${absolute.pathname}${absolute.search}`
+    return req.url
+  }
+  return undefined
+}
+
+/** Whether the path's percent-escapes decode (`%ZZ`, or bytes that are no UTF-8 such as `%C0%AE`, do not). */
+function decodablePath(url: string): boolean {
+  const path = url.split('?', 1)[0]!
+  if (!path.includes('%')) return true
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Why the parser refused a request, as the client should read it (by Node's error code). */
+const UNPARSED_REQUEST: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: `The request line and headers are larger than ${maxHeaderSize / 1024} KiB.`,
+  ERR_HTTP_REQUEST_TIMEOUT: 'The request did not arrive in time.',
+}
+
+/**
+ * A request the HTTP parser refused (a query string past maxHeaderSize, broken syntax, a
+ * client too slow to send it): 400 INVALID_ARGUMENT in the envelope, where
+ * Node would answer 431, 400 or 408 with an empty body; then the connection
+ * closes, since the parser has lost its place in the stream.
+ */
+function answerUnparsedRequest(err: NodeJS.ErrnoException, socket: Duplex) {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const message = UNPARSED_REQUEST[err.code ?? ''] ?? 'The request is not valid HTTP/1.1.'
+  const body = errorBody(new ApiError('INVALID_ARGUMENT', message))
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  )
+}
+
+function sendError(res: ServerResponse, error: ApiError) {
+  sendJson(res, error.status, errorBody(error))
+}
+
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  payload: string,
+  headers: Record<string, string> = {},
+) {
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(payload),
+    ...headers,
+  })
+  res.end(payload)
+}
