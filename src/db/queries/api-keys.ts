@@ -8,7 +8,7 @@ import type { Database } from '@/db/database'
 import type { Tx } from './transaction'
 
 /** What the portal shows of a key (with its secrets' prefixes and lifetimes). */
-export const keySelect = {
+const keySelect = {
   id: true,
   name: true,
   scopes: true,
@@ -148,7 +148,7 @@ async function lockOwnKey(tx: Tx, userId: bigint, keyId: bigint): Promise<{ stat
   return rows[0]
 }
 
-function findKeyOrigins(tx: Tx, keyId: bigint): Promise<{ scopes: string[]; allowedOrigins: string[] }> {
+function findKeyAccess(tx: Tx, keyId: bigint): Promise<{ scopes: string[]; allowedOrigins: string[] }> {
   return tx.apiKey.findUniqueOrThrow({
     where: { id: keyId },
     select: { scopes: true, allowedOrigins: true },
@@ -223,7 +223,7 @@ export const apiKeyStatements = {
   countActiveKeys,
   insertKeyWithSecret,
   lockOwnKey,
-  findKeyOrigins,
+  findKeyAccess,
   findKey,
   updateKeyAccess,
   findLiveSecrets,

@@ -168,7 +168,7 @@ export async function updateApiKey(
   const key = await withTransaction(db, async (q) => {
     const { status } = await lockOwnKey(q, actor, input.keyId)
     if (status !== 'active') throw new ApiError('CONFLICT', 'A revoked key cannot be changed.')
-    const before = await q.apiKeys.findKeyOrigins(input.keyId)
+    const before = await q.apiKeys.findKeyAccess(input.keyId)
     const updated = await q.apiKeys.updateKeyAccess(input.keyId, { scopes, allowedOrigins })
     const current = view(updated, now)
     await writeAuditEvent(q, actor, {
