@@ -4,6 +4,7 @@
  * is stored, so a lost token cannot be recovered.
  */
 import type { Database } from '@/db/database'
+import { deleteDemoTokensExpiredBefore, insertDemoToken } from '@/db/queries/demo-tokens'
 import { generateDemoToken } from './secrets'
 
 export const DEMO_TOKEN_LIFETIME_MS = 15 * 60 * 1000
@@ -24,14 +25,10 @@ export async function issueDemoToken(
   const now = options.now ?? new Date()
   const { token, hash } = generateDemoToken()
   const expiresAt = new Date(now.getTime() + DEMO_TOKEN_LIFETIME_MS)
-  await db.prisma.demoToken.create({
-    data: { tokenHash: hash, clientIp: options.clientIp, issuedAt: now, expiresAt },
-  })
+  await insertDemoToken(db, { tokenHash: hash, clientIp: options.clientIp, issuedAt: now, expiresAt })
   if (Date.now() - lastCleanup > CLEANUP_EVERY_MS) {
     lastCleanup = Date.now()
-    db.prisma.demoToken
-      .deleteMany({ where: { expiresAt: { lt: new Date(Date.now() - KEEP_EXPIRED_MS) } } })
-      .catch(() => {})
+    deleteDemoTokensExpiredBefore(db, new Date(Date.now() - KEEP_EXPIRED_MS)).catch(() => {})
   }
   return { token, expiresAt }
 }

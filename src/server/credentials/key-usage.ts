@@ -8,6 +8,8 @@
  */
 import type { Logger } from '@/config/logger'
 import type { Database } from '@/db/database'
+import { findOwnKeyLastUsed } from '@/db/queries/api-keys'
+import { addKeyUsage, deleteKeyUsageBefore, findKeyUsageHours } from '@/db/queries/key-usage'
 import { ApiError } from '@/server/errors/api-error'
 
 export const USAGE_RETENTION_HOURS = 7 * 24
@@ -94,30 +96,25 @@ export class KeyUsageCounter {
   private async write(buckets: Bucket[], pruneAt: number | undefined): Promise<void> {
     try {
       if (buckets.length > 0) {
-        const column = (i: number) => buckets.map((b) => b.counts[i])
-        await this.db.pool.query(
-          `INSERT INTO api_key_usage_hourly AS u
-                  (key_id, hour, ok_count, client_error_count, rate_limited_count, server_error_count,
-                   ip_rate_limited_count)
-           SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::int[], $4::int[], $5::int[], $6::int[],
-                                $7::int[])
-           ON CONFLICT (key_id, hour) DO UPDATE SET
-             ok_count = u.ok_count + EXCLUDED.ok_count,
-             client_error_count = u.client_error_count + EXCLUDED.client_error_count,
-             rate_limited_count = u.rate_limited_count + EXCLUDED.rate_limited_count,
-             server_error_count = u.server_error_count + EXCLUDED.server_error_count,
-             ip_rate_limited_count = u.ip_rate_limited_count + EXCLUDED.ip_rate_limited_count`,
-          [
-            buckets.map((b) => String(b.keyId)),
-            buckets.map((b) => new Date(b.hour).toISOString()),
-            ...STATUS_CLASSES.map((_, i) => column(i)),
-          ],
+        const count = (b: Bucket, c: StatusClass) => b.counts[STATUS_CLASSES.indexOf(c)]!
+        await addKeyUsage(
+          this.db,
+          buckets.map((b) => ({
+            keyId: b.keyId,
+            hour: new Date(b.hour),
+            ok: count(b, 'ok'),
+            clientError: count(b, 'client_error'),
+            rateLimited: count(b, 'rate_limited'),
+            serverError: count(b, 'server_error'),
+            ipRateLimited: count(b, 'rate_limited_ip'),
+          })),
         )
       }
       if (pruneAt !== undefined) {
-        await this.db.pool.query('DELETE FROM api_key_usage_hourly WHERE hour < $1', [
-          new Date(hourStart(pruneAt) - (USAGE_RETENTION_HOURS - 1) * HOUR_MS).toISOString(),
-        ])
+        await deleteKeyUsageBefore(
+          this.db,
+          new Date(hourStart(pruneAt) - (USAGE_RETENTION_HOURS - 1) * HOUR_MS),
+        )
       }
     } catch (err) {
       this.logger?.warn({ err: { message: (err as Error).message } }, 'could not record key usage')
@@ -158,13 +155,11 @@ export async function readKeyUsage(
   keyId: bigint,
   now = Date.now(),
 ): Promise<KeyUsageView> {
-  const key = await db.prisma.apiKey.findFirst({ where: { id: keyId, userId }, select: { lastUsedAt: true } })
+  const key = await findOwnKeyLastUsed(db, userId, keyId)
   if (!key) throw new ApiError('NOT_FOUND', 'No such key.')
   const last = hourStart(now)
   const first = last - (USAGE_RETENTION_HOURS - 1) * HOUR_MS
-  const rows = await db.prisma.apiKeyUsageHour.findMany({
-    where: { keyId, hour: { gte: new Date(first) } },
-  })
+  const rows = await findKeyUsageHours(db, keyId, new Date(first))
   const byHour = new Map(rows.map((r) => [r.hour.getTime(), r]))
   const hours: UsageHour[] = []
   const totals = { ok: 0, client_error: 0, rate_limited: 0, server_error: 0, rate_limited_ip: 0 }

@@ -5,6 +5,7 @@
  */
 import type { Logger } from '@/config/logger'
 import type { Database } from '@/db/database'
+import { recordKeysLastUsed } from '@/db/queries/api-keys'
 
 export class LastUsedTracker {
   private readonly pending = new Map<bigint, Date>()
@@ -42,18 +43,10 @@ export class LastUsedTracker {
     const cutoff = Date.now() - this.options.intervalMs
     for (const [id, at] of this.recorded) if (at < cutoff) this.recorded.delete(id)
     this.flushing = this.flushing.then(() =>
-      this.db.pool
-        .query(
-          `UPDATE api_keys SET last_used_at = v.t
-             FROM unnest($1::bigint[], $2::timestamptz[]) AS v(id, t)
-            WHERE api_keys.id = v.id AND (api_keys.last_used_at IS NULL OR api_keys.last_used_at < v.t)`,
-          [ids, times],
-        )
-        .then(
-          () => {},
-          (err) =>
-            this.logger?.warn({ err: { message: (err as Error).message } }, 'could not record key use'),
-        ),
+      recordKeysLastUsed(this.db, { ids, times }).then(
+        () => {},
+        (err) => this.logger?.warn({ err: { message: (err as Error).message } }, 'could not record key use'),
+      ),
     )
     return this.flushing
   }

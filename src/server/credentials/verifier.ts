@@ -11,6 +11,8 @@
  */
 
 import type { Database } from '@/db/database'
+import { findKeySecretByHash } from '@/db/queries/api-keys'
+import { findDemoTokenByHash } from '@/db/queries/demo-tokens'
 import { sha256Hex } from '@/db/sha256'
 import type { Scope } from '@/lib/scopes'
 import { SCOPES } from '@/lib/scopes'
@@ -114,22 +116,7 @@ export class CredentialVerifier {
   }
 
   private async lookupKey(hash: string): Promise<VerifiedCredential | null> {
-    const row = await this.db.prisma.apiKeySecret.findUnique({
-      where: { secretHash: hash },
-      select: {
-        secretHash: true,
-        expiresAt: true,
-        key: {
-          select: {
-            id: true,
-            status: true,
-            scopes: true,
-            allowedOrigins: true,
-            user: { select: { address: true } },
-          },
-        },
-      },
-    })
+    const row = await findKeySecretByHash(this.db, hash)
     if (!row || !sameHash(row.secretHash, hash) || row.key.status !== 'active') return null
     if (this.options.refusedOwners?.has(row.key.user.address)) return null
     return {
@@ -143,10 +130,7 @@ export class CredentialVerifier {
   }
 
   private async lookupDemo(hash: string): Promise<VerifiedCredential | null> {
-    const row = await this.db.prisma.demoToken.findUnique({
-      where: { tokenHash: hash },
-      select: { id: true, tokenHash: true, expiresAt: true },
-    })
+    const row = await findDemoTokenByHash(this.db, hash)
     if (!row || !sameHash(row.tokenHash, hash)) return null
     return {
       kind: 'demo',

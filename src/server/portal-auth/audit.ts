@@ -10,6 +10,8 @@
 
 import type { Database } from '@/db/database'
 import type { Prisma } from '@/db/generated/client'
+import { type AuditEventFilter, type AuditEventRecord, findAuditEvents } from '@/db/queries/audit-events'
+import type { TxQueries } from '@/db/queries/transaction'
 
 export const AUDIT_ACTIONS = [
   'sign_in',
@@ -35,8 +37,9 @@ export interface Actor {
 /** Events kept per user: writing one more deletes the oldest, so a trail (and its export) stays bounded. */
 export const MAX_AUDIT_EVENTS_PER_USER = 10_000
 
+/** Writes an event through `q`: a transaction's queries, or autocommit(db) (@/db/queries/transaction). */
 export async function writeAuditEvent(
-  tx: Prisma.TransactionClient,
+  q: TxQueries,
   actor: Actor,
   event: {
     action: AuditAction
@@ -46,8 +49,8 @@ export async function writeAuditEvent(
     at?: Date
   },
 ): Promise<void> {
-  await tx.auditEvent.create({
-    data: {
+  await q.auditEvents.insertAuditEvent(
+    {
       userId: actor.userId,
       walletAddress: actor.address,
       action: event.action,
@@ -58,12 +61,8 @@ export async function writeAuditEvent(
       details: event.details,
       ...(event.at ? { createdAt: event.at } : {}),
     },
-  })
-  await tx.$executeRaw`
-    DELETE FROM audit_events
-    WHERE user_id = ${actor.userId}
-      AND id <= (SELECT id FROM audit_events WHERE user_id = ${actor.userId}
-                 ORDER BY id DESC OFFSET ${MAX_AUDIT_EVENTS_PER_USER} LIMIT 1)`
+    MAX_AUDIT_EVENTS_PER_USER,
+  )
 }
 
 export interface AuditEventView {
@@ -79,41 +78,11 @@ export interface AuditEventView {
 }
 
 /** Which of a user's events: one key's, one action's, within [from, to). Every field optional. */
-export interface AuditFilter {
-  keyId?: bigint | undefined
+export interface AuditFilter extends AuditEventFilter {
   action?: AuditAction | undefined
-  from?: Date | undefined
-  /** Exclusive. */
-  to?: Date | undefined
 }
 
-function auditWhere(userId: bigint, filter: AuditFilter): Prisma.AuditEventWhereInput {
-  return {
-    userId,
-    ...(filter.keyId !== undefined ? { keyId: filter.keyId } : {}),
-    ...(filter.action ? { action: filter.action } : {}),
-    ...(filter.from || filter.to
-      ? {
-          createdAt: {
-            ...(filter.from ? { gte: filter.from } : {}),
-            ...(filter.to ? { lt: filter.to } : {}),
-          },
-        }
-      : {}),
-  }
-}
-
-function auditView(r: {
-  id: bigint
-  action: string
-  walletAddress: string
-  keyId: bigint | null
-  keyPrefix: string | null
-  clientIp: string | null
-  userAgent: string | null
-  details: Prisma.JsonValue
-  createdAt: Date
-}): AuditEventView {
+function auditView(r: AuditEventRecord): AuditEventView {
   return {
     id: r.id.toString(),
     action: r.action,
@@ -134,10 +103,9 @@ export async function listAuditEvents(
   page: { limit: number; cursor?: string | undefined },
   filter: AuditFilter = {},
 ): Promise<{ items: AuditEventView[]; next_cursor: string | null }> {
-  const rows = await db.prisma.auditEvent.findMany({
-    where: { ...auditWhere(userId, filter), ...(page.cursor ? { id: { lt: BigInt(page.cursor) } } : {}) },
-    orderBy: { id: 'desc' },
+  const rows = await findAuditEvents(db, userId, filter, {
     take: page.limit + 1,
+    beforeId: page.cursor ? BigInt(page.cursor) : undefined,
   })
   const more = rows.length > page.limit
   const items = rows.slice(0, page.limit).map(auditView)

@@ -10,7 +10,8 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { Database } from '@/db/database'
-import type { Prisma } from '@/db/generated/client'
+import { findSessionWithUser } from '@/db/queries/portal-sessions'
+import { type TxQueries, withTransaction } from '@/db/queries/transaction'
 import { type Actor, writeAuditEvent } from './audit'
 import type { SessionUser } from './session-user'
 
@@ -30,7 +31,7 @@ export interface StartedSession {
 
 /** Creates the session of a sign-in, inside the sign-in's transaction. */
 export async function startPortalSession(
-  tx: Prisma.TransactionClient,
+  q: TxQueries,
   userId: bigint,
   meta: RequestMeta,
   options: { now?: Date; lifetimeMs?: number } = {},
@@ -38,18 +39,16 @@ export async function startPortalSession(
   const now = options.now ?? new Date()
   const expiresAt = new Date(now.getTime() + (options.lifetimeMs ?? SESSION_LIFETIME_MS))
   const id = randomBytes(32).toString('base64url')
-  await tx.portalSession.create({
-    data: {
-      id,
-      userId,
-      createdAt: now,
-      expiresAt,
-      clientIp: meta.clientIp,
-      userAgent: meta.userAgent?.slice(0, 512) ?? null,
-    },
+  await q.portalSessions.insertSession({
+    id,
+    userId,
+    createdAt: now,
+    expiresAt,
+    clientIp: meta.clientIp,
+    userAgent: meta.userAgent?.slice(0, 512) ?? null,
   })
   // Ended sessions are useless (audit_events keeps the history); keep the table small.
-  await tx.portalSession.deleteMany({ where: { expiresAt: { lt: now } } })
+  await q.portalSessions.deleteSessionsExpiredBefore(now)
   return { id, expiresAt }
 }
 
@@ -59,10 +58,7 @@ export async function liveSessionUser(
   sessionId: string,
   now = new Date(),
 ): Promise<(SessionUser & { expiresAt: Date }) | null> {
-  const row = await db.prisma.portalSession.findUnique({
-    where: { id: sessionId },
-    select: { expiresAt: true, revokedAt: true, user: { select: { id: true, address: true } } },
-  })
+  const row = await findSessionWithUser(db, sessionId)
   if (!row || row.revokedAt || row.expiresAt.getTime() <= now.getTime()) return null
   return { id: row.user.id, address: row.user.address, expiresAt: row.expiresAt }
 }
@@ -78,16 +74,11 @@ export async function endPortalSession(
   meta: RequestMeta,
   now = new Date(),
 ): Promise<boolean> {
-  return db.prisma.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<{ user_id: bigint; address: string }[]>`
-      UPDATE portal_sessions s SET revoked_at = ${now}
-      FROM users u
-      WHERE s.id = ${sessionId} AND s.revoked_at IS NULL AND s.expires_at > ${now} AND u.id = s.user_id
-      RETURNING s.user_id, u.address`
-    const ended = rows[0]
+  return withTransaction(db, async (q) => {
+    const ended = await q.portalSessions.revokeLiveSession(sessionId, now)
     if (!ended) return false
     await writeAuditEvent(
-      tx,
+      q,
       { userId: ended.user_id, address: ended.address, ...meta },
       {
         action: 'sign_out',
@@ -100,12 +91,9 @@ export async function endPortalSession(
 
 /** "Sign out everywhere": revokes every live session of the user and writes `sign_out_everywhere`. */
 export async function endAllPortalSessions(db: Database, actor: Actor, now = new Date()): Promise<number> {
-  return db.prisma.$transaction(async (tx) => {
-    const { count } = await tx.portalSession.updateMany({
-      where: { userId: actor.userId, revokedAt: null, expiresAt: { gt: now } },
-      data: { revokedAt: now },
-    })
-    await writeAuditEvent(tx, actor, { action: 'sign_out_everywhere', details: { sessions: count }, at: now })
+  return withTransaction(db, async (q) => {
+    const count = await q.portalSessions.revokeLiveSessionsOfUser(actor.userId, now)
+    await writeAuditEvent(q, actor, { action: 'sign_out_everywhere', details: { sessions: count }, at: now })
     return count
   })
 }

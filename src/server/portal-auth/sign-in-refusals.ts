@@ -13,6 +13,8 @@
  */
 import { ParsedMessage } from '@spruceid/siwe-parser'
 import type { Database } from '@/db/database'
+import { autocommit } from '@/db/queries/transaction'
+import { findUserIdByAddress } from '@/db/queries/users'
 import { writeAuditEvent } from './audit'
 import { FixedWindowCounter } from './fixed-window'
 import type { RequestMeta } from './portal-sessions'
@@ -48,10 +50,11 @@ export class SignInRefusals {
     if (!address) return 'no_address'
     // Counted before the user lookup: a flood costs memory lookups, not queries.
     if (!this.perAddress.take(address).allowed) return 'rate_limited'
-    const user = await this.db.prisma.user.findUnique({ where: { address }, select: { id: true } })
+    const user = await findUserIdByAddress(this.db, address)
     if (!user) return 'unknown_user'
+    // Outside a transaction: the event and the trim of the trail each commit on their own.
     await writeAuditEvent(
-      this.db.prisma,
+      autocommit(this.db),
       { userId: user.id, address, ...meta },
       { action: 'sign_in_refused', details: { reason } },
     )

@@ -25,6 +25,8 @@ import { ParsedMessage } from '@spruceid/siwe-parser'
 import { type Address, getAddress, type Hex, isHex } from 'viem'
 import type { Config } from '@/config/env'
 import type { Database } from '@/db/database'
+import { deleteLiveNonce, deleteNoncesExpiredBefore, insertNonce } from '@/db/queries/siwe-nonces'
+import { withTransaction } from '@/db/queries/transaction'
 import { refusedAccounts } from '@/server/credentials/devnet-accounts'
 import { ApiError } from '@/server/errors/api-error'
 import { writeAuditEvent } from './audit'
@@ -101,17 +103,15 @@ export interface IssuedNonce {
 export async function issueNonce(db: Database, now = new Date()): Promise<IssuedNonce> {
   const nonce = randomBytes(16).toString('hex')
   const expiresAt = new Date(now.getTime() + NONCE_TTL_MS)
-  await db.prisma.siweNonce.create({ data: { nonce, expiresAt, createdAt: now } })
+  await insertNonce(db, { nonce, expiresAt, createdAt: now })
   // Expired nonces are useless; keep the table small (index on expires_at).
-  await db.prisma.siweNonce.deleteMany({ where: { expiresAt: { lt: now } } })
+  await deleteNoncesExpiredBefore(db, now)
   return { nonce, expiresAt }
 }
 
 /** Atomically consumes a live nonce; false when it is unknown, used or expired. */
 export async function consumeNonce(db: Database, nonce: string, now = new Date()): Promise<boolean> {
-  const rows = await db.prisma.$queryRaw<{ nonce: string }[]>`
-    DELETE FROM siwe_nonces WHERE nonce = ${nonce} AND expires_at > ${now} RETURNING nonce`
-  return rows.length === 1
+  return deleteLiveNonce(db, nonce, now)
 }
 
 // ───────────────────────────── message checks ─────────────────────────────
@@ -260,16 +260,12 @@ export async function recordSignIn(
   options: { now?: Date; lifetimeMs?: number } = {},
 ) {
   const now = options.now ?? new Date()
-  return db.prisma.$transaction(async (tx) => {
-    const user = await tx.user.upsert({
-      where: { address: record.address },
-      create: { address: record.address, lastSignInAt: now },
-      update: { lastSignInAt: now },
-    })
+  return withTransaction(db, async (q) => {
+    const user = await q.users.upsertSignedInUser(record.address, now)
     const meta = { clientIp: record.clientIp, userAgent: record.userAgent }
-    const session = await startPortalSession(tx, user.id, meta, { now, lifetimeMs: options.lifetimeMs })
+    const session = await startPortalSession(q, user.id, meta, { now, lifetimeMs: options.lifetimeMs })
     await writeAuditEvent(
-      tx,
+      q,
       { userId: user.id, address: user.address, ...meta },
       {
         action: 'sign_in',

@@ -11,6 +11,9 @@
  */
 
 import type { Database } from '@/db/database'
+import { type ApiKeyRecord, findUserKeys } from '@/db/queries/api-keys'
+import { type TxQueries, withTransaction } from '@/db/queries/transaction'
+import { upsertUser } from '@/db/queries/users'
 import { parseOrigin } from '@/lib/origins'
 import { SCOPES, type Scope } from '@/lib/scopes'
 import { generateApiKeySecret } from '@/server/credentials/secrets'
@@ -43,21 +46,8 @@ export interface ApiKeyView {
   active_secrets: ApiKeySecretView[]
 }
 
-type KeyRow = {
-  id: bigint
-  name: string
-  scopes: string[]
-  allowedOrigins: string[]
-  status: string
-  createdAt: Date
-  rotatedAt: Date | null
-  revokedAt: Date | null
-  lastUsedAt: Date | null
-  secrets: { prefix: string; createdAt: Date; expiresAt: Date | null }[]
-}
-
-function view(row: KeyRow, now: Date): ApiKeyView {
-  const newest = row.secrets.reduce<KeyRow['secrets'][number] | undefined>(
+function view(row: ApiKeyRecord, now: Date): ApiKeyView {
+  const newest = row.secrets.reduce<ApiKeyRecord['secrets'][number] | undefined>(
     (a, s) => (!a || s.createdAt >= a.createdAt ? s : a),
     undefined,
   )
@@ -86,19 +76,6 @@ function view(row: KeyRow, now: Date): ApiKeyView {
   }
 }
 
-const keySelect = {
-  id: true,
-  name: true,
-  scopes: true,
-  allowedOrigins: true,
-  status: true,
-  createdAt: true,
-  rotatedAt: true,
-  revokedAt: true,
-  lastUsedAt: true,
-  secrets: { select: { prefix: true, createdAt: true, expiresAt: true } },
-} as const
-
 /** Normalizes an origin (`https://app.example.com[:port]`, no path); throws on anything else. */
 export function normalizeOrigin(origin: string): string {
   const parsed = parseOrigin(origin)
@@ -118,11 +95,7 @@ function normalizeOrigins(origins: readonly string[]): string[] {
 }
 
 export async function listApiKeys(db: Database, userId: bigint, now = new Date()): Promise<ApiKeyView[]> {
-  const rows = await db.prisma.apiKey.findMany({
-    where: { userId },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    select: keySelect,
-  })
+  const rows = await findUserKeys(db, userId)
   return rows.map((r) => view(r, now))
 }
 
@@ -144,26 +117,23 @@ export async function createApiKey(
   const scopes = normalizeScopes(input.scopes ?? SCOPES)
   const allowedOrigins = normalizeOrigins(input.allowedOrigins ?? [])
   const { secret, prefix, hash } = generateApiKeySecret()
-  const key = await db.prisma.$transaction(async (tx) => {
-    const active = await tx.apiKey.count({ where: { userId: actor.userId, status: 'active' } })
+  const key = await withTransaction(db, async (q) => {
+    const active = await q.apiKeys.countActiveKeys(actor.userId)
     if (active >= MAX_ACTIVE_KEYS_PER_USER) {
       throw new ApiError(
         'INVALID_ARGUMENT',
         `At most ${MAX_ACTIVE_KEYS_PER_USER} active keys per account; revoke one first.`,
       )
     }
-    const created = await tx.apiKey.create({
-      data: {
-        userId: actor.userId,
-        name: input.name,
-        scopes,
-        allowedOrigins,
-        createdAt: now,
-        secrets: { create: { secretHash: hash, prefix, createdAt: now } },
-      },
-      select: keySelect,
+    const created = await q.apiKeys.insertKeyWithSecret({
+      userId: actor.userId,
+      name: input.name,
+      scopes,
+      allowedOrigins,
+      createdAt: now,
+      secret: { secretHash: hash, prefix },
     })
-    await writeAuditEvent(tx, actor, {
+    await writeAuditEvent(q, actor, {
       action: 'key_created',
       keyId: created.id,
       keyPrefix: prefix,
@@ -175,15 +145,9 @@ export async function createApiKey(
   return { key: view(key, now), secret }
 }
 
-async function lockOwnKey(
-  tx: Parameters<Parameters<Database['prisma']['$transaction']>[0]>[0],
-  actor: Actor,
-  keyId: bigint,
-) {
+async function lockOwnKey(q: TxQueries, actor: Actor, keyId: bigint) {
   // Serializes concurrent rotations/revocations of one key.
-  const rows = await tx.$queryRaw<{ status: string }[]>`
-    SELECT status FROM api_keys WHERE id = ${keyId} AND user_id = ${actor.userId} FOR UPDATE`
-  const row = rows[0]
+  const row = await q.apiKeys.lockOwnKey(actor.userId, keyId)
   if (!row) throw new ApiError('NOT_FOUND', 'No such key.')
   return row
 }
@@ -201,20 +165,13 @@ export async function updateApiKey(
 ): Promise<{ key: ApiKeyView }> {
   const scopes = input.scopes && normalizeScopes(input.scopes)
   const allowedOrigins = input.allowedOrigins && normalizeOrigins(input.allowedOrigins)
-  const key = await db.prisma.$transaction(async (tx) => {
-    const { status } = await lockOwnKey(tx, actor, input.keyId)
+  const key = await withTransaction(db, async (q) => {
+    const { status } = await lockOwnKey(q, actor, input.keyId)
     if (status !== 'active') throw new ApiError('CONFLICT', 'A revoked key cannot be changed.')
-    const before = await tx.apiKey.findUniqueOrThrow({
-      where: { id: input.keyId },
-      select: { scopes: true, allowedOrigins: true },
-    })
-    const updated = await tx.apiKey.update({
-      where: { id: input.keyId },
-      data: { ...(scopes ? { scopes } : {}), ...(allowedOrigins ? { allowedOrigins } : {}) },
-      select: keySelect,
-    })
+    const before = await q.apiKeys.findKeyAccess(input.keyId)
+    const updated = await q.apiKeys.updateKeyAccess(input.keyId, { scopes, allowedOrigins })
     const current = view(updated, now)
-    await writeAuditEvent(tx, actor, {
+    await writeAuditEvent(q, actor, {
       action: 'key_updated',
       keyId: input.keyId,
       keyPrefix: current.prefix,
@@ -246,31 +203,23 @@ export async function rotateApiKey(
   }
   const { secret, prefix, hash } = generateApiKeySecret()
   const oldExpiry = new Date(now.getTime() + grace * 1000)
-  const key = await db.prisma.$transaction(async (tx) => {
-    const { status } = await lockOwnKey(tx, actor, input.keyId)
+  const key = await withTransaction(db, async (q) => {
+    const { status } = await lockOwnKey(q, actor, input.keyId)
     if (status !== 'active') throw new ApiError('CONFLICT', 'A revoked key cannot be rotated.')
-    const previous = await tx.apiKeySecret.findMany({
-      where: { keyId: input.keyId, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
-      select: { id: true, prefix: true, expiresAt: true },
-      orderBy: { id: 'asc' },
-    })
+    const previous = await q.apiKeys.findLiveSecrets(input.keyId, now)
     // What each previous secret really gets: the grace period, or its own earlier end.
     const applied: { prefix: string; expires_at: string }[] = []
     for (const s of previous) {
       if (s.expiresAt === null || s.expiresAt > oldExpiry) {
-        await tx.apiKeySecret.update({ where: { id: s.id }, data: { expiresAt: oldExpiry } })
+        await q.apiKeys.setSecretExpiry(s.id, oldExpiry)
         applied.push({ prefix: s.prefix, expires_at: oldExpiry.toISOString() })
       } else {
         applied.push({ prefix: s.prefix, expires_at: s.expiresAt.toISOString() })
       }
     }
-    await tx.apiKeySecret.create({ data: { keyId: input.keyId, secretHash: hash, prefix, createdAt: now } })
-    const updated = await tx.apiKey.update({
-      where: { id: input.keyId },
-      data: { rotatedAt: now },
-      select: keySelect,
-    })
-    await writeAuditEvent(tx, actor, {
+    await q.apiKeys.insertSecret({ keyId: input.keyId, secretHash: hash, prefix, createdAt: now })
+    const updated = await q.apiKeys.markKeyRotated(input.keyId, now)
+    await writeAuditEvent(q, actor, {
       action: 'key_rotated',
       keyId: input.keyId,
       keyPrefix: prefix,
@@ -294,22 +243,15 @@ export async function revokeApiKey(
   input: { keyId: bigint },
   now = new Date(),
 ): Promise<{ key: ApiKeyView }> {
-  const key = await db.prisma.$transaction(async (tx) => {
-    const { status } = await lockOwnKey(tx, actor, input.keyId)
+  const key = await withTransaction(db, async (q) => {
+    const { status } = await lockOwnKey(q, actor, input.keyId)
     if (status !== 'active') {
-      return tx.apiKey.findUniqueOrThrow({ where: { id: input.keyId }, select: keySelect })
+      return q.apiKeys.findKey(input.keyId)
     }
-    await tx.apiKeySecret.updateMany({
-      where: { keyId: input.keyId, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
-      data: { expiresAt: now },
-    })
-    const updated = await tx.apiKey.update({
-      where: { id: input.keyId },
-      data: { status: 'revoked', revokedAt: now },
-      select: keySelect,
-    })
+    await q.apiKeys.expireLiveSecrets(input.keyId, now)
+    const updated = await q.apiKeys.markKeyRevoked(input.keyId, now)
     const newest = updated.secrets.reduce((a, s) => (s.createdAt >= a.createdAt ? s : a), updated.secrets[0]!)
-    await writeAuditEvent(tx, actor, {
+    await writeAuditEvent(q, actor, {
       action: 'key_revoked',
       keyId: input.keyId,
       keyPrefix: newest.prefix,
@@ -322,11 +264,5 @@ export async function revokeApiKey(
 
 /** The user of a wallet address, created on first use (the portal's sign-in does the same). */
 export async function ensureUser(db: Database, address: string): Promise<{ id: bigint; address: string }> {
-  const lower = address.toLowerCase()
-  const user = await db.prisma.user.upsert({
-    where: { address: lower },
-    create: { address: lower },
-    update: {},
-  })
-  return { id: user.id, address: user.address }
+  return upsertUser(db, address.toLowerCase())
 }
