@@ -9,6 +9,7 @@
  * meanwhile (or while a check runs) cost no database round trip.
  */
 import { migrationNames, missingMigrations } from '@/db/migrate'
+import { pingDatabase } from '@/db/queries/health'
 import type { Services } from '@/server/services/web-services'
 
 export type CheckName = 'database' | 'rate_limiter' | 'migrations'
@@ -47,8 +48,8 @@ export function createReadiness(
   // (twice DB_STATEMENT_TIMEOUT_MS). While one waits, later probes wait on it too rather
   // than send another: a hung database holds one connection for readiness, not one per round.
   let pinging: Promise<unknown> | undefined
-  const pingDatabase = () => {
-    pinging ??= pool.query('SELECT 1').finally(() => {
+  const pingOnce = () => {
+    pinging ??= pingDatabase(pool).finally(() => {
       pinging = undefined
     })
     return pinging
@@ -56,7 +57,7 @@ export function createReadiness(
 
   const runChecks = async (): Promise<ReadinessReport> => {
     const [database, rateLimiter] = await Promise.all([
-      check(pingDatabase, timeoutMs, 'unreachable'),
+      check(pingOnce, timeoutMs, 'unreachable'),
       check(() => services.access.limiter.store.ping(), timeoutMs, 'unreachable'),
     ])
     let migrations = 'unknown: the database is unreachable'

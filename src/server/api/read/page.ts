@@ -46,10 +46,3 @@ export function microsToTimestamp(micros: number): string {
   const whole = new Date(Number(seconds) * 1000).toISOString().slice(0, 19)
   return `${whole}.${String(fraction).padStart(6, '0')}Z`
 }
-
-/** SQL rendering of a timestamptz column as RFC 3339 UTC with milliseconds (like Date.toISOString). */
-export const isoSql = (column: string) =>
-  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
-
-/** SQL: a timestamptz column as integer Unix microseconds, as text. */
-export const microsSql = (column: string) => `(extract(epoch FROM ${column}) * 1000000)::int8::text`

@@ -19,7 +19,7 @@ import { stat } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import { mediaPath } from '@/db/media-path'
-import { sha256Hex } from '@/db/sha256'
+import { findMedia } from '@/db/queries/media'
 import { queryInput } from '@/server/api/internals/routes'
 import { RequestAccess } from '@/server/credentials/access'
 import { ApiError } from '@/server/errors/api-error'
@@ -43,28 +43,6 @@ export const MAX_MEDIA_URL_LENGTH = 8192
 
 export const MEDIA_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 export const MEDIA_CACHE_CONTROL = 'public, max-age=31536000, immutable'
-
-export interface StoredMediaObject {
-  sha256: string
-  mediaType: string
-  byteSize: number
-}
-
-/** The stored object of an original location, or null. */
-export async function findMedia(
-  pool: Services['db']['pool'],
-  url: string,
-): Promise<StoredMediaObject | null> {
-  const urlSha256 = sha256Hex(url)
-  const { rows } = await pool.query<{ sha256: string; media_type: string; byte_size: number }>(
-    `SELECT mo.sha256, mo.media_type, mo.byte_size
-       FROM media_sources ms JOIN media_objects mo ON mo.sha256 = ms.media_sha256
-      WHERE ms.url_sha256 = $1 AND ms.url = $2`,
-    [urlSha256, url],
-  )
-  const row = rows[0]
-  return row ? { sha256: row.sha256, mediaType: row.media_type, byteSize: row.byte_size } : null
-}
 
 export type ByteRange = { start: number; end: number }
 
@@ -129,7 +107,7 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
       await access.limitIp('media')
       Object.assign(common, access.headers())
       const url = mediaUrlParam(req.url ?? '')
-      const media = await services.poolShares.run([access.ipSubject], () => findMedia(services.db.pool, url))
+      const media = await services.poolShares.run([access.ipSubject], () => findMedia(services.db, url))
       if (!media) throw new ApiError('NOT_FOUND', 'No stored media for this url.')
       const path = mediaPath(mediaDir, media.sha256)
       const size = await stat(path).then(

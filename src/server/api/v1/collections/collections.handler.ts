@@ -12,15 +12,17 @@
  *    may then hold fewer than `limit` matches (even none) with has_more true
  *    and a cursor where the walk stopped. Still exact, and bounded.
  */
+import {
+  type CollectionRow,
+  selectCollection,
+  selectListedCollections,
+  selectListedCollectionsWindow,
+} from '@/db/queries/collections'
 import type { TimeCursor } from '@/lib/schemas'
 import { assertNetwork, type ReadContext } from '@/server/api/read/context'
 import { globalCoverage } from '@/server/api/read/coverage'
 import { buildPage, microsToTimestamp, pageLimit, safeInteger } from '@/server/api/read/page'
-import {
-  COLLECTION_COLUMNS,
-  type CollectionRow,
-  toCollection,
-} from '@/server/api/v1/collections/collection-row'
+import { toCollection } from '@/server/api/v1/collections/collection-shape'
 import { ApiError } from '@/server/errors/api-error'
 import type { Collection, CollectionPage, ListCollectionsInput } from './collection.schema'
 
@@ -37,11 +39,6 @@ export function searchMode(search: string | undefined): SearchMode {
   return TRIGRAM_RUN.test(search) ? 'trigram' : 'window'
 }
 
-/** ILIKE pattern matching `text` anywhere, with %, _ and the escape character taken literally. */
-export function substringPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-}
-
 const cursorOf = (row: CollectionRow): TimeCursor => ({
   before_timestamp: safeInteger(row.created_us),
   before_id: safeInteger(row.id),
@@ -56,38 +53,21 @@ export async function listCollections(
   const limit = pageLimit(input.limit)
   const network = ctx.config.NETWORK
   const mode = searchMode(input.search)
-  const params: unknown[] = []
-  const param = (value: unknown) => {
-    params.push(value)
-    return `$${params.length}`
-  }
-  const where = ['c.listed']
-  if (input.before_timestamp !== undefined && input.before_id !== undefined) {
-    where.push(
-      `(c.created_at, c.id) < (${param(microsToTimestamp(input.before_timestamp))}::timestamptz, ${param(input.before_id)}::int8)`,
-    )
-  }
+  const before =
+    input.before_timestamp !== undefined && input.before_id !== undefined
+      ? { timestamp: microsToTimestamp(input.before_timestamp), id: input.before_id }
+      : undefined
   const search = input.search ?? ''
-  if (mode === 'address') where.push(`c.address = ${param(search.toLowerCase())}`)
-  if (mode === 'trigram') {
-    const pattern = param(substringPattern(search))
-    where.push(`(c.name ILIKE ${pattern} OR c.symbol ILIKE ${pattern})`)
-  }
   const read = async (): Promise<{ rows: CollectionRow[]; walkedTo?: CollectionRow }> => {
     if (mode === 'window') {
-      return windowSearch(ctx, where, params, search, limit, options.shortSearchWindow ?? SHORT_SEARCH_WINDOW)
+      return windowSearch(ctx, before, search, limit, options.shortSearchWindow ?? SHORT_SEARCH_WINDOW)
     }
-    // Plain list: the page's ids from the list index alone, then the rows.
-    const sql =
-      mode === 'none'
-        ? `SELECT ${COLLECTION_COLUMNS}
-             FROM (SELECT c.id FROM collections c WHERE ${where.join(' AND ')}
-                    ORDER BY c.created_at DESC, c.id DESC LIMIT ${param(limit + 1)}) page
-             JOIN collections c ON c.id = page.id
-            ORDER BY c.created_at DESC, c.id DESC`
-        : `SELECT ${COLLECTION_COLUMNS} FROM collections c WHERE ${where.join(' AND ')}
-            ORDER BY c.created_at DESC, c.id DESC LIMIT ${param(limit + 1)}`
-    const { rows } = await ctx.db.pool.query<CollectionRow>(sql, params)
+    const rows = await selectListedCollections(ctx.db, {
+      before,
+      address: mode === 'address' ? search.toLowerCase() : undefined,
+      search: mode === 'trigram' ? search : undefined,
+      rows: limit + 1,
+    })
     return { rows }
   }
   const [rows, snapshot] = await Promise.all([read(), ctx.snapshot()])
@@ -113,28 +93,12 @@ export async function listCollections(
  */
 async function windowSearch(
   ctx: ReadContext,
-  where: string[],
-  params: unknown[],
+  before: { timestamp: string; id: number } | undefined,
   search: string,
   limit: number,
   window: number,
 ): Promise<{ rows: CollectionRow[]; walkedTo?: CollectionRow }> {
-  const n = params.length
-  const { rows } = await ctx.db.pool.query<CollectionRow & { is_tail: boolean }>(
-    `WITH walk AS MATERIALIZED (
-       SELECT c.id, c.created_at, c.name, c.symbol FROM collections c WHERE ${where.join(' AND ')}
-        ORDER BY c.created_at DESC, c.id DESC LIMIT $${n + 1}),
-     hits AS (
-       SELECT id FROM walk WHERE name ILIKE $${n + 2} OR symbol ILIKE $${n + 2}
-        ORDER BY created_at DESC, id DESC LIMIT $${n + 3}),
-     tail AS (
-       SELECT id FROM walk ORDER BY created_at ASC, id ASC LIMIT 1)
-     SELECT ${COLLECTION_COLUMNS}, false AS is_tail FROM hits JOIN collections c ON c.id = hits.id
-     UNION ALL
-     SELECT ${COLLECTION_COLUMNS}, true AS is_tail FROM tail JOIN collections c ON c.id = tail.id
-      WHERE (SELECT count(*) FROM walk) = $${n + 1}`,
-    [...params, window, substringPattern(search), limit + 1],
-  )
+  const rows = await selectListedCollectionsWindow(ctx.db, { before, search, window, rows: limit + 1 })
   // Newest first, as the list (compared exactly, as integers).
   const hits = rows
     .filter((r) => !r.is_tail)
@@ -148,11 +112,7 @@ export async function getCollection(
   input: { address: string; network?: string | undefined },
 ): Promise<Collection> {
   assertNetwork(ctx, input.network)
-  const { rows } = await ctx.db.pool.query<CollectionRow>(
-    `SELECT ${COLLECTION_COLUMNS} FROM collections c WHERE c.address = $1`,
-    [input.address],
-  )
-  const row = rows[0]
+  const row = await selectCollection(ctx.db, input.address)
   if (!row)
     throw new ApiError('NOT_FOUND', `No collection ${input.address} is indexed on ${ctx.config.NETWORK}.`)
   return toCollection(row, ctx.config.NETWORK)

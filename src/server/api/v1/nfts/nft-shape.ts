@@ -1,32 +1,11 @@
 /**
- * The token columns every NFT endpoint reads, and their JSON form.
+ * The JSON form of a token row (src/db/queries/tokens.ts).
  *
- * `media_url` and `media_type` come from the media store's own records: the
- * image location is looked up in media_sources by its SHA-256 (as the media
- * path does), so a media_url is only ever given out when GET /v1/media will
- * serve it.
+ * `media_url` and `media_type` come from the media store's own records, so a
+ * media_url is only ever given out when GET /v1/media will serve it.
  */
+import type { NftRow } from '@/db/queries/tokens'
 import type { Nft } from '@/server/api/v1/nfts/nft.schema'
-
-/** Output columns over `t` (tokens), `ms`/`mo` (media joins); the caller adds collection_name/symbol. */
-export const NFT_COLUMNS = `t.id::text AS id, t.collection_address, t.token_id::text AS token_id, t.current_owner,
-  t.is_burned, t.transfer_count, t.metadata_uri, t.image_url, t.name, t.metadata_status, mo.media_type`
-
-export interface NftRow {
-  id: string
-  collection_address: string
-  token_id: string
-  current_owner: string
-  is_burned: boolean
-  transfer_count: number
-  metadata_uri: string | null
-  image_url: string | null
-  name: string | null
-  metadata_status: string
-  media_type: string | null
-  collection_name: string | null
-  collection_symbol: string | null
-}
 
 /** Origin of media_url: MEDIA_ORIGIN when set (a cookieless origin), else PUBLIC_URL. */
 export function mediaOrigin(config: { PUBLIC_URL: string; MEDIA_ORIGIN?: string | undefined }): string {

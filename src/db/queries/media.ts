@@ -1,0 +1,25 @@
+/**
+ * GET /v1/media's lookup: the stored object of an original media location,
+ * by the SHA-256 of the url (src/db/media-path.ts).
+ */
+import { sha256Hex } from '@/db/sha256'
+import type { ReadDb } from './sql'
+
+export interface StoredMediaObject {
+  sha256: string
+  mediaType: string
+  byteSize: number
+}
+
+/** The stored object of an original location, or null. */
+export async function findMedia(db: ReadDb, url: string): Promise<StoredMediaObject | null> {
+  const urlSha256 = sha256Hex(url)
+  const { rows } = await db.pool.query<{ sha256: string; media_type: string; byte_size: number }>(
+    `SELECT mo.sha256, mo.media_type, mo.byte_size
+       FROM media_sources ms JOIN media_objects mo ON mo.sha256 = ms.media_sha256
+      WHERE ms.url_sha256 = $1 AND ms.url = $2`,
+    [urlSha256, url],
+  )
+  const row = rows[0]
+  return row ? { sha256: row.sha256, mediaType: row.media_type, byteSize: row.byte_size } : null
+}

@@ -1,0 +1,138 @@
+/**
+ * The tokens the /v1 read side reads: one by its key, a collection's in token
+ * order, an owner's across collections.
+ *
+ * `media_type` comes from the media store's own records: the image location
+ * is looked up in media_sources by its SHA-256 (as the media path does,
+ * src/db/media-path.ts), so a media_url is only ever given out when
+ * GET /v1/media will serve it.
+ */
+import { MEDIA_JOINS } from '@/db/media-path'
+import type { CollectionHistoryRow } from './collections'
+import type { ReadDb } from './sql'
+
+/** Output columns over `t` (tokens), `ms`/`mo` (media joins); the caller adds collection_name/symbol. */
+export const NFT_COLUMNS = `t.id::text AS id, t.collection_address, t.token_id::text AS token_id, t.current_owner,
+  t.is_burned, t.transfer_count, t.metadata_uri, t.image_url, t.name, t.metadata_status, mo.media_type`
+
+export interface NftRow {
+  id: string
+  collection_address: string
+  token_id: string
+  current_owner: string
+  is_burned: boolean
+  transfer_count: number
+  metadata_uri: string | null
+  image_url: string | null
+  name: string | null
+  metadata_status: string
+  media_type: string | null
+  collection_name: string | null
+  collection_symbol: string | null
+}
+
+export async function selectToken(
+  db: ReadDb,
+  key: { address: string; tokenId: string },
+): Promise<NftRow | undefined> {
+  const { rows } = await db.pool.query<NftRow>(
+    `SELECT ${NFT_COLUMNS}, c.name AS collection_name, c.symbol AS collection_symbol
+       FROM tokens t
+       LEFT JOIN collections c ON c.address = t.collection_address
+       ${MEDIA_JOINS}
+      WHERE t.collection_address = $1 AND t.token_id = $2::numeric`,
+    [key.address, key.tokenId],
+  )
+  return rows[0]
+}
+
+/** The collection's columns, then one of its tokens (all token columns null when it has none). */
+export type CollectionNftRow = NftRow &
+  CollectionHistoryRow & {
+    id: string | null
+  }
+
+/**
+ * One round trip: a collection (for names and coverage) and a page of its
+ * tokens in (token_id, id) order, token ids compared as numbers, after the
+ * cursor. No row at all: the collection is unknown. Without burned tokens the
+ * page is read from tokens_collection_live_idx (collection, is_burned,
+ * token_id, id); with them, from the unique (collection, token_id) key — a
+ * token id appears once per collection, so that order is the same
+ * (token_id, id) order. That key has no id: the page is bounded by token_id
+ * alone and the cursor's own token may come back (one row more is read);
+ * the caller drops it.
+ */
+export async function selectCollectionTokens(
+  db: ReadDb,
+  page: {
+    address: string
+    includeBurned: boolean
+    after?: { tokenId: string; id: number } | undefined
+    rows: number
+  },
+): Promise<CollectionNftRow[]> {
+  const { includeBurned, after } = page
+  const params: unknown[] = [page.address]
+  // $1, not the lateral c.address: the planner then knows the collection.
+  const where = ['t.collection_address = $1']
+  if (!includeBurned) where.push('NOT t.is_burned')
+  if (after && !includeBurned) {
+    params.push(after.tokenId, after.id)
+    where.push('(t.token_id, t.id) > ($2::numeric, $3::int8)')
+  } else if (after) {
+    params.push(after.tokenId)
+    where.push('t.token_id >= $2::numeric')
+  }
+  // One extra row when the cursor's own token may come back.
+  params.push(page.rows + (after && includeBurned ? 1 : 0))
+  // token_id is unique per collection, so ordering by it alone is the (token_id, id) order.
+  const order = includeBurned ? 't.token_id' : 't.token_id, t.id'
+  const sql = `
+    SELECT c.name AS collection_name, c.symbol AS collection_symbol,
+           c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block, p.*
+      FROM collections c
+      LEFT JOIN LATERAL (
+        SELECT ${NFT_COLUMNS}
+          FROM (SELECT t.id FROM tokens t WHERE ${where.join(' AND ')}
+                 ORDER BY ${order} LIMIT $${params.length}) page
+          JOIN tokens t ON t.id = page.id
+          ${MEDIA_JOINS}
+      ) p ON true
+     WHERE c.address = $1
+     ORDER BY p.token_id::numeric, p.id::int8`
+  const { rows } = await db.pool.query<CollectionNftRow>(sql, params)
+  return rows
+}
+
+/**
+ * The tokens whose current owner is `owner`, ordered across collections by
+ * (collection_address, token_id, id), token ids compared as numbers
+ * (tokens_owner_idx), after the cursor.
+ */
+export async function selectOwnerTokens(
+  db: ReadDb,
+  page: {
+    owner: string
+    after?: { collection: string; tokenId: string; id: number } | undefined
+    rows: number
+  },
+): Promise<NftRow[]> {
+  const params: unknown[] = [page.owner]
+  const where = ['t.current_owner = $1']
+  if (page.after !== undefined) {
+    params.push(page.after.collection, page.after.tokenId, page.after.id)
+    where.push('(t.collection_address, t.token_id, t.id) > ($2::varchar, $3::numeric, $4::int8)')
+  }
+  params.push(page.rows)
+  const sql = `
+    SELECT ${NFT_COLUMNS}, c.name AS collection_name, c.symbol AS collection_symbol
+      FROM (SELECT t.id FROM tokens t WHERE ${where.join(' AND ')}
+             ORDER BY t.collection_address, t.token_id, t.id LIMIT $${params.length}) page
+      JOIN tokens t ON t.id = page.id
+      LEFT JOIN collections c ON c.address = t.collection_address
+      ${MEDIA_JOINS}
+     ORDER BY t.collection_address, t.token_id, t.id`
+  const { rows } = await db.pool.query<NftRow>(sql, params)
+  return rows
+}
