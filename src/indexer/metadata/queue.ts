@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Config } from '@/config/env'
-import type { MetadataQueueReport } from '@/db/indexer-state'
+import type { MetadataQueueReport } from '@/db/queries/indexer-state'
 import { describeError, isAbortError } from '../errors'
 import type { IndexerMetrics } from '../metrics'
 import type { Rpc } from '../rpc/client'
