@@ -4,6 +4,7 @@ import {
   type IndexerStateRecord,
   type IndexerStateRow,
   indexerStateFromRecord,
+  type MetadataQueueReport,
   type RpcEndpointState,
   selectIndexerState,
   selectLastVerifiedBlock,
@@ -127,6 +128,14 @@ export async function addIndexedRange(client: pg.PoolClient, from: bigint, to: b
 export async function truncateIndexedRanges(client: pg.PoolClient, block: bigint): Promise<void> {
   await client.query('DELETE FROM indexed_ranges WHERE from_block > $1', [block.toString()])
   await client.query('UPDATE indexed_ranges SET to_block = $1 WHERE to_block > $1', [block.toString()])
+}
+
+/** The first indexed block (of any range), or null when nothing is indexed. */
+export async function lowestIndexedBlock(db: Queryable): Promise<bigint | null> {
+  const { rows } = await db.query<{ low: string | null }>(
+    'SELECT min(from_block)::text AS low FROM indexed_ranges',
+  )
+  return rows[0]?.low ? BigInt(rows[0].low) : null
 }
 
 /** End of the contiguous indexed range that contains `startBlock`, or null. */
@@ -261,6 +270,18 @@ export async function countVerificationMismatch(db: Queryable, network: string, 
 /** Whether a receipts proof caught the endpoints' log index leaving logs out (kept across restarts). */
 export async function readLogIndexUntrusted(db: Queryable, network: string): Promise<boolean> {
   return (await selectLogIndexUntrusted(db, network)) === true
+}
+
+/** The metadata queue's last report (indexer_state.metadata_queue; the status endpoint shows it). */
+export async function writeMetadataQueueReport(
+  db: Queryable,
+  network: string,
+  report: MetadataQueueReport,
+): Promise<void> {
+  await db.query('UPDATE indexer_state SET metadata_queue = $2::jsonb WHERE network = $1', [
+    network,
+    JSON.stringify(report),
+  ])
 }
 
 export async function markLogIndexUntrusted(db: Queryable, network: string): Promise<void> {
