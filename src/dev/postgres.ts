@@ -27,6 +27,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket'
 import { parseOptions } from '@/db/connection-url'
+import { restoreSessionSettings, type SessionSettings, sessionSettings } from '@/db/queries/server-settings'
 
 export interface EmbeddedPostgres {
   /** postgres://postgres@<host>:<port>/postgres */
@@ -271,7 +272,7 @@ interface DisconnectJob {
 }
 
 type Job = MessageJob | DisconnectJob
-type Settings = Record<string, string>
+type Settings = SessionSettings
 
 /**
  * Stands in for pglite-socket's QueryQueueManager (same four methods, which
@@ -414,16 +415,7 @@ class SessionQueue {
       this.live = handlerId
       return
     }
-    const assignments = Object.entries(settings).map(
-      ([name, value]) => `SELECT set_config(${literal(name)}, ${literal(value)}, false);`,
-    )
-    try {
-      await this.db.exec(`RESET ALL;${assignments.join('')}`)
-    } catch {
-      // One bad value (e.g. a misspelt option) must not cost the others.
-      await this.db.exec('RESET ALL').catch(() => {})
-      for (const statement of assignments) await this.db.exec(statement).catch(() => {})
-    }
+    await restoreSessionSettings(this.db, settings)
     this.live = handlerId
   }
 
@@ -457,15 +449,4 @@ function mayChangeSettings(message: Uint8Array): boolean {
 function sameSettings(a: Settings, b: Settings): boolean {
   const keys = Object.keys(a)
   return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key])
-}
-
-async function sessionSettings(db: PGlite): Promise<Settings> {
-  const { rows } = await db.query<{ name: string; setting: string }>(
-    "SELECT name, setting FROM pg_settings WHERE source = 'session'",
-  )
-  return Object.fromEntries(rows.map((row) => [row.name, row.setting]))
-}
-
-function literal(value: string): string {
-  return `'${value.replaceAll("'", "''")}'`
 }

@@ -5,25 +5,8 @@
  * Chain data is cleared before the indexer starts; accounts, keys, audit
  * trail and stored media (content-addressed) are kept.
  */
-import pg from 'pg'
-
-const CHAIN_TABLES = [
-  'transfers',
-  'tokens',
-  'collection_holders',
-  'collections',
-  'non_nft_contracts',
-  'blocks',
-  'indexed_ranges',
-  'indexer_state',
-]
+import { truncateChainData } from '@/db/queries/chain-data'
 
 export async function resetChainData(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl })
-  await client.connect()
-  try {
-    await client.query(`TRUNCATE ${CHAIN_TABLES.join(', ')} RESTART IDENTITY`)
-  } finally {
-    await client.end()
-  }
+  await truncateChainData(databaseUrl)
 }

@@ -3,6 +3,12 @@ import type { Logger } from 'pino'
 import type { Hex } from 'viem'
 import { describeError } from '../errors'
 import type { Rpc } from '../rpc/client'
+import {
+  markCollectionFailed,
+  pendingCollections,
+  refreshFallbackImages,
+  saveCollectionInfo,
+} from '../store/collections'
 import { findDeployInfo } from './deploy-info'
 import { type FetchLimits, fetchMetadataJson, imageOf } from './document'
 import { toValidUri } from './resolve-uri'
@@ -23,11 +29,7 @@ export interface CollectionJobDeps {
  * read once; metadata_status records ok, or failed after RPC trouble.
  */
 export async function processCollections(deps: CollectionJobDeps, limit = 10): Promise<number> {
-  const { rows } = await deps.pool.query<{ address: Hex; first_seen_block: string | null }>(
-    `SELECT address, first_seen_block::text FROM collections WHERE metadata_status = 'pending'
-      ORDER BY id LIMIT $1`,
-    [limit],
-  )
+  const rows = await pendingCollections(deps.pool, limit)
   for (const row of rows) {
     try {
       await processCollection(
@@ -37,10 +39,7 @@ export async function processCollections(deps: CollectionJobDeps, limit = 10): P
       )
     } catch (err) {
       deps.logger.warn({ collection: row.address }, `collection info failed: ${describeError(err)}`)
-      await deps.pool.query(
-        `UPDATE collections SET metadata_status = 'failed', updated_at = now() WHERE address = $1`,
-        [row.address],
-      )
+      await markCollectionFailed(deps.pool, row.address)
     }
   }
   return rows.length
@@ -76,41 +75,16 @@ async function processCollection(deps: CollectionJobDeps, address: Hex, firstSee
     firstSeenBlock !== null && firstSeenBlock > 0n
       ? await findDeployInfo(deps.rpc, address, firstSeenBlock)
       : null
-  await deps.pool.query(
-    `UPDATE collections SET name = $2, symbol = $3, listed = ($2 <> '' OR coalesce($3, '') <> ''),
-            contract_uri = $4, description = $5,
-            image_url = CASE WHEN $6::text IS NOT NULL THEN $6 ELSE image_url END,
-            image_source = CASE WHEN $6::text IS NOT NULL THEN 'contract' ELSE image_source END,
-            deploy_block = coalesce($7, deploy_block), creator_address = coalesce($8, creator_address),
-            deploy_tx_hash = coalesce($9, deploy_tx_hash), metadata_status = 'ok', updated_at = now()
-      WHERE address = $1`,
-    [
-      address,
-      nameText,
-      symbolText || null,
-      uri,
-      description,
-      image,
-      deploy?.deployBlock?.toString() ?? null,
-      deploy?.creatorAddress ?? null,
-      deploy?.deployTxHash ?? null,
-    ],
-  )
+  await saveCollectionInfo(deps.pool, address, {
+    name: nameText,
+    symbol: symbolText || null,
+    contractUri: uri,
+    description,
+    image,
+    deployBlock: deploy?.deployBlock?.toString() ?? null,
+    creatorAddress: deploy?.creatorAddress ?? null,
+    deployTxHash: deploy?.deployTxHash ?? null,
+  })
   // The lowest token's image stands in for a collection image the contract does not declare.
   if (!image) await refreshFallbackImages(deps.pool, [address])
-}
-
-/** Collection image from its lowest token id that has one, unless the contract declares its own. */
-export async function refreshFallbackImages(pool: pg.Pool, collections: string[]): Promise<void> {
-  if (collections.length === 0) return
-  await pool.query(
-    `UPDATE collections c SET image_url = low.image_url, image_source = 'token', updated_at = now()
-       FROM (SELECT c2.address, (SELECT t.image_url FROM tokens t
-                                  WHERE t.collection_address = c2.address AND t.image_url IS NOT NULL
-                                  ORDER BY t.token_id LIMIT 1) AS image_url
-               FROM collections c2
-              WHERE c2.address = ANY($1::varchar[]) AND c2.image_source IS DISTINCT FROM 'contract') AS low
-      WHERE c.address = low.address AND low.image_url IS NOT NULL AND c.image_url IS DISTINCT FROM low.image_url`,
-    [collections],
-  )
 }

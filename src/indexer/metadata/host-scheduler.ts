@@ -9,7 +9,7 @@
  * whole only when its failures span collections (or it answers 429 with
  * Retry-After). docs/metadata.md, "Fair scheduling".
  */
-import type { BackedOffHostState } from '@/db/indexer-state'
+import type { BackedOffHostState } from '@/db/queries/indexer-state'
 import { CircuitBreaker, type FailureOutcome } from './circuit-breaker'
 import { type HostBudget, Lane } from './host-lane'
 import { FetchFailure } from './outcome'

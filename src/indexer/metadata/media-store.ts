@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { mediaPath } from '@/db/media-path'
 import { sha256Hex } from '@/db/sha256'
 import type { Queryable } from '../store/db'
+import { recordMedia } from '../store/media'
 import { isStorableMedia, sniffMediaType } from './sniff'
 
 export interface StoredMedia {
@@ -43,15 +44,7 @@ export async function storeMedia(
       throw err
     }
   }
-  await db.query(
-    `INSERT INTO media_objects (sha256, media_type, byte_size) VALUES ($1, $2, $3)
-     ON CONFLICT (sha256) DO NOTHING`,
-    [sha256, mediaType, bytes.length],
-  )
-  await db.query(
-    `INSERT INTO media_sources (url_sha256, url, media_sha256) VALUES ($1, $2, $3)
-     ON CONFLICT (url_sha256) DO UPDATE SET media_sha256 = excluded.media_sha256, fetched_at = now()`,
-    [sha256Hex(originalUrl), originalUrl, sha256],
-  )
-  return { sha256, mediaType, byteSize: bytes.length }
+  const stored = { sha256, mediaType, byteSize: bytes.length }
+  await recordMedia(db, stored, originalUrl)
+  return stored
 }

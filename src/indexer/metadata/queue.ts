@@ -1,17 +1,19 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Config } from '@/config/env'
-import type { MetadataQueueReport } from '@/db/indexer-state'
+import type { MetadataQueueReport } from '@/db/queries/indexer-state'
 import { describeError, isAbortError } from '../errors'
 import type { IndexerMetrics } from '../metrics'
 import type { Rpc } from '../rpc/client'
 import { backoffDelay } from '../rpc/retry'
+import { countMetadataBacklog } from '../store/metadata-queue'
+import { writeMetadataQueueReport } from '../store/state'
 import { sleep } from '../util/sleep'
 import { processCollections } from './collection-info'
 import { type FetchLimits, gatewayHosts, gatewayLabels } from './document'
 import { HostScheduler } from './host-scheduler'
 import { parseAllowHosts } from './safe-fetch'
-import { TokenPipeline } from './token-metadata'
+import { TokenPipeline } from './token-pipeline'
 import { hasMulticall3 } from './token-uri'
 
 export interface MetadataQueueOptions {
@@ -169,13 +171,7 @@ export async function runMetadataQueue(
 
 /** Tokens still queued (not final), by their current outcome. */
 export async function metadataBacklog(pool: pg.Pool): Promise<Record<string, number>> {
-  const { rows } = await pool.query<{ status: string; n: number }>(
-    // One index range per retryable status (tokens_metadata_queue_idx): never a scan of all tokens.
-    `SELECT s AS status, (SELECT count(*) FROM tokens WHERE metadata_status = s
-                            AND metadata_next_attempt_at IS NOT NULL)::int AS n
-       FROM unnest(ARRAY['pending', 'timeout', 'http_error']) AS s`,
-  )
-  return Object.fromEntries(rows.map((r) => [r.status, r.n]))
+  return countMetadataBacklog(pool)
 }
 
 let lastLoggedBacklog = ''
@@ -204,10 +200,7 @@ async function reportQueue(
     backed_off_collections_count: stats.backedOffCollections.length,
     at: new Date().toISOString(),
   }
-  await pool.query('UPDATE indexer_state SET metadata_queue = $2::jsonb WHERE network = $1', [
-    network,
-    JSON.stringify(report),
-  ])
+  await writeMetadataQueueReport(pool, network, report)
   const collections = stats.backedOffCollections.length
   const summary = JSON.stringify([backlog, backedOff.map((h) => h.host), collections])
   if (summary !== lastLoggedBacklog) {

@@ -5,7 +5,7 @@
  * needs), so one provider failing or lagging moves traffic to the others
  * without losing progress. docs/indexer.md, "Providers".
  */
-import type { RpcEndpointState } from '@/db/indexer-state'
+import type { RpcEndpointState } from '@/db/queries/indexer-state'
 import { Endpoint, type EndpointOptions, type EndpointState, type Lane } from './endpoint'
 import { HedgePolicy } from './hedge'
 import { MAX_BODY_BYTES, type RpcFaultKind } from './transport'

@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import type { VerifiedSpan } from '@/db/indexer-state'
+import type { VerifiedSpan } from '@/db/queries/indexer-state'
 import type { RpcBlock } from '../chain'
 import { IndexerError } from '../errors'
 import type { MetadataUpdateEvent, TransferEvent } from '../events/types'

@@ -1,6 +1,21 @@
 import type pg from 'pg'
-import { type RpcEndpointState, spansFromState, spansToState, type VerifiedSpan } from '@/db/indexer-state'
-import type { CoverageStatus } from '@/lib/schemas'
+import {
+  INDEXER_STATE_SQL,
+  type IndexerStateRecord,
+  type IndexerStateRow,
+  indexerStateFromRecord,
+  type MetadataQueueReport,
+  type RpcEndpointState,
+  selectIndexerState,
+  selectLastVerifiedBlock,
+  selectLogIndexUntrusted,
+  selectProgressBasis,
+  selectTip,
+  selectVerificationSpans,
+  spansFromState,
+  spansToState,
+  type VerifiedSpan,
+} from '@/db/queries/indexer-state'
 import type { RpcBlock } from '../chain'
 import { IndexerError } from '../errors'
 import { minBig } from '../util/bigint'
@@ -8,16 +23,7 @@ import { lockedQueryAll, type Queryable } from './db'
 import { int8Array, timestamptzArray, varcharArray } from './pg-array'
 import { overlaySpans, spansThrough } from './verification-spans'
 
-export interface IndexerStateRow {
-  network: string
-  chainId: number
-  startBlock: bigint
-  lastSeenBlock: bigint
-  lastIndexedBlock: bigint | null
-  lastConfirmedBlock: bigint
-  lastVerifiedBlock: bigint | null
-  coverageStatus: CoverageStatus
-}
+export type { IndexerStateRow }
 
 /** Creates the state row on first start; refuses a database that belongs to another chain. */
 export async function ensureIndexerState(
@@ -61,11 +67,7 @@ export async function readIndexerState(
   network: string,
   forUpdate = false,
 ): Promise<IndexerStateRow> {
-  const { rows } = await db.query<IndexerStateRecord>(
-    `${INDEXER_STATE_SQL} WHERE network = $1 ${forUpdate ? 'FOR UPDATE' : ''}`,
-    [network],
-  )
-  return indexerStateOf(rows[0], network)
+  return indexerStateOf(await selectIndexerState(db, network, forUpdate), network)
 }
 
 /**
@@ -88,33 +90,9 @@ export async function lockStateForCommit(
   }
 }
 
-const INDEXER_STATE_SQL = `SELECT network, chain_id::text, start_block::text, last_seen_block::text,
-       last_indexed_block::text, last_confirmed_block::text, last_verified_block::text, coverage_status
-  FROM indexer_state`
-
-interface IndexerStateRecord {
-  network: string
-  chain_id: string
-  start_block: string
-  last_seen_block: string
-  last_indexed_block: string | null
-  last_confirmed_block: string
-  last_verified_block: string | null
-  coverage_status: CoverageStatus
-}
-
 function indexerStateOf(row: IndexerStateRecord | undefined, network: string): IndexerStateRow {
   if (!row) throw new IndexerError(`No indexer_state row for network "${network}"`)
-  return {
-    network: row.network,
-    chainId: Number(row.chain_id),
-    startBlock: BigInt(row.start_block),
-    lastSeenBlock: BigInt(row.last_seen_block),
-    lastIndexedBlock: row.last_indexed_block === null ? null : BigInt(row.last_indexed_block),
-    lastConfirmedBlock: BigInt(row.last_confirmed_block),
-    lastVerifiedBlock: row.last_verified_block === null ? null : BigInt(row.last_verified_block),
-    coverageStatus: row.coverage_status,
-  }
+  return indexerStateFromRecord(row)
 }
 
 /** The indexed tip: the last indexed block and its stored hash (null when the block is no longer stored). */
@@ -122,24 +100,14 @@ export async function readTip(
   db: Queryable,
   network: string,
 ): Promise<{ number: bigint; hash: string | null } | null> {
-  const { rows } = await db.query<{ number: string | null; hash: string | null }>(
-    `SELECT st.last_indexed_block::text AS number, b.hash
-       FROM indexer_state st LEFT JOIN blocks b ON b.number = st.last_indexed_block
-      WHERE st.network = $1`,
-    [network],
-  )
-  const row = rows[0]
+  const row = await selectTip(db, network)
   if (!row?.number) return null
   return { number: BigInt(row.number), hash: row.hash ?? null }
 }
 
 /** The end of the verified prefix (indexer_state.last_verified_block), null while nothing is verified. */
 export async function readLastVerifiedBlock(db: Queryable, network: string): Promise<bigint | null> {
-  const { rows } = await db.query<{ verified: string | null }>(
-    'SELECT last_verified_block::text AS verified FROM indexer_state WHERE network = $1',
-    [network],
-  )
-  const verified = rows[0]?.verified
+  const verified = await selectLastVerifiedBlock(db, network)
   return verified == null ? null : BigInt(verified)
 }
 
@@ -160,6 +128,14 @@ export async function addIndexedRange(client: pg.PoolClient, from: bigint, to: b
 export async function truncateIndexedRanges(client: pg.PoolClient, block: bigint): Promise<void> {
   await client.query('DELETE FROM indexed_ranges WHERE from_block > $1', [block.toString()])
   await client.query('UPDATE indexed_ranges SET to_block = $1 WHERE to_block > $1', [block.toString()])
+}
+
+/** The first indexed block (of any range), or null when nothing is indexed. */
+export async function lowestIndexedBlock(db: Queryable): Promise<bigint | null> {
+  const { rows } = await db.query<{ low: string | null }>(
+    'SELECT min(from_block)::text AS low FROM indexed_ranges',
+  )
+  return rows[0]?.low ? BigInt(rows[0].low) : null
 }
 
 /** End of the contiguous indexed range that contains `startBlock`, or null. */
@@ -207,18 +183,9 @@ export async function updateProgress(
   complete: boolean
   lastVerifiedBlock: bigint | null
 }> {
-  const { rows } = await client.query<{
-    indexed_end: string | null
-    verified: string | null
-    spans: unknown
-  }>(
-    `SELECT (${CONTIGUOUS_END_SQL}) AS indexed_end, st.last_verified_block::text AS verified,
-            st.verification_spans AS spans
-       FROM indexer_state st WHERE st.network = $2`,
-    [opts.startBlock.toString(), opts.network],
-  )
-  const end = rows[0]?.indexed_end == null ? null : BigInt(rows[0].indexed_end)
-  const before = rows[0]?.verified == null ? null : BigInt(rows[0].verified)
+  const basis = await selectProgressBasis(client, opts.network, opts.startBlock, CONTIGUOUS_END_SQL)
+  const end = basis?.indexed_end == null ? null : BigInt(basis.indexed_end)
+  const before = basis?.verified == null ? null : BigInt(basis.verified)
   let verified = before
   if (opts.rolledBackTo !== undefined && verified !== null && verified > opts.rolledBackTo)
     verified = opts.rolledBackTo
@@ -235,7 +202,7 @@ export async function updateProgress(
   const complete = end !== null && verifiedEnd >= opts.chainConfirmedBlock
   const grew = verified !== null && (before === null || verified > before)
   const rollback = opts.rolledBackTo !== undefined
-  let spans = spansFromState(rows[0]?.spans)
+  let spans = spansFromState(basis?.spans)
   if (rollback) spans = spansThrough(spans, opts.rolledBackTo!)
   if (opts.verified?.by) spans = overlaySpans(spans, opts.verified.by)
   await client.query(
@@ -302,11 +269,19 @@ export async function countVerificationMismatch(db: Queryable, network: string, 
 
 /** Whether a receipts proof caught the endpoints' log index leaving logs out (kept across restarts). */
 export async function readLogIndexUntrusted(db: Queryable, network: string): Promise<boolean> {
-  const { rows } = await db.query<{ untrusted: boolean }>(
-    'SELECT log_index_untrusted AS untrusted FROM indexer_state WHERE network = $1',
-    [network],
-  )
-  return rows[0]?.untrusted === true
+  return (await selectLogIndexUntrusted(db, network)) === true
+}
+
+/** The metadata queue's last report (indexer_state.metadata_queue; the status endpoint shows it). */
+export async function writeMetadataQueueReport(
+  db: Queryable,
+  network: string,
+  report: MetadataQueueReport,
+): Promise<void> {
+  await db.query('UPDATE indexer_state SET metadata_queue = $2::jsonb WHERE network = $1', [
+    network,
+    JSON.stringify(report),
+  ])
 }
 
 export async function markLogIndexUntrusted(db: Queryable, network: string): Promise<void> {
@@ -315,11 +290,7 @@ export async function markLogIndexUntrusted(db: Queryable, network: string): Pro
 
 /** How each verified block was verified (indexer_state.verification_spans). */
 export async function readVerificationSpans(db: Queryable, network: string): Promise<VerifiedSpan[]> {
-  const { rows } = await db.query<{ spans: unknown }>(
-    'SELECT verification_spans AS spans FROM indexer_state WHERE network = $1',
-    [network],
-  )
-  return spansFromState(rows[0]?.spans)
+  return spansFromState(await selectVerificationSpans(db, network))
 }
 
 export async function storeBlocks(client: pg.PoolClient, blocks: RpcBlock[]): Promise<void> {

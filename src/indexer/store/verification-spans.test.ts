@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { VerifiedSpan } from '@/db/indexer-state'
+import type { VerifiedSpan } from '@/db/queries/indexer-state'
 import { firstUnproven, MAX_SPANS, overlaySpans, spansThrough } from './verification-spans'
 
 const span = (

@@ -3,7 +3,7 @@
  * in indexer_state.verification_spans as contiguous spans, so that the status
  * never names a method for blocks it was not applied to.
  */
-import type { VerifiedSpan } from '@/db/indexer-state'
+import type { VerifiedSpan } from '@/db/queries/indexer-state'
 
 /** Spans kept at most; beyond, the two shortest neighbours are merged as `mixed`. */
 export const MAX_SPANS = 64

@@ -5,6 +5,7 @@ import { errorChain } from '../errors'
 import { type PendingTransfer, wordToAddress } from '../events/types'
 import type { Rpc } from '../rpc/client'
 import { isTransientRpcError } from '../rpc/client'
+import { knownVerdicts, rejectContract } from '../store/classification'
 
 const abi = parseAbi([
   'function supportsInterface(bytes4) view returns (bool)',
@@ -41,10 +42,7 @@ export class ContractClassifier {
       const verdict = await this.probe(address as Hex, byContract.get(address)!.slice(0, 3))
       this.verdicts.set(address, verdict.nft)
       if (!verdict.nft) {
-        await this.pool.query(
-          'INSERT INTO non_nft_contracts (address, reason) VALUES ($1, $2) ON CONFLICT (address) DO NOTHING',
-          [address, verdict.reason],
-        )
+        await rejectContract(this.pool, address, verdict.reason)
       }
       this.logger.info(
         { contract: address, nft: verdict.nft },
@@ -55,16 +53,7 @@ export class ContractClassifier {
   }
 
   private async loadVerdicts(addresses: string[]) {
-    const known = await this.pool.query<{ address: string }>(
-      'SELECT address FROM collections WHERE address = ANY($1::varchar[])',
-      [addresses],
-    )
-    for (const r of known.rows) this.verdicts.set(r.address, true)
-    const rejected = await this.pool.query<{ address: string }>(
-      'SELECT address FROM non_nft_contracts WHERE address = ANY($1::varchar[])',
-      [addresses],
-    )
-    for (const r of rejected.rows) this.verdicts.set(r.address, false)
+    for (const [address, nft] of await knownVerdicts(this.pool, addresses)) this.verdicts.set(address, nft)
   }
 
   private async probe(address: Hex, samples: PendingTransfer[]): Promise<{ nft: boolean; reason: string }> {

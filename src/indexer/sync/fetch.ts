@@ -1,5 +1,5 @@
 import type { Hex } from 'viem'
-import type { VerifiedSpan } from '@/db/indexer-state'
+import type { VerifiedSpan } from '@/db/queries/indexer-state'
 import type { RawLog, RpcBlock } from '../chain'
 import { IndexerError } from '../errors'
 import { decodeLog } from '../events/decode'

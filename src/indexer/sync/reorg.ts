@@ -2,7 +2,8 @@ import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Rpc } from '../rpc/client'
 import { rollbackAfter } from '../store/rollback'
-import { storedBlocks } from '../store/state'
+import { lowestIndexedBlock, storedBlocks } from '../store/state'
+import { minBig } from '../util/bigint'
 import { ChainChangedError } from './fetch'
 
 export interface ReorgContext {
@@ -35,11 +36,8 @@ export async function findCommonAncestor(ctx: ReorgContext): Promise<bigint> {
       if (block?.hash.toLowerCase() === slice[j]!.hash) return slice[j]!.number
     }
   }
-  const { rows } = await ctx.pool.query<{ low: string | null }>(
-    'SELECT min(from_block)::text AS low FROM indexed_ranges',
-  )
-  const low = rows[0]?.low ? BigInt(rows[0].low) : ctx.startBlock
-  return (low < ctx.startBlock ? low : ctx.startBlock) - 1n
+  const low = (await lowestIndexedBlock(ctx.pool)) ?? ctx.startBlock
+  return minBig(low, ctx.startBlock) - 1n
 }
 
 /**

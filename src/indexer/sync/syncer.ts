@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import type { VerifiedSpan } from '@/db/indexer-state'
+import type { VerifiedSpan } from '@/db/queries/indexer-state'
 import { IndexerError } from '../errors'
 import { type CommitResult, type OpenCommit, startCommit } from '../store/commit'
 import type { ProofSampleOptions } from '../verify/proof-sample'

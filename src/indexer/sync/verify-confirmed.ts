@@ -9,7 +9,7 @@
  * showed the log index lacking logs, blocks verified by reads are proven
  * again the same way (reproveReadSpans).
  */
-import type { VerifiedSpan } from '@/db/indexer-state'
+import type { VerifiedSpan } from '@/db/queries/indexer-state'
 import type { RawLog } from '../chain'
 import type { Endpoint } from '../rpc/endpoint'
 import { commitWithin } from '../store/commit'

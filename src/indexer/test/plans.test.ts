@@ -9,7 +9,7 @@ import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
 import { explain, type PlanNode } from '@/test/query-plans'
-import { dueTokens } from '../metadata/token-metadata'
+import { dueTokens } from '../metadata/token-job'
 import { loadTokenStates, tokenKey } from '../store/token-state'
 
 const COLLECTIONS = 30

@@ -7,7 +7,7 @@
  * and a random sample of blocks proven as well (verify/proof-sample.ts).
  */
 import type { Logger } from 'pino'
-import type { VerificationMethod } from '@/db/indexer-state'
+import type { VerificationMethod } from '@/db/queries/indexer-state'
 import type { RawLog } from '../chain'
 import { IndexerError } from '../errors'
 import { INDEXED_TOPICS } from '../events/topics'

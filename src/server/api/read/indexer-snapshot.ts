@@ -15,8 +15,8 @@
 import type pg from 'pg'
 import type { Config } from '@/config/env'
 import type { Database } from '@/db/database'
-import type { MetadataQueueReport, RpcEndpointState } from '@/db/indexer-state'
-import { spansFromState, type VerifiedSpan } from '@/db/indexer-state'
+import type { MetadataQueueReport, RpcEndpointState } from '@/db/queries/indexer-state'
+import { selectIndexerSnapshot, spansFromState, type VerifiedSpan } from '@/db/queries/indexer-state'
 import type { CoverageStatus } from '@/lib/schemas'
 
 export const SNAPSHOT_TTL_MS = 250
@@ -69,31 +69,7 @@ interface CacheEntry {
 const caches = new WeakMap<pg.Pool, Map<string, CacheEntry>>()
 
 async function readSnapshot(pool: pg.Pool, network: string): Promise<IndexerSnapshot> {
-  const { rows } = await pool.query<{
-    coverage_status: string
-    coverage_start_block: string | null
-    last_seen_block: string
-    last_confirmed_block: string
-    last_indexed_block: string | null
-    coverage_verified_at: Date | null
-    updated_at: Date
-    last_verified_block: string | null
-    verification_mismatches: string
-    verification_repairs: string
-    verification_spans: unknown
-    log_index_untrusted: boolean
-    head_observed_at: Date | null
-    rpc_endpoints: RpcEndpointState[] | null
-    metadata_queue: Partial<MetadataQueueReport> | null
-  }>(
-    `SELECT coverage_status, coverage_start_block::text, last_seen_block::text, last_confirmed_block::text,
-            last_indexed_block::text, coverage_verified_at, updated_at, last_verified_block::text,
-            verification_mismatches::text, verification_repairs::text, verification_spans,
-            log_index_untrusted, head_observed_at, rpc_endpoints, metadata_queue
-       FROM indexer_state WHERE network = $1`,
-    [network],
-  )
-  const row = rows[0]
+  const row = await selectIndexerSnapshot(pool, network)
   if (!row) return EMPTY
   const status = row.coverage_status
   return {

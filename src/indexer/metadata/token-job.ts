@@ -1,0 +1,173 @@
+import type pg from 'pg'
+import type { Logger } from 'pino'
+import type { Hex } from 'viem'
+import { describeError } from '../errors'
+import type { Rpc } from '../rpc/client'
+import { backoffDelay } from '../rpc/retry'
+import { selectDueTokens } from '../store/metadata-queue'
+import { type FetchLimits, fetchMetadataJson, imageOf, loadUriBytes } from './document'
+import { HostBackedOff } from './host-scheduler'
+import { storeMedia } from './media-store'
+import { FetchFailure, type MetadataOutcome } from './outcome'
+import { toValidUri } from './resolve-uri'
+import { batchViewCalls, cleanText, decodeUriResult, encodeTokenUri } from './token-uri'
+
+/**
+ * One token's metadata job: taken from the queue (dueTokens), its tokenURI
+ * read (readUris, in batches), its document and image fetched (processToken).
+ * What it comes to is written by token-outcomes.ts.
+ */
+
+export interface TokenJobDeps {
+  pool: pg.Pool
+  rpc: Rpc
+  logger: Logger
+  limits: FetchLimits
+  mediaDir: string
+  multicallEnabled: () => boolean
+  /** Attempts before a transient failure becomes final. */
+  maxAttempts: number
+  /** First retry delay; doubles per attempt (with jitter) up to an hour. */
+  retryBaseMs: number
+  /** Requests in flight over all hosts (when no scheduler is given in limits). */
+  concurrency: number
+  signal?: AbortSignal
+}
+
+export interface TokenJob {
+  id: string
+  collection: Hex
+  tokenId: bigint
+  attempts: number
+  /** Text form keeps PostgreSQL's microseconds for the equality check on save. */
+  nextAttemptAt: string
+}
+
+export interface TokenResult {
+  outcome: MetadataOutcome
+  uri: string | null
+  metadata: Record<string, unknown> | null
+  name: string | null
+  imageUrl: string | null
+  mediaSha256: string | null
+  retryAt: Date | null
+  /**
+   * Not tried: its host is backed off (`open`: a still-pending token takes the
+   * host's outcome) or already has enough queued (`busy`). Attempts are not
+   * counted; the token comes back at retryAt.
+   */
+  deferred: HostBackedOff | null
+}
+
+/** tokenURI reads per call (Multicall3 aggregate or one JSON-RPC batch). */
+export const URI_BATCH = 50
+
+/** The due tokens in index order (store/metadata-queue.ts); tokens already in memory are skipped. */
+export async function dueTokens(
+  pool: pg.Pool,
+  limit: number,
+  skipIds: string[] = [],
+  skipCollections: string[] = [],
+): Promise<TokenJob[]> {
+  const rows = await selectDueTokens(pool, limit, skipIds, skipCollections)
+  return rows.map((r) => ({
+    id: r.id,
+    collection: r.collection_address,
+    tokenId: BigInt(r.token_id),
+    attempts: r.metadata_attempts,
+    nextAttemptAt: r.next_at,
+  }))
+}
+
+export async function readUris(deps: TokenJobDeps, jobs: TokenJob[]): Promise<Array<Hex | null>> {
+  const chunks: TokenJob[][] = []
+  for (let i = 0; i < jobs.length; i += URI_BATCH) chunks.push(jobs.slice(i, i + URI_BATCH))
+  const results = await Promise.all(
+    chunks.map((chunk) =>
+      batchViewCalls(
+        deps.rpc,
+        chunk.map((j) => ({ to: j.collection, data: encodeTokenUri(j.tokenId) })),
+        deps.multicallEnabled(),
+      ),
+    ),
+  )
+  return results.flat()
+}
+
+/** Up to a tenth of a wait more, so a host's tokens do not all come back at the same instant. */
+export const jitter = (waitMs: number) => Math.max(0, waitMs) * 0.1 * Math.random()
+
+export async function processToken(
+  deps: TokenJobDeps,
+  limits: FetchLimits,
+  job: TokenJob,
+  uriResult: Hex | null,
+): Promise<TokenResult> {
+  const result: TokenResult = {
+    outcome: 'ok',
+    uri: null,
+    metadata: null,
+    name: null,
+    imageUrl: null,
+    mediaSha256: null,
+    retryAt: null,
+    deferred: null,
+  }
+  try {
+    const uri = decodeUriResult(uriResult, limits.maxMetadataBytes)
+    result.uri = cleanText(uri, limits.maxMetadataBytes) || null
+    if (!result.uri) throw new FetchFailure('invalid_uri', 'tokenURI is empty')
+    const doc = await fetchMetadataJson(result.uri, limits, job.collection)
+    result.metadata = doc
+    result.name = typeof doc.name === 'string' ? cleanText(doc.name) || null : null
+    const image = imageOf(doc)
+    result.imageUrl = image === null ? null : toValidUri(image)
+    // Stored under the location the API serves (image_url, media_url), not as declared.
+    if (result.imageUrl) result.mediaSha256 = await fetchMedia(deps, limits, job, result.imageUrl)
+    return result
+  } catch (err) {
+    if (!(err instanceof FetchFailure)) throw err
+    if (err instanceof HostBackedOff) {
+      result.outcome = 'pending'
+      result.deferred = err
+      result.retryAt = new Date(err.until + jitter(err.until - Date.now()))
+      return result
+    }
+    result.outcome = err.outcome
+    if (err.transient && job.attempts + 1 < deps.maxAttempts) {
+      result.retryAt = new Date(Date.now() + backoffDelay(job.attempts, deps.retryBaseMs, 3_600_000))
+    }
+    deps.logger.debug(
+      {
+        collection: job.collection,
+        tokenId: job.tokenId.toString(),
+        outcome: err.outcome,
+        retry: result.retryAt !== null,
+      },
+      `token metadata: ${describeError(err)}`,
+    )
+    return result
+  }
+}
+
+/** Media failures do not fail the metadata: the image URL is still served, only without stored bytes. */
+async function fetchMedia(
+  deps: TokenJobDeps,
+  limits: FetchLimits,
+  job: TokenJob,
+  imageUrl: string,
+): Promise<string | null> {
+  try {
+    // The token is in memory already (bounded by the pipeline): its image waits its turn.
+    const bytes = await loadUriBytes(imageUrl, limits.maxMediaBytes, limits, job.collection, true)
+    const stored = await storeMedia(deps.pool, deps.mediaDir, imageUrl, bytes)
+    return stored?.sha256 ?? null
+  } catch (err) {
+    if (!(err instanceof FetchFailure)) throw err
+    deps.logger.debug(
+      { collection: job.collection, tokenId: job.tokenId.toString(), outcome: err.outcome },
+      `token media not stored: ${describeError(err)}`,
+    )
+    return null
+  }
+}

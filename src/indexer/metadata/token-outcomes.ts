@@ -1,0 +1,68 @@
+import type pg from 'pg'
+import type { Logger } from 'pino'
+import { refreshFallbackImages } from '../store/collections'
+import { saveTokenOutcomes } from '../store/metadata-queue'
+import type { MetadataOutcome } from './outcome'
+import type { TokenJob, TokenResult } from './token-job'
+
+/**
+ * Writes a batch of outcomes (one statement), logs what failed, then lets
+ * the collections that gained a token image use it as their fallback image.
+ */
+export async function writeOutcomes(pool: pg.Pool, logger: Logger, batch: Array<[TokenJob, TokenResult]>) {
+  await saveResults(pool, batch)
+  logBatchOutcomes(logger, batch)
+  const withImages = batch.filter(([, r]) => r.imageUrl !== null).map(([job]) => job.collection)
+  await refreshFallbackImages(pool, [...new Set(withImages)])
+}
+
+/** What an outcome means where its name alone reads as a fault but is expected (a burned token). */
+const OUTCOME_NOTES: Partial<Record<MetadataOutcome, string>> = {
+  uri_reverted: 'tokenURI reverted, as it does for burned tokens',
+}
+
+/**
+ * One info line per batch that had failures, counting each outcome. Broken
+ * metadata is common on a real chain; a line per token (debug) would flood
+ * an operator's logs at the default level. Tokens deferred because their host
+ * is backed off are counted apart (`deferred`): they were not tried.
+ */
+function logBatchOutcomes(logger: Logger, all: Array<[TokenJob, TokenResult]>) {
+  const results = all.filter(([, r]) => r.deferred === null)
+  const deferred = all.length - results.length
+  const outcomes: Partial<Record<MetadataOutcome, number>> = {}
+  for (const [, r] of results) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1
+  const failed = results.length - (outcomes.ok ?? 0)
+  if (failed === 0) return
+  const retrying = results.filter(([, r]) => r.retryAt !== null).length
+  logger.info(
+    { tokens: results.length, outcomes, retrying, deferred },
+    `token metadata: ${failed} of ${results.length} tokens without metadata (${Object.entries(outcomes)
+      .map(([outcome, n]) => {
+        const note = OUTCOME_NOTES[outcome as MetadataOutcome]
+        return note ? `${outcome} ${n}: ${note}` : `${outcome} ${n}`
+      })
+      .join(', ')})`,
+  )
+}
+
+/** The outcomes as store/metadata-queue.ts writes them (saveTokenOutcomes). */
+async function saveResults(pool: pg.Pool, results: Array<[TokenJob, TokenResult]>) {
+  await saveTokenOutcomes(
+    pool,
+    results.map(([job, r]) => ({
+      id: job.id,
+      outcome: r.outcome,
+      uri: r.uri,
+      metadata: r.metadata === null ? null : JSON.stringify(r.metadata),
+      name: r.name,
+      image: r.imageUrl,
+      media: r.mediaSha256,
+      retryAt: r.retryAt?.toISOString() ?? null,
+      attempts: job.attempts,
+      nextAttemptAt: job.nextAttemptAt,
+      deferred: r.deferred !== null,
+      hostOutcome: r.deferred?.reason === 'open' ? r.deferred.outcome : null,
+    })),
+  )
+}

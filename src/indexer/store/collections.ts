@@ -1,0 +1,85 @@
+/**
+ * What the metadata queue reads and writes of collections
+ * (metadata/collection-info.ts): the collections still to be read, their
+ * name, symbol, contractURI document and deploy facts, and the image that
+ * stands in for one the contract does not declare.
+ */
+import type { Hex } from 'viem'
+import type { Queryable } from './db'
+
+export interface PendingCollectionRow {
+  address: Hex
+  first_seen_block: string | null
+}
+
+/** Collections not read yet, in the order they were found. */
+export async function pendingCollections(db: Queryable, limit: number): Promise<PendingCollectionRow[]> {
+  const { rows } = await db.query<PendingCollectionRow>(
+    `SELECT address, first_seen_block::text FROM collections WHERE metadata_status = 'pending'
+      ORDER BY id LIMIT $1`,
+    [limit],
+  )
+  return rows
+}
+
+export async function markCollectionFailed(db: Queryable, address: string): Promise<void> {
+  await db.query(`UPDATE collections SET metadata_status = 'failed', updated_at = now() WHERE address = $1`, [
+    address,
+  ])
+}
+
+/** What a collection says about itself (null: not known; deploy facts keep a stored value then). */
+export interface CollectionInfo {
+  name: string
+  symbol: string | null
+  contractUri: string | null
+  description: string | null
+  /** Declared by the contract (contractURI): replaces the image; null keeps the stored one. */
+  image: string | null
+  deployBlock: string | null
+  creatorAddress: string | null
+  deployTxHash: string | null
+}
+
+/** Stores a collection's info and marks it read (metadata_status ok). */
+export async function saveCollectionInfo(
+  db: Queryable,
+  address: string,
+  info: CollectionInfo,
+): Promise<void> {
+  await db.query(
+    `UPDATE collections SET name = $2, symbol = $3, listed = ($2 <> '' OR coalesce($3, '') <> ''),
+            contract_uri = $4, description = $5,
+            image_url = CASE WHEN $6::text IS NOT NULL THEN $6 ELSE image_url END,
+            image_source = CASE WHEN $6::text IS NOT NULL THEN 'contract' ELSE image_source END,
+            deploy_block = coalesce($7, deploy_block), creator_address = coalesce($8, creator_address),
+            deploy_tx_hash = coalesce($9, deploy_tx_hash), metadata_status = 'ok', updated_at = now()
+      WHERE address = $1`,
+    [
+      address,
+      info.name,
+      info.symbol,
+      info.contractUri,
+      info.description,
+      info.image,
+      info.deployBlock,
+      info.creatorAddress,
+      info.deployTxHash,
+    ],
+  )
+}
+
+/** Collection image from its lowest token id that has one, unless the contract declares its own. */
+export async function refreshFallbackImages(db: Queryable, collections: string[]): Promise<void> {
+  if (collections.length === 0) return
+  await db.query(
+    `UPDATE collections c SET image_url = low.image_url, image_source = 'token', updated_at = now()
+       FROM (SELECT c2.address, (SELECT t.image_url FROM tokens t
+                                  WHERE t.collection_address = c2.address AND t.image_url IS NOT NULL
+                                  ORDER BY t.token_id LIMIT 1) AS image_url
+               FROM collections c2
+              WHERE c2.address = ANY($1::varchar[]) AND c2.image_source IS DISTINCT FROM 'contract') AS low
+      WHERE c.address = low.address AND low.image_url IS NOT NULL AND c.image_url IS DISTINCT FROM low.image_url`,
+    [collections],
+  )
+}
