@@ -11,6 +11,11 @@
  * folder imports only folders listed before it, and no folder imports the
  * composition root (the files directly in src/server). Tests are exempt: they
  * drive a layer from the outside.
+ * Queries have one home (docs/design.md, "Data access"): a database call —
+ * SQL sent through a pool or client, a Prisma model or raw query, a
+ * transaction, a COPY stream — appears only under src/db (src/db/queries for
+ * the web side) and src/indexer/store (the indexer's one writer). Tests and
+ * test tools are exempt.
  * And the library-internals fence (docs/api.md, "Library internals and the
  * upgrade gate"): tRPC's `_def` and zod's `_zod` are read only in
  * src/server/api/internals, where upgrade-gate tests cover them.
@@ -145,6 +150,47 @@ function layerViolation(file: string, target: string): string | null {
   return null
 }
 
+/** Where database calls may be made (relative to src/), and the test tools exempt from that. */
+const DATA_ACCESS_HOMES = ['db', path.join('indexer', 'store')]
+const TEST_TOOLS = ['test', path.join('indexer', 'test')]
+/** Prisma's client (`db.prisma`), its raw queries and transactions; `pg-copy-streams` is caught by import. */
+const PRISMA_NAMES = new Set([
+  'prisma',
+  '$queryRaw',
+  '$queryRawUnsafe',
+  '$executeRaw',
+  '$executeRawUnsafe',
+  '$transaction',
+])
+
+/**
+ * The database calls in a file's code: `x.query(sql, …)` (a tRPC procedure's
+ * `.query(handler)` takes a function and is not one), `pool.connect()`, and
+ * Prisma by its names. Comments and strings are not code.
+ */
+function databaseCalls(code: string): string[] {
+  const found: string[] = []
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
+      const name = node.expression.name.text
+      const first = node.arguments[0]
+      if (name === 'query' && first && !ts.isArrowFunction(first) && !ts.isFunctionExpression(first))
+        found.push('.query(…)')
+      if (
+        name === 'connect' &&
+        node.arguments.length === 0 &&
+        /pool|db/i.test(node.expression.expression.getText())
+      )
+        found.push('.connect()')
+    }
+    if (ts.isPropertyAccessExpression(node) && PRISMA_NAMES.has(node.name.text))
+      found.push(`.${node.name.text}`)
+    ts.forEachChild(node, visit)
+  }
+  visit(ts.createSourceFile('x.tsx', code, ts.ScriptTarget.Latest, true, ts.ScriptKind.TSX))
+  return found
+}
+
 const isTest = (file: string) => /\.test\.tsx?$/.test(file)
 
 const INTERNALS = path.join('server', 'api', 'internals')
@@ -192,6 +238,18 @@ function violations(files: { file: string; code: string }[]): string[] {
   const found: string[] = []
   for (const { file, code } of files) {
     const relative = path.relative(SRC, file)
+    const underAny = (folders: string[]) => folders.some((folder) => relative.startsWith(folder + path.sep))
+    if (!isTest(file) && !underAny(DATA_ACCESS_HOMES) && !underAny(TEST_TOOLS)) {
+      for (const call of new Set(databaseCalls(code)))
+        found.push(`${relative} calls ${call} (database calls only in src/db and src/indexer/store)`)
+      if (
+        code.includes('pg-copy-streams') &&
+        importsOf(file, code).some((i) => i.specifier === 'pg-copy-streams')
+      )
+        found.push(
+          `${relative} imports pg-copy-streams (database calls only in src/db and src/indexer/store)`,
+        )
+    }
     if (!relative.startsWith(INTERNALS + path.sep)) {
       for (const name of internalsRead(code))
         found.push(`${relative} reads ${name} (library internals only in src/server/api/internals)`)
@@ -267,6 +325,36 @@ describe('architecture', () => {
         at('lib/x.ts', "import { z } from 'zod'\nimport { address } from './schemas'"),
         at('server/api/internals/x.ts', 'const def = procedure._def'),
         at('server/rest/y.ts', "// reads router._def\nconst text = 'schema._zod'"),
+        // Layers: downward, between files of one feature folder, the composition root, tests.
+        at('server/rest/z.ts', "import { v1Router } from '@/server/api/v1/router'"),
+        at('server/api/v1/nfts/x.ts', "import { historyOf } from '../collections/collection-shape'"),
+        at('server/web-server.ts', "import { createRestHandler } from '@/server/rest/handler'"),
+        at('server/api/portal/x.test.ts', "import { v1Router } from '@/server/api/v1/router'"),
+      ]),
+    ).toEqual([])
+  })
+
+  it('database calls are made only in src/db and src/indexer/store', () => {
+    const at = (file: string, code: string) => ({ file: path.join(SRC, file), code })
+    expect(
+      violations([
+        // SQL, a connection, Prisma, a raw statement, COPY: outside their homes.
+        at('server/api/v1/x/x.handler.ts', 'const { rows } = await ctx.db.pool.query(`SELECT 1`)'),
+        at('indexer/sync/x.ts', "await pool.query('BEGIN')"),
+        at('indexer/metadata/x.ts', 'const client = await this.pool.connect()'),
+        at('server/credentials/x.ts', 'await db.prisma.apiKey.findMany({})'),
+        at('server/portal-auth/x.ts', 'await tx.$executeRaw`DELETE FROM siwe_nonces`'),
+        at('start/x.ts', "import { from as copyFrom } from 'pg-copy-streams'"),
+      ]),
+    ).toHaveLength(6)
+    // In their homes and in tests; a tRPC procedure's .query(handler); words in comments and strings.
+    expect(
+      violations([
+        at('db/queries/x.ts', 'await db.pool.query(`SELECT 1`)'),
+        at('indexer/store/x.ts', 'await db.prisma.$transaction(async (tx) => tx.block.findMany())'),
+        at('server/api/v1/x/x.test.ts', "await pool.query('SELECT 1')"),
+        at('server/api/v1/x/router.ts', 'v1Procedure(route).query(({ ctx, input }) => list(ctx, input))'),
+        at('server/x/x.ts', "// db.prisma.apiKey in a comment\nconst text = 'pool.query(sql)'"),
       ]),
     ).toEqual([])
   })
