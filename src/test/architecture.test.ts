@@ -11,7 +11,7 @@
  * folder imports only folders listed before it, and no folder imports the
  * composition root (the files directly in src/server). Tests are exempt: they
  * drive a layer from the outside.
- * Queries have one home (docs/design.md, "Data access"): a database call —
+ * Queries have one home (docs/design.md, "Layout"): a database call —
  * SQL sent through a pool or client, a Prisma model or raw query, a
  * transaction, a COPY stream — appears only under src/db (src/db/queries for
  * the web side) and src/indexer/store (the indexer's one writer). Tests and

@@ -1,6 +1,7 @@
 /**
- * GET /v1/media's lookup: the stored object of an original media location,
- * by the SHA-256 of the url (src/db/media-path.ts).
+ * How the API finds stored media: GET /v1/media's lookup of an original media
+ * location by the SHA-256 of its url, and the same lookup as joins for the
+ * token queries. The file itself is at mediaPath (src/db/media-path.ts).
  */
 import { sha256Hex } from '@/db/sha256'
 import type { ReadDb } from './sql'
@@ -23,3 +24,8 @@ export async function findMedia(db: ReadDb, url: string): Promise<StoredMediaObj
   const row = rows[0]
   return row ? { sha256: row.sha256, mediaType: row.media_type, byteSize: row.byte_size } : null
 }
+
+/** SQL joins (over `t`, tokens) that find the stored media of `t.image_url`. */
+export const MEDIA_JOINS = `LEFT JOIN media_sources ms
+    ON ms.url_sha256 = encode(sha256(convert_to(t.image_url, 'UTF8')), 'hex') AND ms.url = t.image_url
+  LEFT JOIN media_objects mo ON mo.sha256 = ms.media_sha256`

@@ -3,12 +3,13 @@
  * order, an owner's across collections.
  *
  * `media_type` comes from the media store's own records: the image location
- * is looked up in media_sources by its SHA-256 (as the media path does,
- * src/db/media-path.ts), so a media_url is only ever given out when
- * GET /v1/media will serve it.
+ * is looked up in media_sources by its SHA-256 (MEDIA_JOINS, as GET /v1/media
+ * looks it up), so a media_url is only ever given out when GET /v1/media
+ * will serve it.
  */
-import { MEDIA_JOINS } from '@/db/media-path'
+
 import type { CollectionHistoryRow } from './collections'
+import { MEDIA_JOINS } from './media'
 import type { ReadDb } from './sql'
 
 /** Output columns over `t` (tokens), `ms`/`mo` (media joins); the caller adds collection_name/symbol. */
