@@ -5,6 +5,7 @@
  * arithmetic).
  */
 
+import type { BeforeKey } from '@/db/queries/sql'
 import type { Coverage, Page } from '@/lib/schemas'
 import { PAGE_LIMIT_DEFAULT } from '@/lib/schemas'
 
@@ -45,4 +46,14 @@ export function microsToTimestamp(micros: number): string {
   const fraction = value % 1_000_000n
   const whole = new Date(Number(seconds) * 1000).toISOString().slice(0, 19)
   return `${whole}.${String(fraction).padStart(6, '0')}Z`
+}
+
+/**
+ * The newest-first cursor of a request (`before_timestamp` + `before_id`) as
+ * the queries take it; undefined on a first page (or when only one is given).
+ */
+export function beforeKey(input: { before_timestamp?: number; before_id?: number }): BeforeKey | undefined {
+  return input.before_timestamp !== undefined && input.before_id !== undefined
+    ? { timestamp: microsToTimestamp(input.before_timestamp), id: input.before_id }
+    : undefined
 }

@@ -9,7 +9,7 @@
 import { selectActivity } from '@/db/queries/transfers'
 import { assertNetwork, type ReadContext } from '@/server/api/read/context'
 import { collectionCoverage, globalCoverage } from '@/server/api/read/coverage'
-import { buildPage, microsToTimestamp, pageLimit } from '@/server/api/read/page'
+import { beforeKey, buildPage, pageLimit } from '@/server/api/read/page'
 import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { toTransfer, transferCursor } from '@/server/api/v1/transfers/transfer-shape'
 import type { ActivityInput, ActivityPage } from './activity.schema'
@@ -17,10 +17,7 @@ import type { ActivityInput, ActivityPage } from './activity.schema'
 export async function listActivity(ctx: ReadContext, input: ActivityInput): Promise<ActivityPage> {
   assertNetwork(ctx, input.network)
   const limit = pageLimit(input.limit)
-  const before =
-    input.before_timestamp !== undefined && input.before_id !== undefined
-      ? { timestamp: microsToTimestamp(input.before_timestamp), id: input.before_id }
-      : undefined
+  const before = beforeKey(input)
   // With a collection filter, one statement also reads that collection (its
   // name, and its history for coverage); no row of it: unknown collection.
   const [rows, snapshot] = await Promise.all([

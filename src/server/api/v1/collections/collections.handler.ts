@@ -21,7 +21,7 @@ import {
 import type { TimeCursor } from '@/lib/schemas'
 import { assertNetwork, type ReadContext } from '@/server/api/read/context'
 import { globalCoverage } from '@/server/api/read/coverage'
-import { buildPage, microsToTimestamp, pageLimit, safeInteger } from '@/server/api/read/page'
+import { beforeKey, buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
 import { toCollection } from '@/server/api/v1/collections/collection-shape'
 import { ApiError } from '@/server/errors/api-error'
 import type { Collection, CollectionPage, ListCollectionsInput } from './collection.schema'
@@ -53,10 +53,7 @@ export async function listCollections(
   const limit = pageLimit(input.limit)
   const network = ctx.config.NETWORK
   const mode = searchMode(input.search)
-  const before =
-    input.before_timestamp !== undefined && input.before_id !== undefined
-      ? { timestamp: microsToTimestamp(input.before_timestamp), id: input.before_id }
-      : undefined
+  const before = beforeKey(input)
   const search = input.search ?? ''
   const read = async (): Promise<{ rows: CollectionRow[]; walkedTo?: CollectionRow }> => {
     if (mode === 'window') {

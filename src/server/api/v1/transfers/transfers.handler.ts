@@ -8,17 +8,14 @@
 import { selectTransferFeed } from '@/db/queries/transfers'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
-import { buildPage, microsToTimestamp, pageLimit } from '@/server/api/read/page'
+import { beforeKey, buildPage, pageLimit } from '@/server/api/read/page'
 import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { toTransfer, transferCursor } from '@/server/api/v1/transfers/transfer-shape'
 import type { TransferFeedInput, TransferPage } from './transfer.schema'
 
 export async function listTransfers(ctx: ReadContext, input: TransferFeedInput): Promise<TransferPage> {
   const limit = pageLimit(input.limit)
-  const before =
-    input.before_timestamp !== undefined && input.before_id !== undefined
-      ? { timestamp: microsToTimestamp(input.before_timestamp), id: input.before_id }
-      : undefined
+  const before = beforeKey(input)
   // One round trip: the collection's history (for coverage) beside the page.
   const [rows, snapshot] = await Promise.all([
     selectTransferFeed(ctx.db, {
