@@ -68,6 +68,8 @@ async function requestLoop() {
   // The two reads the path makes: the indexer state (shared, once per 250 ms) and the key (cached).
   const db = {
     pool: {
+      // createWebServices sizes the pool shares from the pool's size.
+      options: { max: config.DB_POOL_SIZE },
       query: async () => ({
         rows: [
           {
@@ -95,7 +97,13 @@ async function requestLoop() {
         findUnique: async () => ({
           secretHash: hash,
           expiresAt: null,
-          key: { id: 1n, status: 'active', scopes: ['read:status'], allowedOrigins: [] },
+          key: {
+            id: 1n,
+            status: 'active',
+            scopes: ['read:status'],
+            allowedOrigins: [],
+            user: { address: '0x00000000000000000000000000000000000000b1' },
+          },
         }),
       },
     },
