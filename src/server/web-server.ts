@@ -57,7 +57,7 @@ export async function createWebServer({ services, next = false }: WebServerOptio
     const { default: createNext } = await import('next')
     const app = createNext({
       dev: next.dev,
-      dir: next.dir ?? path.resolve(import.meta.dirname, '../../..'),
+      dir: next.dir ?? path.resolve(import.meta.dirname, '../..'),
       hostname: 'localhost',
       port: services.config.PORT,
       customServer: true,
