@@ -21,9 +21,19 @@ CREATE TABLE "token_documents" (
     CONSTRAINT "token_documents_pkey" PRIMARY KEY ("token_id")
 );
 
--- Documents kept so far move over; their normalized fields come with the next fetch.
+-- Documents kept so far move over. Their normalized fields are filled by the
+-- indexer from the stored document (no fetch): it drains token_document_backfill
+-- (src/indexer/metadata/stored-documents.ts).
 INSERT INTO "token_documents" ("token_id", "source_uri", "fetched_at", "document")
 SELECT "id", coalesce("metadata_uri", ''), coalesce("metadata_fetched_at", "updated_at"), "metadata"
   FROM "tokens" WHERE "metadata" IS NOT NULL;
+
+CREATE TABLE "token_document_backfill" (
+    "token_id" BIGINT NOT NULL,
+
+    CONSTRAINT "token_document_backfill_pkey" PRIMARY KEY ("token_id")
+);
+
+INSERT INTO "token_document_backfill" ("token_id") SELECT "token_id" FROM "token_documents";
 
 ALTER TABLE "tokens" DROP COLUMN "metadata";

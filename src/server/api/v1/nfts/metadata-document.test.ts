@@ -9,6 +9,7 @@
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FetchLimits } from '@/indexer/metadata/document'
+import { normalizeStoredDocuments } from '@/indexer/metadata/stored-documents'
 import { processTokens } from '@/indexer/metadata/token-metadata'
 import { json, startServer, type TestServer } from '@/indexer/test/http-server'
 import { type ApiServer, startApiServer } from '@/test/api-client'
@@ -362,5 +363,30 @@ describe('the whole metadata document', () => {
         JSON.parse(await res.text())
       }
     }
+  })
+
+  it('fills the fields of documents stored before them from the stored document, fetching nothing', async () => {
+    const expected = await nft(1)
+    const hits = host.hits.length
+    const { rows } = await db.pool.query(
+      `UPDATE tokens SET description = NULL, attributes = NULL, animation_url = NULL, external_url = NULL,
+              background_color = NULL, metadata_updated_at = NULL
+        WHERE collection_address = $1 AND token_id IN (1, 2) RETURNING id::text`,
+      [collection],
+    )
+    // A token whose document went with it (a reorganisation) is only taken off the list.
+    await db.pool.query(
+      'INSERT INTO token_document_backfill (token_id) SELECT unnest($1::bigint[]) UNION SELECT 999999',
+      [rows.map((r) => r.id)],
+    )
+    expect((await nft(1)).attributes).toBeUndefined()
+    const silent = pino({ level: 'silent' })
+    expect(await normalizeStoredDocuments(db.pool, silent)).toBe(2)
+    expect(await nft(1)).toEqual(expected)
+    expect((await nft(2)).attributes).toHaveLength(100)
+    const left = await db.pool.query('SELECT count(*)::int AS n FROM token_document_backfill')
+    expect(left.rows[0].n).toBe(0)
+    expect(host.hits.length).toBe(hits)
+    expect(await normalizeStoredDocuments(db.pool, silent)).toBe(0)
   })
 })
