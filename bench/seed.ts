@@ -73,7 +73,7 @@ export async function seed(options: SeedOptions): Promise<SeedShape> {
     await client.query("SET maintenance_work_mem = '512MB'")
     await client.query('SET synchronous_commit = off')
     await client.query(
-      'TRUNCATE transfers, tokens, collections, media_sources, media_objects, indexer_state, indexed_ranges RESTART IDENTITY CASCADE',
+      'TRUNCATE transfers, tokens, token_documents, collections, media_sources, media_objects, indexer_state, indexed_ranges RESTART IDENTITY CASCADE',
     )
     // Secondary indexes go during the load and come back after it.
     const { rows: indexes } = await client.query<{ indexname: string; indexdef: string }>(

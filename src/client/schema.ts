@@ -138,6 +138,34 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/nfts/{address}/{tokenId}/metadata': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * One NFT's metadata document, as fetched
+     * @description Extension: the JSON document the token's URI served when it was last fetched successfully (at most 1 MiB), where it was read from and when. NUL characters are removed, unpaired UTF-16 surrogates replaced and nesting beyond 64 levels cut; the NFT's own fields (`description`, `attributes`, …) are normalized from it. 404 when the token is unknown or no document of it is stored.
+     *
+     *     Requires scope: `read:nfts`.
+     */
+    get: operations['nfts-metadata']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    /**
+     * One NFT's metadata document, as fetched (HEAD)
+     * @description Answers the same status and headers as GET /v1/nfts/{address}/{tokenId}/metadata, with no body.
+     *
+     *     Requires scope: `read:nfts`.
+     */
+    head: operations['nfts-metadata-head']
+    patch?: never
+    trace?: never
+  }
   '/v1/collections/{address}/nfts': {
     parameters: {
       query?: never
@@ -575,7 +603,22 @@ export interface components {
      *       "collection_symbol": "PION",
      *       "name": "Pioneer #17",
      *       "media_type": "image/png",
-     *       "metadata_status": "ok"
+     *       "metadata_status": "ok",
+     *       "description": "One of the first settlers of the devnet.",
+     *       "attributes": [
+     *         {
+     *           "trait_type": "Background",
+     *           "value": "Blue"
+     *         },
+     *         {
+     *           "trait_type": "Level",
+     *           "value": 3,
+     *           "display_type": "number"
+     *         }
+     *       ],
+     *       "external_url": "https://example.com/pioneers/17",
+     *       "background_color": "1f2a44",
+     *       "metadata_updated_at": "2026-01-02T03:04:05.000Z"
      *     }
      */
     Nft: {
@@ -608,6 +651,77 @@ export interface components {
       /** @description MIME type sniffed from the stored media bytes (for example image/png, video/mp4); absent when not stored. */
       media_type?: string
       /** @description Extension: outcome of the metadata fetch: pending | ok | timeout | too_large | unsupported_type | http_error | invalid_json | uri_reverted | blocked_address | invalid_uri. */
+      metadata_status: string
+      /** @description Extension: the metadata's `description` (at most 10,000 characters); absent when none. */
+      description?: string
+      /** @description Extension: the metadata's traits, normalized from `attributes`, `traits` or `properties` (at most 100); absent when the metadata declares none. */
+      attributes?: components['schemas']['NftAttribute'][]
+      /**
+       * Format: uri-reference
+       * @description Extension: the metadata's `animation_url` (video, audio, HTML, 3D model), made a valid URI; absent when none.
+       */
+      animation_url?: string
+      /**
+       * Format: uri-reference
+       * @description Extension: the metadata's `external_url`, made a valid URI; absent when none.
+       */
+      external_url?: string
+      /** @description Extension: the metadata's `background_color`, six lowercase hex digits without '#'; absent when none. */
+      background_color?: string
+      /**
+       * Format: date-time
+       * @description Extension: when the metadata document these fields come from was fetched; absent before the first.
+       */
+      metadata_updated_at?: string
+    }
+    /**
+     * @example {
+     *       "trait_type": "Background",
+     *       "value": "Blue"
+     *     }
+     */
+    NftAttribute: {
+      /** @description The trait type (at most 256 characters). */
+      trait_type: string
+      /** @description The value as the document gives it: a string (at most 1,024 characters), number or boolean. */
+      value: string | number | boolean
+      /** @description The document's `display_type` (for example number, boost_percentage, date); absent when none. */
+      display_type?: string
+    }
+    /**
+     * @example {
+     *       "collection_address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
+     *       "token_id": "17",
+     *       "document": {
+     *         "name": "Pioneer #17",
+     *         "description": "One of the first settlers of the devnet.",
+     *         "image": "ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi/17.png",
+     *         "attributes": [
+     *           {
+     *             "trait_type": "Background",
+     *             "value": "Blue"
+     *           }
+     *         ]
+     *       },
+     *       "source_uri": "ipfs://bafybeibnsoufr2renqzsh347nrx54wcubt5lgkeivez63xvivplfwhtpym/17",
+     *       "fetched_at": "2026-01-02T03:04:05.000Z",
+     *       "metadata_status": "ok"
+     *     }
+     */
+    NftMetadata: {
+      collection_address: string
+      /** @description Decimal string; must stay a string (uint256). */
+      token_id: string
+      /** @description The metadata document as fetched: the JSON object the token URI served (at most 1 MiB), with NUL characters removed, unpaired UTF-16 surrogates replaced by U+FFFD and nesting beyond 64 levels replaced by null. Key order is not kept; of duplicated keys the last counts. */
+      document: Record<string, never>
+      /** @description The token URI the document was read from (tokenURI() as read). */
+      source_uri: string
+      /**
+       * Format: date-time
+       * @description When the document was fetched.
+       */
+      fetched_at: string
+      /** @description Outcome of the token's latest metadata fetch (as on the NFT); a failed later fetch keeps the last document. */
       metadata_status: string
     }
     NftPage: {
@@ -2046,7 +2160,9 @@ export interface operations {
   }
   'nfts-get': {
     parameters: {
-      query?: never
+      query?: {
+        include_metadata?: boolean
+      }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
         'If-None-Match'?: string
@@ -2271,6 +2387,388 @@ export interface operations {
   }
   'nfts-get-head': {
     parameters: {
+      query?: {
+        include_metadata?: boolean
+      }
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Contract address, lowercase. */
+        address: string
+        /** @description Decimal token id, 1 to 78 digits. */
+        tokenId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response. No body. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. No body. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. No body. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. No body. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. No body. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. No body. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. No body. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  'nfts-metadata': {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Contract address, lowercase. */
+        address: string
+        /** @description Decimal token id, 1 to 78 digits. */
+        tokenId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            data: components['schemas']['NftMetadata']
+          }
+        }
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "INVALID_ARGUMENT",
+           *         "message": "address: must be a lowercase 0x-prefixed 40-hex-digit address",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "UNAUTHORIZED",
+           *         "message": "A bearer credential is required. Send Authorization: Bearer <API key or demo token>.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "FORBIDDEN",
+           *         "message": "This credential lacks the scope 'read:nfts' that this endpoint needs.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "NOT_FOUND",
+           *         "message": "There is no endpoint at /v1/nfts/{address}/{tokenId}/metadata.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "RATE_LIMITED",
+           *         "message": "Rate limit exceeded for this API key: at most 5 requests per second. Retry after 1 s.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "SERVICE_UNAVAILABLE",
+           *         "message": "The database is unavailable; retry with backoff.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+    }
+  }
+  'nfts-metadata-head': {
+    parameters: {
       query?: never
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -2431,6 +2929,7 @@ export interface operations {
         after_token_id?: string
         after_id?: number
         include_burned?: boolean
+        include_metadata?: boolean
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -2630,6 +3129,7 @@ export interface operations {
         after_token_id?: string
         after_id?: number
         include_burned?: boolean
+        include_metadata?: boolean
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -2772,6 +3272,7 @@ export interface operations {
         after_collection?: string
         after_token_id?: string
         after_id?: number
+        include_metadata?: boolean
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -2971,6 +3472,7 @@ export interface operations {
         after_collection?: string
         after_token_id?: string
         after_id?: number
+        include_metadata?: boolean
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */

@@ -39,7 +39,8 @@ describe('schema.prisma and the migrations', () => {
     expect(transfers?.columns.block_timestamp?.type).toBe('timestamp(6) with time zone')
     expect(actual.tables.collections?.columns.address?.type).toBe('character varying(42)')
     expect(actual.tables.api_keys?.columns.scopes).toEqual({ type: 'text[]', notNull: false, default: null })
-    expect(tokens?.columns.metadata?.type).toBe('jsonb')
+    expect(actual.tables.token_documents?.columns.document?.type).toBe('jsonb')
+    expect(tokens?.columns.attributes?.type).toBe('jsonb')
     expect(transfers?.indexes.transfers_event_type_feed_idx).toEqual({
       unique: false,
       method: 'btree',

@@ -59,6 +59,7 @@ const KNOWN: Record<string, z.ZodType> = {
   after_id: afterIdParam,
   after_collection: afterCollectionParam,
   include_burned: booleanParam().optional(),
+  include_metadata: booleanParam().optional(),
   event_type: transferEventType.optional(),
   search: z.string().max(200, 'must be at most 200 characters').optional(),
 }

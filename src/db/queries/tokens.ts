@@ -10,11 +10,24 @@
 
 import type { CollectionHistoryRow } from './collections'
 import { MEDIA_JOINS } from './media'
-import type { ReadDb } from './sql'
+import { isoSql, type ReadDb } from './sql'
+
+export interface TokenAttributeRow {
+  trait_type: string
+  value: string | number | boolean
+  display_type?: string
+}
 
 /** Output columns over `t` (tokens), `ms`/`mo` (media joins); the caller adds collection_name/symbol. */
 export const NFT_COLUMNS = `t.id::text AS id, t.collection_address, t.token_id::text AS token_id, t.current_owner,
   t.is_burned, t.transfer_count, t.metadata_uri, t.image_url, t.name, t.metadata_status, mo.media_type`
+
+/** The document's normalized fields (include_metadata=true): read only when asked for. */
+export const NFT_DOCUMENT_COLUMNS = `t.description, t.attributes, t.animation_url, t.external_url,
+  t.background_color, ${isoSql('t.metadata_updated_at')} AS metadata_updated_at`
+
+const nftColumns = (withDocument: boolean) =>
+  withDocument ? `${NFT_COLUMNS}, ${NFT_DOCUMENT_COLUMNS}` : NFT_COLUMNS
 
 export interface NftRow {
   id: string
@@ -28,16 +41,25 @@ export interface NftRow {
   name: string | null
   metadata_status: string
   media_type: string | null
+  // NFT_DOCUMENT_COLUMNS: present only when selected.
+  description?: string | null
+  /** Parsed jsonb: [{ trait_type, value, display_type? }] as the indexer normalized them. */
+  attributes?: TokenAttributeRow[] | null
+  animation_url?: string | null
+  external_url?: string | null
+  background_color?: string | null
+  /** RFC 3339, when the document these fields come from was fetched. */
+  metadata_updated_at?: string | null
   collection_name: string | null
   collection_symbol: string | null
 }
 
 export async function selectToken(
   db: ReadDb,
-  key: { address: string; tokenId: string },
+  key: { address: string; tokenId: string; withDocument?: boolean },
 ): Promise<NftRow | undefined> {
   const { rows } = await db.pool.query<NftRow>(
-    `SELECT ${NFT_COLUMNS}, c.name AS collection_name, c.symbol AS collection_symbol
+    `SELECT ${nftColumns(key.withDocument ?? false)}, c.name AS collection_name, c.symbol AS collection_symbol
        FROM tokens t
        LEFT JOIN collections c ON c.address = t.collection_address
        ${MEDIA_JOINS}
@@ -71,6 +93,8 @@ export async function selectCollectionTokens(
     includeBurned: boolean
     after?: { tokenId: string; id: number } | undefined
     rows: number
+    /** Also the document's normalized fields (NFT_DOCUMENT_COLUMNS). */
+    withDocument?: boolean
   },
 ): Promise<CollectionNftRow[]> {
   const { includeBurned, after } = page
@@ -94,7 +118,7 @@ export async function selectCollectionTokens(
            c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block, p.*
       FROM collections c
       LEFT JOIN LATERAL (
-        SELECT ${NFT_COLUMNS}
+        SELECT ${nftColumns(page.withDocument ?? false)}
           FROM (SELECT t.id FROM tokens t WHERE ${where.join(' AND ')}
                  ORDER BY ${order} LIMIT $${params.length}) page
           JOIN tokens t ON t.id = page.id
@@ -117,6 +141,8 @@ export async function selectOwnerTokens(
     owner: string
     after?: { collection: string; tokenId: string; id: number } | undefined
     rows: number
+    /** Also the document's normalized fields (NFT_DOCUMENT_COLUMNS). */
+    withDocument?: boolean
   },
 ): Promise<NftRow[]> {
   const params: unknown[] = [page.owner]
@@ -127,7 +153,7 @@ export async function selectOwnerTokens(
   }
   params.push(page.rows)
   const sql = `
-    SELECT ${NFT_COLUMNS}, c.name AS collection_name, c.symbol AS collection_symbol
+    SELECT ${nftColumns(page.withDocument ?? false)}, c.name AS collection_name, c.symbol AS collection_symbol
       FROM (SELECT t.id FROM tokens t WHERE ${where.join(' AND ')}
              ORDER BY t.collection_address, t.token_id, t.id LIMIT $${params.length}) page
       JOIN tokens t ON t.id = page.id
@@ -136,4 +162,33 @@ export async function selectOwnerTokens(
      ORDER BY t.collection_address, t.token_id, t.id`
   const { rows } = await db.pool.query<NftRow>(sql, params)
   return rows
+}
+
+/** A token's stored metadata document (token_documents), with the token's key. */
+export interface TokenDocumentRow {
+  collection_address: string
+  token_id: string
+  metadata_status: string
+  source_uri: string
+  /** RFC 3339. */
+  fetched_at: string
+  document: Record<string, unknown>
+}
+
+/**
+ * The document of one token as fetched, or undefined when the token is
+ * unknown or no document was ever fetched for it.
+ */
+export async function selectTokenDocument(
+  db: ReadDb,
+  key: { address: string; tokenId: string },
+): Promise<TokenDocumentRow | undefined> {
+  const { rows } = await db.pool.query<TokenDocumentRow>(
+    `SELECT t.collection_address, t.token_id::text AS token_id, t.metadata_status, d.source_uri,
+            ${isoSql('d.fetched_at')} AS fetched_at, d.document
+       FROM tokens t JOIN token_documents d ON d.token_id = t.id
+      WHERE t.collection_address = $1 AND t.token_id = $2::numeric`,
+    [key.address, key.tokenId],
+  )
+  return rows[0]
 }

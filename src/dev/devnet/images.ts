@@ -38,6 +38,15 @@ export function postcardSvg(label: string, traits: PostcardTraits): string {
   ].join('')
 }
 
+/** The postcard with its sun rising and setting (SVG animation, no script): the devnet's animated token. */
+export function postcardAnimationSvg(label: string, traits: PostcardTraits): string {
+  return postcardSvg(label, traits).replace(
+    /<circle cx="300" cy="80" r="36" fill="([^"]+)"\/>/,
+    '<circle cx="300" cy="80" r="36" fill="$1">' +
+      '<animate attributeName="cy" values="200;60;200" dur="6s" repeatCount="indefinite"/></circle>',
+  )
+}
+
 export function postcardPng(traits: PostcardTraits): Buffer {
   const width = 200
   const height = 130

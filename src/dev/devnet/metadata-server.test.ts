@@ -1,6 +1,6 @@
 import { createServer } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import { startMetadataServer, tokenMetadata } from './metadata-server'
+import { ANIMATED_TOKEN_ID, startMetadataServer, tokenMetadata } from './metadata-server'
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 
@@ -54,6 +54,30 @@ describe('metadata server', () => {
       const missing = await fetch(`${server.origin}/metadata/abc.json`)
       expect(missing.status).toBe(404)
       expect((await missing.json()) as unknown).toEqual({ error: 'not found' })
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('gives every postcard attributes and a background colour, and one of them an animation', async () => {
+    const server = await startMetadataServer()
+    try {
+      const animated = (await (
+        await fetch(`${server.origin}/metadata/${ANIMATED_TOKEN_ID}.json`)
+      ).json()) as {
+        animation_url: string
+        background_color: string
+        attributes: Array<{ trait_type: string; value: unknown }>
+      }
+      expect(animated.animation_url).toBe(`${server.origin}/animations/${ANIMATED_TOKEN_ID}.svg`)
+      expect(animated.background_color).toMatch(/^[0-9a-f]{6}$/)
+      expect(animated.attributes).toContainEqual({ trait_type: 'Animated', value: true })
+      const animation = await fetch(animated.animation_url)
+      expect(animation.headers.get('content-type')).toBe('image/svg+xml')
+      expect(await animation.text()).toContain('<animate ')
+      const still = tokenMetadata(server.origin, 2n, 0)
+      expect(still).not.toHaveProperty('animation_url')
+      expect(still.attributes.map((a) => a.trait_type)).toEqual(['Place', 'Stamp', 'Revision', 'Animated'])
     } finally {
       await server.stop()
     }

@@ -6,10 +6,11 @@
  *   GET /metadata/collection.json            collection metadata (contractURI)
  *   GET /images/<id>.svg|png[?v=<revision>]  token artwork
  *   GET /images/collection.svg|png           collection artwork
+ *   GET /animations/<id>.svg[?v=<revision>]   animated artwork (animation_url of ANIMATED_TOKEN_ID)
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { postcardPng, postcardSvg, postcardTraits } from './images'
+import { postcardAnimationSvg, postcardPng, postcardSvg, postcardTraits } from './images'
 
 export type MetadataServerOptions = {
   /** Preferred port (e.g. the one used last run, so token URIs stay valid); 0 or busy: a free one. */
@@ -30,6 +31,10 @@ export const COLLECTION_DESCRIPTION =
 const TOKEN_ID = '(\\d{1,78})'
 const METADATA_PATH = new RegExp(`^/metadata/${TOKEN_ID}\\.json$`)
 const IMAGE_PATH = new RegExp(`^/images/${TOKEN_ID}\\.(svg|png)$`)
+const ANIMATION_PATH = new RegExp(`^/animations/${TOKEN_ID}\\.svg$`)
+
+/** The demo token whose metadata carries an animation_url (docs/metadata.md, "The whole document"). */
+export const ANIMATED_TOKEN_ID = 1n
 
 export async function startMetadataServer(options: MetadataServerOptions = {}): Promise<MetadataServer> {
   const host = options.host ?? '127.0.0.1'
@@ -69,17 +74,30 @@ export function tokenMetadata(origin: string, tokenId: bigint, revision: number)
   // Alternate formats so indexers meet both vector and raster images.
   const format = tokenId % 2n === 0n ? 'svg' : 'png'
   const query = revision > 0 ? `?v=${revision}` : ''
+  const animated = tokenId === ANIMATED_TOKEN_ID
   return {
     name: `Postcard #${tokenId}`,
     description: `A postcard from the ${traits.place.toLowerCase()} of the local devnet.`,
     image: `${origin}/images/${tokenId}.${format}${query}`,
+    ...(animated ? { animation_url: `${origin}/animations/${tokenId}.svg${query}` } : {}),
     external_url: `${origin}/metadata/${tokenId}.json${query}`,
+    background_color: hexColor(traits.hue),
     attributes: [
       { trait_type: 'Place', value: traits.place },
       { trait_type: 'Stamp', value: traits.stamp },
       { trait_type: 'Revision', value: revision, display_type: 'number' },
+      { trait_type: 'Animated', value: animated },
     ],
   }
+}
+
+/** A pale background in the postcard's hue, as OpenSea's background_color: six hex digits, no '#'. */
+function hexColor(hue: number): string {
+  const channel = (offset: number) =>
+    Math.round(200 + 55 * Math.cos(((hue + offset) * Math.PI) / 180) * 0.5)
+      .toString(16)
+      .padStart(2, '0')
+  return `${channel(0)}${channel(120)}${channel(240)}`
 }
 
 export function collectionMetadata(origin: string) {
@@ -113,6 +131,17 @@ function handle(request: IncomingMessage, response: ServerResponse, origin: stri
   const metadataMatch = METADATA_PATH.exec(url.pathname)
   if (metadataMatch)
     return sendJson(response, request, 200, tokenMetadata(origin, BigInt(metadataMatch[1]!), revision))
+  const animationMatch = ANIMATION_PATH.exec(url.pathname)
+  if (animationMatch) {
+    const tokenId = BigInt(animationMatch[1]!)
+    return send(
+      response,
+      request,
+      200,
+      'image/svg+xml',
+      postcardAnimationSvg(`#${tokenId}`, postcardTraits(tokenId, revision)),
+    )
+  }
   const imageMatch = IMAGE_PATH.exec(url.pathname)
   if (imageMatch) {
     const tokenId = BigInt(imageMatch[1]!)

@@ -1,4 +1,5 @@
 import type { HostScheduler } from './host-scheduler'
+import { wellFormed } from './normalize'
 import { FetchFailure } from './outcome'
 import { type Gateways, gatewayList, resolveUri } from './resolve-uri'
 import { hostKey, safeFetch } from './safe-fetch'
@@ -88,15 +89,23 @@ export async function fetchMetadataJson(
   return sanitizeJson(parsed) as Record<string, unknown>
 }
 
-/** jsonb rejects \u0000; strip it everywhere (keys included). */
-function sanitizeJson(value: unknown, depth = 0): unknown {
+/**
+ * What jsonb (and the API's JSON) can hold: \u0000 stripped everywhere (keys
+ * included), unpaired surrogates replaced (`"\ud800"` is valid JSON but not
+ * valid jsonb), nesting beyond 64 levels replaced by null. Keys are defined as
+ * own properties, so a `__proto__` key stays a key (docs/metadata.md, "Caps").
+ */
+export function sanitizeJson(value: unknown, depth = 0): unknown {
   if (depth > 64) return null
-  if (typeof value === 'string') return value.replaceAll('\u0000', '')
+  if (typeof value === 'string') return wellFormed(value.replaceAll('\u0000', ''))
   if (Array.isArray(value)) return value.map((v) => sanitizeJson(v, depth + 1))
   if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k.replaceAll('\u0000', '')] = sanitizeJson(v, depth + 1)
-    return out
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        wellFormed(k.replaceAll('\u0000', '')),
+        sanitizeJson(v, depth + 1),
+      ]),
+    )
   }
   return value
 }

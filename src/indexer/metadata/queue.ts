@@ -13,6 +13,7 @@ import { processCollections } from './collection-info'
 import { type FetchLimits, gatewayHosts, gatewayLabels } from './document'
 import { HostScheduler } from './host-scheduler'
 import { parseAllowHosts } from './safe-fetch'
+import { normalizeStoredDocuments } from './stored-documents'
 import { TokenPipeline } from './token-pipeline'
 import { hasMulticall3 } from './token-uri'
 
@@ -153,6 +154,11 @@ export async function runMetadataQueue(
   }
 
   await Promise.all([
+    // Documents kept before their fields were normalized: once, from the stored documents.
+    normalizeStoredDocuments(pool, logger, {
+      signal,
+      pauseMs: () => (deps.yieldToSync?.() ? backfillIdleMs : 0),
+    }),
     keepRunning('token', () => pipeline.run()),
     keepRunning('collection', async () => {
       const collections = await processCollections(common)

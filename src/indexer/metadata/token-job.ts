@@ -8,6 +8,7 @@ import { selectDueTokens } from '../store/metadata-queue'
 import { type FetchLimits, fetchMetadataJson, imageOf, loadUriBytes } from './document'
 import { HostBackedOff } from './host-scheduler'
 import { storeMedia } from './media-store'
+import { type NormalizedMetadata, normalizeMetadata } from './normalize'
 import { FetchFailure, type MetadataOutcome } from './outcome'
 import { toValidUri } from './resolve-uri'
 import { batchViewCalls, cleanText, decodeUriResult, encodeTokenUri } from './token-uri'
@@ -47,6 +48,8 @@ export interface TokenResult {
   outcome: MetadataOutcome
   uri: string | null
   metadata: Record<string, unknown> | null
+  /** The document's fields served beside name and image (normalize.ts). */
+  normalized: NormalizedMetadata | null
   name: string | null
   imageUrl: string | null
   mediaSha256: string | null
@@ -107,6 +110,7 @@ export async function processToken(
     outcome: 'ok',
     uri: null,
     metadata: null,
+    normalized: null,
     name: null,
     imageUrl: null,
     mediaSha256: null,
@@ -119,6 +123,7 @@ export async function processToken(
     if (!result.uri) throw new FetchFailure('invalid_uri', 'tokenURI is empty')
     const doc = await fetchMetadataJson(result.uri, limits, job.collection)
     result.metadata = doc
+    result.normalized = normalizeMetadata(doc)
     result.name = typeof doc.name === 'string' ? cleanText(doc.name) || null : null
     const image = imageOf(doc)
     result.imageUrl = image === null ? null : toValidUri(image)

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { refreshFallbackImages } from '../store/collections'
-import { saveTokenOutcomes } from '../store/metadata-queue'
+import { saveTokenOutcomes, type TokenOutcomeRow } from '../store/metadata-queue'
 import type { MetadataOutcome } from './outcome'
 import type { TokenJob, TokenResult } from './token-job'
 
@@ -46,23 +46,67 @@ function logBatchOutcomes(logger: Logger, all: Array<[TokenJob, TokenResult]>) {
   )
 }
 
-/** The outcomes as store/metadata-queue.ts writes them (saveTokenOutcomes). */
+/**
+ * The outcomes as store/metadata-queue.ts writes them (saveTokenOutcomes).
+ * Should the database refuse a value of the batch (a data error: class 22 or
+ * 54, which the sanitizing in document.ts and normalize.ts is meant to
+ * prevent), the tokens are written one by one and a token still refused is
+ * written as `invalid_json` without its document: one hostile document never
+ * holds up its batch, or itself, for good (docs/metadata.md, "Caps").
+ */
 async function saveResults(pool: pg.Pool, results: Array<[TokenJob, TokenResult]>) {
-  await saveTokenOutcomes(
-    pool,
-    results.map(([job, r]) => ({
-      id: job.id,
-      outcome: r.outcome,
-      uri: r.uri,
-      metadata: r.metadata === null ? null : JSON.stringify(r.metadata),
-      name: r.name,
-      image: r.imageUrl,
-      media: r.mediaSha256,
-      retryAt: r.retryAt?.toISOString() ?? null,
-      attempts: job.attempts,
-      nextAttemptAt: job.nextAttemptAt,
-      deferred: r.deferred !== null,
-      hostOutcome: r.deferred?.reason === 'open' ? r.deferred.outcome : null,
-    })),
-  )
+  try {
+    await saveTokenOutcomes(pool, results.map(outcomeRow))
+  } catch (err) {
+    if (!isDataError(err)) throw err
+    for (const result of results) {
+      try {
+        await saveTokenOutcomes(pool, [outcomeRow(result)])
+      } catch (single) {
+        if (!isDataError(single)) throw single
+        const [job, r] = result
+        await saveTokenOutcomes(pool, [
+          outcomeRow([
+            job,
+            {
+              ...r,
+              outcome: 'invalid_json',
+              metadata: null,
+              normalized: null,
+              retryAt: null,
+              deferred: null,
+            },
+          ]),
+        ])
+      }
+    }
+  }
+}
+
+/** A value PostgreSQL refuses (invalid text or JSON, out of range, too large): never a fault of the database. */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'))
+}
+
+function outcomeRow([job, r]: [TokenJob, TokenResult]): TokenOutcomeRow {
+  return {
+    id: job.id,
+    outcome: r.outcome,
+    uri: r.uri,
+    metadata: r.metadata === null ? null : JSON.stringify(r.metadata),
+    description: r.normalized?.description ?? null,
+    attributes: r.normalized?.attributes ? JSON.stringify(r.normalized.attributes) : null,
+    animationUrl: r.normalized?.animationUrl ?? null,
+    externalUrl: r.normalized?.externalUrl ?? null,
+    backgroundColor: r.normalized?.backgroundColor ?? null,
+    name: r.name,
+    image: r.imageUrl,
+    media: r.mediaSha256,
+    retryAt: r.retryAt?.toISOString() ?? null,
+    attempts: job.attempts,
+    nextAttemptAt: job.nextAttemptAt,
+    deferred: r.deferred !== null,
+    hostOutcome: r.deferred?.reason === 'open' ? r.deferred.outcome : null,
+  }
 }

@@ -74,8 +74,14 @@ export interface TokenOutcomeRow {
   id: string
   outcome: string
   uri: string | null
-  /** JSON text. */
+  /** JSON text: the document, kept in token_documents. */
   metadata: string | null
+  description: string | null
+  /** JSON text: [{ trait_type, value, display_type? }]. */
+  attributes: string | null
+  animationUrl: string | null
+  externalUrl: string | null
+  backgroundColor: string | null
   name: string | null
   image: string | null
   media: string | null
@@ -99,15 +105,25 @@ export interface TokenOutcomeRow {
 export async function saveTokenOutcomes(pool: pg.Pool, outcomes: TokenOutcomeRow[]): Promise<void> {
   if (outcomes.length === 0) return
   const col = <T>(pick: (r: TokenOutcomeRow) => T) => outcomes.map(pick)
+  // A document replaces the token's normalized fields as a whole (a field it
+  // lacks becomes null); a failed fetch keeps what the last document said.
+  const fromDoc = (column: string, value: string) =>
+    `${column} = CASE WHEN r.outcome = 'ok' THEN ${value} ELSE t.${column} END`
   await pool.query(
-    `UPDATE tokens t SET
+    `WITH saved AS (
+     UPDATE tokens t SET
             metadata_status = CASE WHEN NOT r.deferred THEN r.outcome
                                    WHEN r.host_outcome IS NOT NULL AND t.metadata_status = 'pending' THEN r.host_outcome
                                    ELSE t.metadata_status END,
             metadata_uri = coalesce(r.uri, t.metadata_uri),
-            metadata = CASE WHEN r.outcome = 'ok' THEN r.metadata::jsonb ELSE t.metadata END,
-            name = CASE WHEN r.outcome = 'ok' THEN r.name ELSE t.name END,
-            image_url = CASE WHEN r.outcome = 'ok' THEN r.image ELSE t.image_url END,
+            ${fromDoc('name', 'r.name')},
+            ${fromDoc('image_url', 'r.image')},
+            ${fromDoc('description', 'r.description')},
+            ${fromDoc('attributes', 'r.attributes::jsonb')},
+            ${fromDoc('animation_url', 'r.animation_url')},
+            ${fromDoc('external_url', 'r.external_url')},
+            ${fromDoc('background_color', 'r.background_color')},
+            ${fromDoc('metadata_updated_at', 'now()')},
             media_sha256 = CASE WHEN r.outcome <> 'ok' THEN t.media_sha256
                                 WHEN r.media IS NOT NULL THEN r.media
                                 WHEN t.image_url = r.image THEN t.media_sha256 END,
@@ -116,9 +132,18 @@ export async function saveTokenOutcomes(pool: pg.Pool, outcomes: TokenOutcomeRow
             metadata_fetched_at = CASE WHEN r.deferred THEN t.metadata_fetched_at ELSE now() END,
             updated_at = now()
        FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                   $7::text[], $8::timestamptz[], $9::int[], $10::timestamptz[], $11::bool[], $12::text[])
-            AS r(id, outcome, uri, metadata, name, image, media, retry_at, attempts, next_at, deferred, host_outcome)
-      WHERE t.id = r.id AND t.metadata_attempts = r.attempts AND t.metadata_next_attempt_at = r.next_at`,
+                   $7::text[], $8::timestamptz[], $9::int[], $10::timestamptz[], $11::bool[], $12::text[],
+                   $13::text[], $14::text[], $15::text[], $16::text[], $17::text[])
+            AS r(id, outcome, uri, metadata, name, image, media, retry_at, attempts, next_at, deferred, host_outcome,
+                 description, attributes, animation_url, external_url, background_color)
+      WHERE t.id = r.id AND t.metadata_attempts = r.attempts AND t.metadata_next_attempt_at = r.next_at
+      RETURNING t.id, r.outcome, r.uri, r.metadata)
+     -- The document as fetched, for GET /v1/nfts/{address}/{tokenId}/metadata.
+     INSERT INTO token_documents (token_id, source_uri, fetched_at, document)
+     SELECT id, uri, now(), metadata::jsonb FROM saved
+      WHERE outcome = 'ok' AND metadata IS NOT NULL AND uri IS NOT NULL
+     ON CONFLICT (token_id) DO UPDATE SET source_uri = excluded.source_uri, fetched_at = excluded.fetched_at,
+                                          document = excluded.document`,
     [
       col((r) => r.id),
       col((r) => r.outcome),
@@ -132,6 +157,11 @@ export async function saveTokenOutcomes(pool: pg.Pool, outcomes: TokenOutcomeRow
       col((r) => r.nextAttemptAt),
       col((r) => r.deferred),
       col((r) => r.hostOutcome),
+      col((r) => r.description),
+      col((r) => r.attributes),
+      col((r) => r.animationUrl),
+      col((r) => r.externalUrl),
+      col((r) => r.backgroundColor),
     ],
   )
 }

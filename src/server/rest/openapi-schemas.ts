@@ -8,13 +8,18 @@ import type { OpenAPIObject, SchemaObject } from 'openapi3-ts/oas31'
 
 /**
  * Formats of fields the resource schemas declare as plain strings.
- * `uri-reference`, not `uri`, for image locations: they are kept as the
+ * `uri-reference`, not `uri`, for image (and animation, external) locations: they are kept as the
  * metadata declares them, made valid (src/indexer/metadata/resolve-uri.ts),
  * and a bare IPFS CID is a relative reference, not an absolute URI.
  */
 const FIELD_FORMATS: Record<string, Record<string, string>> = {
   Collection: { image_url: 'uri-reference' },
-  Nft: { image_url: 'uri-reference', media_url: 'uri' },
+  Nft: {
+    image_url: 'uri-reference',
+    media_url: 'uri',
+    animation_url: 'uri-reference',
+    external_url: 'uri-reference',
+  },
   DemoToken: { expires_at: 'date-time' },
 }
 

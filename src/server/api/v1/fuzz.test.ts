@@ -98,7 +98,7 @@ interface Endpoint {
 
 const QUERY = {
   timeFeed: ['limit', 'before_timestamp', 'before_id'],
-  tokens: ['limit', 'after_token_id', 'after_id', 'include_burned'],
+  tokens: ['limit', 'after_token_id', 'after_id', 'include_burned', 'include_metadata'],
 }
 
 const ENDPOINTS: Record<string, Endpoint> = {
@@ -109,11 +109,12 @@ const ENDPOINTS: Record<string, Endpoint> = {
   },
   collection: { path: ([a]) => `/v1/collections/${a}`, pathParams: 1, query: ['network'] },
   collectionNfts: { path: ([a]) => `/v1/collections/${a}/nfts`, pathParams: 1, query: QUERY.tokens },
-  nft: { path: ([a, t]) => `/v1/nfts/${a}/${t}`, pathParams: 2, query: [] },
+  nft: { path: ([a, t]) => `/v1/nfts/${a}/${t}`, pathParams: 2, query: ['include_metadata'] },
+  nftMetadata: { path: ([a, t]) => `/v1/nfts/${a}/${t}/metadata`, pathParams: 2, query: [] },
   ownerNfts: {
     path: ([a]) => `/v1/owners/${a}/nfts`,
     pathParams: 1,
-    query: ['limit', 'after_collection', 'after_token_id', 'after_id'],
+    query: ['limit', 'after_collection', 'after_token_id', 'after_id', 'include_metadata'],
   },
   collectionTransfers: {
     path: ([a]) => `/v1/collections/${a}/transfers`,

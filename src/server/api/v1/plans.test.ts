@@ -13,7 +13,7 @@ import type { ReadContext } from '@/server/api/read/context'
 import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/v1/activity/activity.handler'
 import { getCollection, listCollections } from '@/server/api/v1/collections/collections.handler'
-import { getNft, listCollectionNfts } from '@/server/api/v1/nfts/nfts.handler'
+import { getNft, getNftMetadata, listCollectionNfts } from '@/server/api/v1/nfts/nfts.handler'
 import { listOwnerNfts } from '@/server/api/v1/owners/owners.handler'
 import { listTransfers } from '@/server/api/v1/transfers/transfers.handler'
 import { fixturePool } from '@/test/api-fixtures'
@@ -181,6 +181,52 @@ describe.skipIf(embedded)('query plans at a few thousand rows', () => {
         () => listActivity(ctx, { collection: volume.big, event_type: 'transfer', ...deep }),
         'transfers_collection_event_type_feed_idx',
       )
+    },
+  )
+})
+
+describe('the metadata document', () => {
+  it.skipIf(isEmbeddedTestDatabase())(
+    'lists with include_metadata read tokens alone (never token_documents); the document is read by key',
+    async () => {
+      const sqls: string[] = []
+      const plans: PlanNode[][] = []
+      const pool = {
+        async query(sql: string, params?: unknown[]) {
+          if (!/indexer_state/.test(sql)) {
+            sqls.push(sql)
+            plans.push(await explain(db.pool, sql, params))
+          }
+          return db.pool.query(sql, params)
+        },
+      } as unknown as pg.Pool
+      const ctx: ReadContext = {
+        config: { NETWORK: 'devnet', PUBLIC_URL: 'http://api.test', MEDIA_ORIGIN: undefined },
+        db: { pool },
+        snapshot: () => indexerSnapshot(db.pool, 'devnet', 0),
+      }
+      await listCollectionNfts(ctx, { address: volume.big, include_metadata: true })
+      expectIndexUse(plans.at(-1)!, 'tokens_collection_live_idx')
+      await listCollectionNfts(ctx, {
+        address: volume.big,
+        include_metadata: true,
+        after_token_id: '500',
+        after_id: 1,
+      })
+      expectIndexUse(plans.at(-1)!, 'tokens_collection_live_idx')
+      await listOwnerNfts(ctx, { address: volume.holder, include_metadata: true })
+      expectIndexUse(plans.at(-1)!, 'tokens_owner_idx')
+      await getNft(ctx, { address: volume.big, tokenId: '3', include_metadata: true }).catch(() => undefined)
+      expect(sqls.some((q) => /token_documents/.test(q))).toBe(false)
+      // The lists without include_metadata read none of the document's columns.
+      const before = sqls.length
+      await listCollectionNfts(ctx, { address: volume.big })
+      await listOwnerNfts(ctx, { address: volume.holder })
+      for (const q of sqls.slice(before)) expect(q).not.toMatch(/attributes|description/)
+      await getNftMetadata(ctx, { address: volume.big, tokenId: '3' }).catch(() => undefined)
+      expect(sqls.at(-1)).toMatch(/token_documents/)
+      // By key on both tables (which one drives depends on their sizes); never a scan of tokens.
+      expectIndexUse(plans.at(-1)!, /^(tokens_collection_token_key|tokens_pkey|token_documents_pkey)$/)
     },
   )
 })

@@ -35,5 +35,12 @@ export function toNft(row: NftRow, network: string, origin: string): Nft {
     out.media_type = row.media_type
   }
   if (row.name !== null) out.name = row.name
+  // include_metadata=true: the document's fields, each when known (selected only then).
+  if (row.description != null) out.description = row.description
+  if (row.attributes != null) out.attributes = row.attributes
+  if (row.animation_url != null) out.animation_url = row.animation_url
+  if (row.external_url != null) out.external_url = row.external_url
+  if (row.background_color != null) out.background_color = row.background_color
+  if (row.metadata_updated_at != null) out.metadata_updated_at = row.metadata_updated_at
   return out
 }

@@ -4,12 +4,31 @@ import {
   afterIdParam,
   afterTokenIdParam,
   booleanParam,
+  isoDateTime,
   limitParam,
   pageOf,
   requireTogether,
   tokenCursor,
   tokenId,
 } from '@/lib/schemas'
+
+/** One normalized attribute of a token's metadata (docs/metadata.md, "The whole document"). */
+export const nftAttribute = z
+  .object({
+    trait_type: z.string().describe('The trait type (at most 256 characters).'),
+    value: z
+      .union([z.string(), z.number(), z.boolean()])
+      .describe(
+        'The value as the document gives it: a string (at most 1,024 characters), number or boolean.',
+      ),
+    display_type: z
+      .string()
+      .describe(
+        "The document's `display_type` (for example number, boost_percentage, date); absent when none.",
+      )
+      .optional(),
+  })
+  .meta({ id: 'NftAttribute', example: { trait_type: 'Background', value: 'Blue' } })
 
 export const nft = z
   .object({
@@ -47,6 +66,38 @@ export const nft = z
       .describe(
         'Extension: outcome of the metadata fetch: pending | ok | timeout | too_large | unsupported_type | http_error | invalid_json | uri_reverted | blocked_address | invalid_uri.',
       ),
+    description: z
+      .string()
+      .describe("Extension: the metadata's `description` (at most 10,000 characters); absent when none.")
+      .optional(),
+    attributes: z
+      .array(nftAttribute)
+      .describe(
+        "Extension: the metadata's traits, normalized from `attributes`, `traits` or `properties` (at most 100); absent when the metadata declares none.",
+      )
+      .optional(),
+    animation_url: z
+      .string()
+      .describe(
+        "Extension: the metadata's `animation_url` (video, audio, HTML, 3D model), made a valid URI; absent when none.",
+      )
+      .optional(),
+    external_url: z
+      .string()
+      .describe("Extension: the metadata's `external_url`, made a valid URI; absent when none.")
+      .optional(),
+    background_color: z
+      .string()
+      .regex(/^[0-9a-f]{6}$/)
+      .describe(
+        "Extension: the metadata's `background_color`, six lowercase hex digits without '#'; absent when none.",
+      )
+      .optional(),
+    metadata_updated_at: isoDateTime
+      .describe(
+        'Extension: when the metadata document these fields come from was fetched; absent before the first.',
+      )
+      .optional(),
   })
   .meta({
     id: 'Nft',
@@ -66,6 +117,14 @@ export const nft = z
       name: 'Pioneer #17',
       media_type: 'image/png',
       metadata_status: 'ok',
+      description: 'One of the first settlers of the devnet.',
+      attributes: [
+        { trait_type: 'Background', value: 'Blue' },
+        { trait_type: 'Level', value: 3, display_type: 'number' },
+      ],
+      external_url: 'https://example.com/pioneers/17',
+      background_color: '1f2a44',
+      metadata_updated_at: '2026-01-02T03:04:05.000Z',
     },
   })
 
@@ -74,12 +133,67 @@ export type Nft = z.infer<typeof nft>
 export const nftPage = pageOf(nft, tokenCursor).meta({ id: 'NftPage' })
 export type NftPage = z.infer<typeof nftPage>
 
-export const getNftInput = z.strictObject({
+/** Extension: the document's normalized fields on NFT responses, when asked for (a spec client sees what it saw before). */
+export const includeMetadataParam = booleanParam()
+  .meta({
+    default: false,
+    description:
+      "Extension: true adds the fields normalized from the metadata document — `description`, `attributes`, `animation_url`, `external_url`, `background_color`, `metadata_updated_at` — each when known. False (the default): the specification's fields only.",
+  })
+  .optional()
+
+export const nftKeyInput = z.strictObject({
   address: address.describe('Contract address, lowercase.'),
   tokenId: tokenId.describe('Decimal token id, 1 to 78 digits.'),
 })
 
+export const getNftInput = z.strictObject({
+  address: address.describe('Contract address, lowercase.'),
+  tokenId: tokenId.describe('Decimal token id, 1 to 78 digits.'),
+  include_metadata: includeMetadataParam,
+})
+export type GetNftInput = z.infer<typeof getNftInput>
+
 export const getNftOutput = z.object({ data: nft })
+
+export const nftMetadata = z
+  .object({
+    collection_address: address,
+    token_id: tokenId.describe('Decimal string; must stay a string (uint256).'),
+    // Any JSON object, its keys as they are: a record or object schema would drop a `__proto__` key when parsing.
+    document: z.unknown().meta({
+      type: 'object',
+      description:
+        'The metadata document as fetched: the JSON object the token URI served (at most 1 MiB), with NUL characters removed, unpaired UTF-16 surrogates replaced by U+FFFD and nesting beyond 64 levels replaced by null. Key order is not kept; of duplicated keys the last counts.',
+    }),
+    source_uri: z.string().describe('The token URI the document was read from (tokenURI() as read).'),
+    fetched_at: isoDateTime.describe('When the document was fetched.'),
+    metadata_status: z
+      .string()
+      .describe(
+        "Outcome of the token's latest metadata fetch (as on the NFT); a failed later fetch keeps the last document.",
+      ),
+  })
+  .meta({
+    id: 'NftMetadata',
+    example: {
+      collection_address: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+      token_id: '17',
+      document: {
+        name: 'Pioneer #17',
+        description: 'One of the first settlers of the devnet.',
+        image: 'ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi/17.png',
+        attributes: [{ trait_type: 'Background', value: 'Blue' }],
+      },
+      source_uri: 'ipfs://bafybeibnsoufr2renqzsh347nrx54wcubt5lgkeivez63xvivplfwhtpym/17',
+      fetched_at: '2026-01-02T03:04:05.000Z',
+      metadata_status: 'ok',
+    },
+  })
+
+export type NftMetadata = z.infer<typeof nftMetadata>
+
+export const getNftMetadataOutput = z.object({ data: nftMetadata })
 
 export const listCollectionNftsInput = z
   .strictObject({
@@ -94,6 +208,7 @@ export const listCollectionNftsInput = z
         description: 'Include burned tokens (true) or leave them out (false, the default).',
       })
       .optional(),
+    include_metadata: includeMetadataParam,
   })
   .superRefine((value, ctx) => requireTogether(value, ['after_token_id', 'after_id'], ctx))
 

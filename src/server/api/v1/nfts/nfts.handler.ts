@@ -5,21 +5,47 @@
  * token ids compared as numbers (src/db/queries/tokens.ts).
  */
 
-import { type NftRow, selectCollectionTokens, selectToken } from '@/db/queries/tokens'
+import { type NftRow, selectCollectionTokens, selectToken, selectTokenDocument } from '@/db/queries/tokens'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
 import { buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
 import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { mediaOrigin, toNft } from '@/server/api/v1/nfts/nft-shape'
 import { ApiError } from '@/server/errors/api-error'
-import type { ListCollectionNftsInput, Nft, NftPage } from './nft.schema'
+import type { GetNftInput, ListCollectionNftsInput, Nft, NftMetadata, NftPage } from './nft.schema'
 
-export async function getNft(ctx: ReadContext, input: { address: string; tokenId: string }): Promise<Nft> {
-  const row = await selectToken(ctx.db, input)
+export async function getNft(ctx: ReadContext, input: GetNftInput): Promise<Nft> {
+  const row = await selectToken(ctx.db, {
+    address: input.address,
+    tokenId: input.tokenId,
+    withDocument: input.include_metadata ?? false,
+  })
   if (!row) {
     throw new ApiError('NOT_FOUND', `No token ${input.tokenId} of collection ${input.address} is indexed.`)
   }
   return toNft(row, ctx.config.NETWORK, mediaOrigin(ctx.config))
+}
+
+/** The document as fetched (token_documents): 404 when the token is unknown or has none. */
+export async function getNftMetadata(
+  ctx: ReadContext,
+  input: { address: string; tokenId: string },
+): Promise<NftMetadata> {
+  const row = await selectTokenDocument(ctx.db, input)
+  if (!row) {
+    throw new ApiError(
+      'NOT_FOUND',
+      `No metadata document of token ${input.tokenId} of collection ${input.address} is stored.`,
+    )
+  }
+  return {
+    collection_address: row.collection_address,
+    token_id: row.token_id,
+    document: row.document,
+    source_uri: row.source_uri,
+    fetched_at: row.fetched_at,
+    metadata_status: row.metadata_status,
+  }
 }
 
 export async function listCollectionNfts(ctx: ReadContext, input: ListCollectionNftsInput): Promise<NftPage> {
@@ -33,7 +59,13 @@ export async function listCollectionNfts(ctx: ReadContext, input: ListCollection
   // One round trip: the collection (for names and coverage) and the page.
   // No row at all: the collection is unknown.
   const [rows, snapshot] = await Promise.all([
-    selectCollectionTokens(ctx.db, { address: input.address, includeBurned, after: cursor, rows: limit + 1 }),
+    selectCollectionTokens(ctx.db, {
+      address: input.address,
+      includeBurned,
+      after: cursor,
+      rows: limit + 1,
+      withDocument: input.include_metadata ?? false,
+    }),
     ctx.snapshot(),
   ])
   const coverage = collectionCoverage(snapshot, rows[0] ? historyOf(rows[0]) : null)

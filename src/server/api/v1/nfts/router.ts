@@ -1,7 +1,14 @@
 import { responseSchema } from '@/server/api/internals/response-schema'
 import { createV1Router, v1Procedure } from '@/server/api/trpc/v1'
-import { getNftInput, getNftOutput, listCollectionNftsInput, nftPage } from './nft.schema'
-import { getNft, listCollectionNfts } from './nfts.handler'
+import {
+  getNftInput,
+  getNftMetadataOutput,
+  getNftOutput,
+  listCollectionNftsInput,
+  nftKeyInput,
+  nftPage,
+} from './nft.schema'
+import { getNft, getNftMetadata, listCollectionNfts } from './nfts.handler'
 
 export const nftsRouter = createV1Router({
   get: v1Procedure({
@@ -17,6 +24,20 @@ export const nftsRouter = createV1Router({
     .input(getNftInput)
     .output(responseSchema(getNftOutput))
     .query(async ({ ctx, input }) => ({ data: await getNft(ctx, input) })),
+
+  metadata: v1Procedure({
+    scope: 'read:nfts',
+    method: 'GET',
+    path: '/v1/nfts/{address}/{tokenId}/metadata',
+    tags: ['NFTs'],
+    summary: "One NFT's metadata document, as fetched",
+    description:
+      "Extension: the JSON document the token's URI served when it was last fetched successfully (at most 1 MiB), where it was read from and when. NUL characters are removed, unpaired UTF-16 surrogates replaced and nesting beyond 64 levels cut; the NFT's own fields (`description`, `attributes`, …) are normalized from it. 404 when the token is unknown or no document of it is stored.",
+    errorResponses: [400, 401, 403, 404, 429, 503],
+  })
+    .input(nftKeyInput)
+    .output(responseSchema(getNftMetadataOutput))
+    .query(async ({ ctx, input }) => ({ data: await getNftMetadata(ctx, input) })),
 
   byCollection: v1Procedure({
     scope: 'read:nfts',

@@ -19,7 +19,12 @@ export async function listOwnerNfts(ctx: ReadContext, input: ListOwnerNftsInput)
       ? { collection: input.after_collection, tokenId: input.after_token_id, id: input.after_id }
       : undefined
   const [rows, snapshot] = await Promise.all([
-    selectOwnerTokens(ctx.db, { owner: input.address, after, rows: limit + 1 }),
+    selectOwnerTokens(ctx.db, {
+      owner: input.address,
+      after,
+      rows: limit + 1,
+      withDocument: input.include_metadata ?? false,
+    }),
     ctx.snapshot(),
   ])
   const network = ctx.config.NETWORK

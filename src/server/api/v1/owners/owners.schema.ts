@@ -9,7 +9,7 @@ import {
   requireTogether,
   tokenId,
 } from '@/lib/schemas'
-import { nft } from '@/server/api/v1/nfts/nft.schema'
+import { includeMetadataParam, nft } from '@/server/api/v1/nfts/nft.schema'
 
 export const listOwnerNftsInput = z
   .strictObject({
@@ -26,6 +26,7 @@ export const listOwnerNftsInput = z
         'Cursor: row id, copied from `next_page_params`; required together with `after_collection` and `after_token_id`.',
       )
       .optional(),
+    include_metadata: includeMetadataParam,
   })
   .superRefine((value, ctx) =>
     requireTogether(value, ['after_collection', 'after_token_id', 'after_id'], ctx),
