@@ -29,6 +29,8 @@ export interface MetadataQueueOptions {
   maxMediaBytes?: number
   maxAttempts?: number
   retryBaseMs?: number
+  /** Waits before a settled outcome is checked again (default 1 h, 6 h, 24 h, then weekly: recheck.ts). */
+  recheckDelaysMs?: number[]
   /** Consecutive host faults that back a host off, and the first back-off period. */
   breakerThreshold?: number
   breakerCooldownMs?: number
@@ -119,6 +121,7 @@ export async function runMetadataQueue(
       mediaDir: config.MEDIA_DIR,
       maxAttempts: options.maxAttempts ?? 5,
       retryBaseMs: options.retryBaseMs ?? 30_000,
+      recheckDelaysMs: options.recheckDelaysMs,
       concurrency: options.concurrency ?? config.METADATA_CONCURRENCY,
       signal,
     },

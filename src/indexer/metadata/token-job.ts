@@ -9,6 +9,7 @@ import { type FetchLimits, fetchMetadataJson, imageOf, loadUriBytes } from './do
 import { HostBackedOff } from './host-scheduler'
 import { storeMedia } from './media-store'
 import { FetchFailure, type MetadataOutcome } from './outcome'
+import { recheckAt } from './recheck'
 import { toValidUri } from './resolve-uri'
 import { batchViewCalls, cleanText, decodeUriResult, encodeTokenUri } from './token-uri'
 
@@ -31,6 +32,8 @@ export interface TokenJobDeps {
   retryBaseMs: number
   /** Requests in flight over all hosts (when no scheduler is given in limits). */
   concurrency: number
+  /** Waits before re-checking a settled outcome (default recheck.ts, RECHECK_DELAYS_MS). */
+  recheckDelaysMs?: readonly number[]
   signal?: AbortSignal
 }
 
@@ -41,6 +44,8 @@ export interface TokenJob {
   attempts: number
   /** Text form keeps PostgreSQL's microseconds for the equality check on save. */
   nextAttemptAt: string
+  /** A settled outcome checked again (metadata_recheck_at): no quick retries, not in the backlog. */
+  recheck: boolean
 }
 
 export interface TokenResult {
@@ -51,6 +56,8 @@ export interface TokenResult {
   imageUrl: string | null
   mediaSha256: string | null
   retryAt: Date | null
+  /** Settled, to be checked again then (recheck.ts); null: final. */
+  recheckAt: Date | null
   /**
    * Not tried: its host is backed off (`open`: a still-pending token takes the
    * host's outcome) or already has enough queued (`busy`). Attempts are not
@@ -76,6 +83,7 @@ export async function dueTokens(
     tokenId: BigInt(r.token_id),
     attempts: r.metadata_attempts,
     nextAttemptAt: r.next_at,
+    recheck: r.recheck,
   }))
 }
 
@@ -111,6 +119,7 @@ export async function processToken(
     imageUrl: null,
     mediaSha256: null,
     retryAt: null,
+    recheckAt: null,
     deferred: null,
   }
   try {
@@ -134,8 +143,11 @@ export async function processToken(
       return result
     }
     result.outcome = err.outcome
-    if (err.transient && job.attempts + 1 < deps.maxAttempts) {
+    if (err.transient && !job.recheck && job.attempts + 1 < deps.maxAttempts) {
       result.retryAt = new Date(Date.now() + backoffDelay(job.attempts, deps.retryBaseMs, 3_600_000))
+    } else {
+      const quick = err.transient ? deps.maxAttempts : 1
+      result.recheckAt = recheckAt(err.outcome, job.attempts + 1, quick, deps.recheckDelaysMs)
     }
     deps.logger.debug(
       {
@@ -143,6 +155,7 @@ export async function processToken(
         tokenId: job.tokenId.toString(),
         outcome: err.outcome,
         retry: result.retryAt !== null,
+        recheck: result.recheckAt !== null,
       },
       `token metadata: ${describeError(err)}`,
     )

@@ -59,6 +59,8 @@ async function saveResults(pool: pg.Pool, results: Array<[TokenJob, TokenResult]
       image: r.imageUrl,
       media: r.mediaSha256,
       retryAt: r.retryAt?.toISOString() ?? null,
+      recheckAt: r.recheckAt?.toISOString() ?? null,
+      recheck: job.recheck,
       attempts: job.attempts,
       nextAttemptAt: job.nextAttemptAt,
       deferred: r.deferred !== null,

@@ -175,7 +175,7 @@ export async function markMetadataStale(
   if (updates.length === 0) return
   await client.query(
     `UPDATE tokens t SET metadata_status = 'pending', metadata_attempts = 0, metadata_next_attempt_at = now(),
-            updated_at = now()
+            metadata_recheck_at = NULL, updated_at = now()
        FROM unnest($1::varchar[], $2::numeric[], $3::numeric[]) AS u(c, lo, hi)
       WHERE t.collection_address = u.c AND t.token_id BETWEEN u.lo AND u.hi`,
     [

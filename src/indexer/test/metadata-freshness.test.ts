@@ -13,8 +13,9 @@ import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { selectListedCollections } from '@/db/queries/collections'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { countMetadataBacklog } from '../store/metadata-queue'
 import { startTestChain, type TestChain } from './chain'
-import { startServer, type TestServer } from './http-server'
+import { json, startServer, type TestServer } from './http-server'
 import { type RunningIndexer, startIndexer, testConfig } from './indexer'
 import { waitFor } from './oracle'
 
@@ -28,10 +29,15 @@ let rpcProxy: http.Server
 let rpcUrl: string
 let namesDown = false
 let refusedNameReads = 0
+let recovered = false
 let indexer: RunningIndexer | undefined
 
 beforeAll(async () => {
-  host = await startServer({ '/late/*': (_req, res) => res.writeHead(404).end() })
+  host = await startServer({
+    // 404 until the host "recovers" (a reveal, a host brought back).
+    '/late/*': (req, res) =>
+      recovered ? json({ name: `Late ${req.url!.split('/').pop()}` })(req, res) : res.writeHead(404).end(),
+  })
   ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
   // The node's JSON-RPC endpoint, failing (HTTP 503, as a load balancer in an outage) the requests
   // that read a name while namesDown: the sync goes on and finds the collection, its reads fail.
@@ -62,7 +68,10 @@ beforeAll(async () => {
   indexer = startIndexer(
     testConfig({ DATABASE_URL: db.url, RPC_URL: rpcUrl, FETCH_ALLOW_HOSTS: `127.0.0.1:${host.port}` }),
     db.pool,
-    { metadata: { timeoutMs: 1_000, maxAttempts: 2, retryBaseMs: 50 } },
+    // Re-checks after 2 s, 4 s, then 8 s: the schedule of docs/metadata.md, shortened.
+    {
+      metadata: { timeoutMs: 1_000, maxAttempts: 2, retryBaseMs: 50, recheckDelaysMs: [2_000, 4_000, 8_000] },
+    },
   )
 }, 120_000)
 
@@ -110,4 +119,42 @@ describe('metadata freshness', () => {
       metadata_attempts: 0,
     })
   }, 180_000)
+
+  it('re-checks a failed token on its schedule, outside the backlog, until it is ok', async () => {
+    const { address } = await chain.deploy('TestNFT', ['Late Reveal', 'LATE', `${host.origin}/late/`])
+    await chain.call(address, 'TestNFT', 'mint', [chain.accounts[0]!, 7n])
+    const token = async () =>
+      (
+        await db.pool.query(
+          `SELECT metadata_status, name, metadata_attempts, metadata_next_attempt_at, metadata_recheck_at
+             FROM tokens WHERE collection_address = $1 AND token_id = 7`,
+          [address],
+        )
+      ).rows[0]
+    // Settled on http_error (a 404 is no transient fault): no retry queued, a re-check is.
+    await waitFor(async () => (await token())?.metadata_status === 'http_error', 30_000, 'http_error')
+    const settled = await token()
+    expect(settled.metadata_next_attempt_at).toBeNull()
+    expect(settled.metadata_recheck_at).not.toBeNull()
+    // Settled tokens are not backlog.
+    expect((await countMetadataBacklog(db.pool)).http_error).toBe(0)
+    // Re-checked (the host still answers 404): the outcome stays, attempts grow, the wait grows.
+    await waitFor(async () => (await token()).metadata_attempts >= 3, 30_000, 're-checks')
+    const again = await token()
+    expect(again.metadata_status).toBe('http_error')
+    expect(again.metadata_recheck_at).not.toBeNull()
+    const lateHits = host.hits.filter((h) => h === '/late/7').length
+    expect(lateHits).toBeGreaterThanOrEqual(3)
+
+    recovered = true
+    const recoveredAt = Date.now()
+    await waitFor(async () => (await token()).metadata_status === 'ok', 30_000, 'the token to be ok')
+    console.log(`token ok ${((Date.now() - recoveredAt) / 1000).toFixed(1)} s after its host recovered`)
+    expect(await token()).toMatchObject({
+      metadata_status: 'ok',
+      name: 'Late 7',
+      metadata_next_attempt_at: null,
+      metadata_recheck_at: null,
+    })
+  }, 90_000)
 })
