@@ -30,6 +30,7 @@ let rpcUrl: string
 let namesDown = false
 let refusedNameReads = 0
 let recovered = false
+let contractDoc = { description: 'First words' }
 let indexer: RunningIndexer | undefined
 
 beforeAll(async () => {
@@ -37,6 +38,7 @@ beforeAll(async () => {
     // 404 until the host "recovers" (a reveal, a host brought back).
     '/late/*': (req, res) =>
       recovered ? json({ name: `Late ${req.url!.split('/').pop()}` })(req, res) : res.writeHead(404).end(),
+    '/contract': (req, res) => json(contractDoc)(req, res),
   })
   ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
   // The node's JSON-RPC endpoint, failing (HTTP 503, as a load balancer in an outage) the requests
@@ -156,5 +158,29 @@ describe('metadata freshness', () => {
       metadata_next_attempt_at: null,
       metadata_recheck_at: null,
     })
+  }, 90_000)
+
+  it('reads a collection again on ERC-7572 ContractURIUpdated', async () => {
+    const { address } = await chain.deploy('TestNFT', ['Contract Words', 'CW', `${host.origin}/late/`])
+    await chain.call(address, 'TestNFT', 'setContractURI', [`${host.origin}/contract`])
+    await chain.call(address, 'TestNFT', 'mint', [chain.accounts[0]!, 1n])
+    await waitFor(
+      async () => (await collectionRow(address))?.description === 'First words',
+      30_000,
+      'the first contractURI document',
+    )
+    contractDoc = { description: 'Second words' }
+    // Without an event nothing is read again: a collection is read once.
+    await chain.call(address, 'TestNFT', 'setContractURI', [`${host.origin}/contract?v=1`])
+    await new Promise((r) => setTimeout(r, 2_000))
+    expect((await collectionRow(address)).description).toBe('First words')
+    // ContractURIUpdated(): read again, with the new document.
+    await chain.call(address, 'TestNFT', 'updateContractURI', [`${host.origin}/contract?v=2`])
+    await waitFor(
+      async () => (await collectionRow(address))?.description === 'Second words',
+      30_000,
+      'the collection to be read again',
+    )
+    expect(await collectionRow(address)).toMatchObject({ name: 'Contract Words', metadata_status: 'ok' })
   }, 90_000)
 })
