@@ -12,6 +12,7 @@ import {
 } from '../store/collections'
 import { findDeployInfo } from './deploy-info'
 import { type FetchLimits, fetchMetadataJson, imageOf } from './document'
+import { FetchFailure } from './outcome'
 import { toValidUri } from './resolve-uri'
 import { batchViewCalls, cleanText, decodeLooseString, decodeUriResult, encodeNoArg } from './token-uri'
 
@@ -21,6 +22,8 @@ export interface CollectionJobDeps {
   logger: Logger
   limits: FetchLimits
   multicallEnabled: () => boolean
+  /** First wait after a failed read (default COLLECTION_RETRY_BASE_MS). */
+  retryBaseMs?: number
 }
 
 /** First wait after a failed collection read; it doubles (half of it random) up to an hour. */
@@ -34,7 +37,9 @@ export const COLLECTION_RETRY_MAX_MS = 3_600_000
  * once the chain answered: a call that reverts or returns nothing proves
  * there is no name (stored as ''). An RPC error proves nothing: the
  * collection is marked failed and read again with backoff, indefinitely
- * (docs/metadata.md, "Freshness"); ERC-7572 ContractURIUpdated asks again.
+ * (docs/metadata.md, "Freshness"); so is one whose contractURI document
+ * failed transiently (its name and symbol are saved meanwhile). ERC-7572
+ * ContractURIUpdated asks again.
  */
 export async function processCollections(deps: CollectionJobDeps, limit = 10): Promise<number> {
   const rows = await pendingCollections(deps.pool, limit)
@@ -44,6 +49,7 @@ export async function processCollections(deps: CollectionJobDeps, limit = 10): P
         deps,
         row.address,
         row.first_seen_block === null ? null : BigInt(row.first_seen_block),
+        () => retryAt(deps, row.metadata_attempts),
       )
     } catch (err) {
       // Cut short by shutdown: nothing is recorded, the collection is simply read after a restart.
@@ -52,18 +58,24 @@ export async function processCollections(deps: CollectionJobDeps, limit = 10): P
         { collection: row.address, attempts: row.metadata_attempts + 1 },
         `collection info failed, to be read again: ${describeError(err)}`,
       )
-      const wait = backoffDelay(
-        Math.min(row.metadata_attempts, 30),
-        COLLECTION_RETRY_BASE_MS,
-        COLLECTION_RETRY_MAX_MS,
-      )
-      await markCollectionFailed(deps.pool, row.address, new Date(Date.now() + wait))
+      await markCollectionFailed(deps.pool, row.address, retryAt(deps, row.metadata_attempts))
     }
   }
   return rows.length
 }
 
-async function processCollection(deps: CollectionJobDeps, address: Hex, firstSeenBlock: bigint | null) {
+/** When a collection whose read failed `attempts` times before is read again. */
+function retryAt(deps: CollectionJobDeps, attempts: number): Date {
+  const base = deps.retryBaseMs ?? COLLECTION_RETRY_BASE_MS
+  return new Date(Date.now() + backoffDelay(Math.min(attempts, 30), base, COLLECTION_RETRY_MAX_MS))
+}
+
+async function processCollection(
+  deps: CollectionJobDeps,
+  address: Hex,
+  firstSeenBlock: bigint | null,
+  nextRetry: () => Date,
+) {
   const [name, symbol, contractUri] = await batchViewCalls(
     deps.rpc,
     (['name', 'symbol', 'contractURI'] as const).map((fn) => ({ to: address, data: encodeNoArg(fn) })),
@@ -79,6 +91,8 @@ async function processCollection(deps: CollectionJobDeps, address: Hex, firstSee
   }
   let description: string | null = null
   let image: string | null = null
+  /** The document's host failed transiently: read again later, the stored description kept. */
+  let documentLater = false
   if (uri) {
     try {
       const doc = await fetchMetadataJson(uri, deps.limits, address)
@@ -87,6 +101,7 @@ async function processCollection(deps: CollectionJobDeps, address: Hex, firstSee
       image = declared === null ? null : toValidUri(declared)
     } catch (err) {
       deps.logger.info({ collection: address }, `contractURI metadata unavailable: ${describeError(err)}`)
+      documentLater = err instanceof FetchFailure && err.transient
     }
   }
   const deploy =
@@ -102,6 +117,8 @@ async function processCollection(deps: CollectionJobDeps, address: Hex, firstSee
     deployBlock: deploy?.deployBlock?.toString() ?? null,
     creatorAddress: deploy?.creatorAddress ?? null,
     deployTxHash: deploy?.deployTxHash ?? null,
+    documentRead: !documentLater,
+    retryAt: documentLater ? nextRetry() : null,
   })
   // The lowest token's image stands in for a collection image the contract does not declare.
   if (!image) await refreshFallbackImages(deps.pool, [address])

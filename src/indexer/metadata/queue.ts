@@ -29,6 +29,8 @@ export interface MetadataQueueOptions {
   maxMediaBytes?: number
   maxAttempts?: number
   retryBaseMs?: number
+  /** First wait after a failed collection read (default 1 min, doubling to 1 h: collection-info.ts). */
+  collectionRetryBaseMs?: number
   /** Waits before a settled outcome is checked again (default 1 h, 6 h, 24 h, then weekly: recheck.ts). */
   recheckDelaysMs?: number[]
   /** Consecutive host faults that back a host off, and the first back-off period. */
@@ -158,7 +160,7 @@ export async function runMetadataQueue(
   await Promise.all([
     keepRunning('token', () => pipeline.run()),
     keepRunning('collection', async () => {
-      const collections = await processCollections(common)
+      const collections = await processCollections({ ...common, retryBaseMs: options.collectionRetryBaseMs })
       if (deps.yieldToSync?.()) await sleep(backfillIdleMs, signal)
       else if (collections === 0) await sleep(idleMs, signal)
     }),

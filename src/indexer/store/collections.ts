@@ -64,9 +64,13 @@ export interface CollectionInfo {
   deployBlock: string | null
   creatorAddress: string | null
   deployTxHash: string | null
+  /** false: the contractURI document was not read (its host failed): the stored description stays. */
+  documentRead: boolean
+  /** Read again then (metadata_status failed, attempts counted); null: read (ok). */
+  retryAt: Date | null
 }
 
-/** Stores a collection's info and marks it read (metadata_status ok). */
+/** Stores a collection's info and marks it read (metadata_status ok), or to be read again at info.retryAt. */
 export async function saveCollectionInfo(
   db: Queryable,
   address: string,
@@ -74,12 +78,14 @@ export async function saveCollectionInfo(
 ): Promise<void> {
   await db.query(
     `UPDATE collections SET name = $2, symbol = $3, listed = ($2 <> '' OR coalesce($3, '') <> ''),
-            contract_uri = $4, description = $5,
+            contract_uri = $4, description = CASE WHEN $10 THEN $5 ELSE description END,
             image_url = CASE WHEN $6::text IS NOT NULL THEN $6 ELSE image_url END,
             image_source = CASE WHEN $6::text IS NOT NULL THEN 'contract' ELSE image_source END,
             deploy_block = coalesce($7, deploy_block), creator_address = coalesce($8, creator_address),
-            deploy_tx_hash = coalesce($9, deploy_tx_hash), metadata_status = 'ok',
-            metadata_attempts = 0, metadata_next_attempt_at = NULL, updated_at = now()
+            deploy_tx_hash = coalesce($9, deploy_tx_hash),
+            metadata_status = CASE WHEN $11::timestamptz IS NULL THEN 'ok' ELSE 'failed' END,
+            metadata_attempts = CASE WHEN $11::timestamptz IS NULL THEN 0 ELSE metadata_attempts + 1 END,
+            metadata_next_attempt_at = $11, updated_at = now()
       WHERE address = $1`,
     [
       address,
@@ -91,6 +97,8 @@ export async function saveCollectionInfo(
       info.deployBlock,
       info.creatorAddress,
       info.deployTxHash,
+      info.documentRead,
+      info.retryAt,
     ],
   )
 }

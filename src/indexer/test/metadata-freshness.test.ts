@@ -32,6 +32,8 @@ let refusedNameReads = 0
 let recovered = false
 let contractDoc = { description: 'First words' }
 let indexer: RunningIndexer | undefined
+let config: ReturnType<typeof testConfig>
+let flakyContractHits = 0
 
 beforeAll(async () => {
   host = await startServer({
@@ -39,6 +41,11 @@ beforeAll(async () => {
     '/late/*': (req, res) =>
       recovered ? json({ name: `Late ${req.url!.split('/').pop()}` })(req, res) : res.writeHead(404).end(),
     '/contract': (req, res) => json(contractDoc)(req, res),
+    // 503 (a transient fault) for its first three requests.
+    '/contract-flaky': (req, res) =>
+      ++flakyContractHits <= 3
+        ? res.writeHead(503).end()
+        : json({ description: 'Eventually', image: `${host.origin}/img.png` })(req, res),
   })
   ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
   // The node's JSON-RPC endpoint, failing (HTTP 503, as a load balancer in an outage) the requests
@@ -67,8 +74,9 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => rpcProxy.listen(0, '127.0.0.1', resolve))
   rpcUrl = `http://127.0.0.1:${(rpcProxy.address() as AddressInfo).port}`
+  config = testConfig({ DATABASE_URL: db.url, RPC_URL: rpcUrl, FETCH_ALLOW_HOSTS: `127.0.0.1:${host.port}` })
   indexer = startIndexer(
-    testConfig({ DATABASE_URL: db.url, RPC_URL: rpcUrl, FETCH_ALLOW_HOSTS: `127.0.0.1:${host.port}` }),
+    config,
     db.pool,
     // Re-checks after 2 s, 4 s, then 8 s: the schedule of docs/metadata.md, shortened.
     {
@@ -182,5 +190,33 @@ describe('metadata freshness', () => {
       'the collection to be read again',
     )
     expect(await collectionRow(address)).toMatchObject({ name: 'Contract Words', metadata_status: 'ok' })
+  }, 90_000)
+
+  it('reads a contractURI document again after its host failed, listing the collection meanwhile', async () => {
+    // The first retry after about a second instead of a minute (collectionRetryBaseMs): an indexer of its own.
+    await indexer?.stop()
+    indexer = startIndexer(config, db.pool, { metadata: { timeoutMs: 1_000, collectionRetryBaseMs: 1_000 } })
+    const { address } = await chain.deploy('TestNFT', ['Flaky Words', 'FW', `${host.origin}/late/`])
+    await chain.call(address, 'TestNFT', 'setContractURI', [`${host.origin}/contract-flaky`])
+    await chain.call(address, 'TestNFT', 'mint', [chain.accounts[0]!, 1n])
+    // Name and symbol answered: listed at once, the document to be read again.
+    await waitFor(async () => (await collectionRow(address))?.listed, 30_000, 'the collection to be listed')
+    expect(await collectionRow(address)).toMatchObject({
+      name: 'Flaky Words',
+      metadata_status: 'failed',
+      description: null,
+    })
+    await waitFor(
+      async () => (await collectionRow(address))?.description === 'Eventually',
+      30_000,
+      'the contractURI document',
+    )
+    expect(await collectionRow(address)).toMatchObject({
+      metadata_status: 'ok',
+      metadata_attempts: 0,
+      image_url: `${host.origin}/img.png`,
+      image_source: 'contract',
+    })
+    expect(flakyContractHits).toBe(4)
   }, 90_000)
 })
