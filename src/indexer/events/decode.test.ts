@@ -7,6 +7,7 @@ import { decodeLog } from './decode'
 import {
   BATCH_METADATA_UPDATE_TOPIC,
   CONSECUTIVE_TRANSFER_TOPIC,
+  CONTRACT_URI_UPDATED_TOPIC,
   METADATA_UPDATE_TOPIC,
   TRANSFER_TOPIC,
 } from './topics'
@@ -89,6 +90,16 @@ describe('decodeLog', () => {
       kind: 'metadata-update',
       event: { fromTokenId: 0n, toTokenId: 2n ** 256n - 1n },
     })
+  })
+
+  it('decodes ERC-7572 ContractURIUpdated as an update of the collection itself', () => {
+    expect(decodeLog(log([CONTRACT_URI_UPDATED_TOPIC]))).toMatchObject({
+      kind: 'metadata-update',
+      event: { collection: '0x5fbdb2315678afecb367f032d93f642f64180aa3', contract: true },
+    })
+    // Another shape under the same name (arguments) is not the standard's event.
+    expect(decodeLog(log([CONTRACT_URI_UPDATED_TOPIC], word(1n)))).toBeNull()
+    expect(decodeLog(log([CONTRACT_URI_UPDATED_TOPIC, word(1n)]))).toBeNull()
   })
 
   it('lowercases addresses and hashes', () => {

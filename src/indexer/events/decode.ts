@@ -1,9 +1,10 @@
 import type { RawLog } from '../chain'
 import { decodeConsecutiveTransfer } from './consecutive'
-import { decodeBatchMetadataUpdate, decodeMetadataUpdate } from './metadata-update'
+import { decodeBatchMetadataUpdate, decodeContractUriUpdated, decodeMetadataUpdate } from './metadata-update'
 import {
   BATCH_METADATA_UPDATE_TOPIC,
   CONSECUTIVE_TRANSFER_TOPIC,
+  CONTRACT_URI_UPDATED_TOPIC,
   METADATA_UPDATE_TOPIC,
   TRANSFER_TOPIC,
 } from './topics'
@@ -22,6 +23,8 @@ export function decodeLog(log: RawLog): DecodedLog | null {
       return decodeMetadataUpdate(log)
     case BATCH_METADATA_UPDATE_TOPIC:
       return decodeBatchMetadataUpdate(log)
+    case CONTRACT_URI_UPDATED_TOPIC:
+      return decodeContractUriUpdated(log)
     default:
       return null
   }

@@ -13,6 +13,16 @@ export function decodeMetadataUpdate(log: RawLog): DecodedLog | null {
   }
 }
 
+/** ERC-7572 ContractURIUpdated(): the collection's own metadata changed (no tokens named). */
+export function decodeContractUriUpdated(log: RawLog): DecodedLog | null {
+  if (log.topics.length !== 1 || log.data !== '0x') return null
+  const { collection, blockNumber } = logPosition(log)
+  return {
+    kind: 'metadata-update',
+    event: { collection, blockNumber, fromTokenId: 0n, toTokenId: 0n, contract: true },
+  }
+}
+
 /** ERC-4906 BatchMetadataUpdate(uint256 _fromTokenId, uint256 _toTokenId). */
 export function decodeBatchMetadataUpdate(log: RawLog): DecodedLog | null {
   if (log.topics.length !== 1 || log.data.length !== 2 + 128) return null

@@ -6,8 +6,15 @@ export const CONSECUTIVE_TRANSFER_TOPIC = toEventSelector(
 )
 export const METADATA_UPDATE_TOPIC = toEventSelector('MetadataUpdate(uint256)')
 export const BATCH_METADATA_UPDATE_TOPIC = toEventSelector('BatchMetadataUpdate(uint256,uint256)')
+export const CONTRACT_URI_UPDATED_TOPIC = toEventSelector('ContractURIUpdated()')
 
 /** topic0 filter of every eth_getLogs request: all event shapes the indexer decodes. */
 export const INDEXED_TOPICS = [
-  [TRANSFER_TOPIC, CONSECUTIVE_TRANSFER_TOPIC, METADATA_UPDATE_TOPIC, BATCH_METADATA_UPDATE_TOPIC],
+  [
+    TRANSFER_TOPIC,
+    CONSECUTIVE_TRANSFER_TOPIC,
+    METADATA_UPDATE_TOPIC,
+    BATCH_METADATA_UPDATE_TOPIC,
+    CONTRACT_URI_UPDATED_TOPIC,
+  ],
 ]

@@ -23,12 +23,17 @@ export interface TransferEvent {
   standard: CollectionStandard
 }
 
-/** ERC-4906: metadata of tokens [fromTokenId, toTokenId] changed. */
+/**
+ * ERC-4906: metadata of tokens [fromTokenId, toTokenId] changed; with
+ * `contract` (ERC-7572 ContractURIUpdated), the collection's own metadata
+ * changed and no token is named.
+ */
 export interface MetadataUpdateEvent {
   collection: Hex
   fromTokenId: bigint
   toTokenId: bigint
   blockNumber: bigint
+  contract?: true
 }
 
 /** A decoded transfer before its block's timestamp is known. */

@@ -30,6 +30,10 @@ export interface MetadataQueueOptions {
   maxMediaBytes?: number
   maxAttempts?: number
   retryBaseMs?: number
+  /** First wait after a failed collection read (default 1 min, doubling to 1 h: collection-info.ts). */
+  collectionRetryBaseMs?: number
+  /** Waits before a settled outcome is checked again (default 1 h, 6 h, 24 h, then weekly: recheck.ts). */
+  recheckDelaysMs?: number[]
   /** Consecutive host faults that back a host off, and the first back-off period. */
   breakerThreshold?: number
   breakerCooldownMs?: number
@@ -120,6 +124,7 @@ export async function runMetadataQueue(
       mediaDir: config.MEDIA_DIR,
       maxAttempts: options.maxAttempts ?? 5,
       retryBaseMs: options.retryBaseMs ?? 30_000,
+      recheckDelaysMs: options.recheckDelaysMs,
       concurrency: options.concurrency ?? config.METADATA_CONCURRENCY,
       signal,
     },
@@ -161,7 +166,7 @@ export async function runMetadataQueue(
     }),
     keepRunning('token', () => pipeline.run()),
     keepRunning('collection', async () => {
-      const collections = await processCollections(common)
+      const collections = await processCollections({ ...common, retryBaseMs: options.collectionRetryBaseMs })
       if (deps.yieldToSync?.()) await sleep(backfillIdleMs, signal)
       else if (collections === 0) await sleep(idleMs, signal)
     }),

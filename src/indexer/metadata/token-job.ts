@@ -10,6 +10,7 @@ import { HostBackedOff } from './host-scheduler'
 import { storeMedia } from './media-store'
 import { type NormalizedMetadata, normalizeMetadata } from './normalize'
 import { FetchFailure, type MetadataOutcome } from './outcome'
+import { recheckAt } from './recheck'
 import { toValidUri } from './resolve-uri'
 import { batchViewCalls, cleanText, decodeUriResult, encodeTokenUri } from './token-uri'
 
@@ -32,6 +33,8 @@ export interface TokenJobDeps {
   retryBaseMs: number
   /** Requests in flight over all hosts (when no scheduler is given in limits). */
   concurrency: number
+  /** Waits before re-checking a settled outcome (default recheck.ts, RECHECK_DELAYS_MS). */
+  recheckDelaysMs?: readonly number[]
   signal?: AbortSignal
 }
 
@@ -42,6 +45,8 @@ export interface TokenJob {
   attempts: number
   /** Text form keeps PostgreSQL's microseconds for the equality check on save. */
   nextAttemptAt: string
+  /** A settled outcome checked again (metadata_recheck_at): no quick retries, not in the backlog. */
+  recheck: boolean
 }
 
 export interface TokenResult {
@@ -54,6 +59,8 @@ export interface TokenResult {
   imageUrl: string | null
   mediaSha256: string | null
   retryAt: Date | null
+  /** Settled, to be checked again then (recheck.ts); null: final. */
+  recheckAt: Date | null
   /**
    * Not tried: its host is backed off (`open`: a still-pending token takes the
    * host's outcome) or already has enough queued (`busy`). Attempts are not
@@ -79,6 +86,7 @@ export async function dueTokens(
     tokenId: BigInt(r.token_id),
     attempts: r.metadata_attempts,
     nextAttemptAt: r.next_at,
+    recheck: r.recheck,
   }))
 }
 
@@ -115,6 +123,7 @@ export async function processToken(
     imageUrl: null,
     mediaSha256: null,
     retryAt: null,
+    recheckAt: null,
     deferred: null,
   }
   try {
@@ -139,8 +148,11 @@ export async function processToken(
       return result
     }
     result.outcome = err.outcome
-    if (err.transient && job.attempts + 1 < deps.maxAttempts) {
+    if (err.transient && !job.recheck && job.attempts + 1 < deps.maxAttempts) {
       result.retryAt = new Date(Date.now() + backoffDelay(job.attempts, deps.retryBaseMs, 3_600_000))
+    } else {
+      const quick = err.transient ? deps.maxAttempts : 1
+      result.recheckAt = recheckAt(err.outcome, job.attempts + 1, quick, deps.recheckDelaysMs)
     }
     deps.logger.debug(
       {
@@ -148,6 +160,7 @@ export async function processToken(
         tokenId: job.tokenId.toString(),
         outcome: err.outcome,
         retry: result.retryAt !== null,
+        recheck: result.recheckAt !== null,
       },
       `token metadata: ${describeError(err)}`,
     )

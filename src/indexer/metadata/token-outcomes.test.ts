@@ -10,6 +10,7 @@ const job = (id: string): TokenJob => ({
   tokenId: BigInt(id),
   attempts: 0,
   nextAttemptAt: 'x',
+  recheck: false,
 })
 const ok = (doc: Record<string, unknown>): TokenResult => ({
   outcome: 'ok',
@@ -26,6 +27,7 @@ const ok = (doc: Record<string, unknown>): TokenResult => ({
   imageUrl: null,
   mediaSha256: null,
   retryAt: null,
+  recheckAt: null,
   deferred: null,
 })
 

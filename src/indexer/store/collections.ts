@@ -10,22 +10,47 @@ import type { Queryable } from './db'
 export interface PendingCollectionRow {
   address: Hex
   first_seen_block: string | null
+  metadata_attempts: number
 }
 
-/** Collections not read yet, in the order they were found. */
+/**
+ * Collections to read: not read yet (or asked again, ERC-7572) in the order
+ * they were found, then those whose last read failed and whose retry is due
+ * (collections_metadata_queue_idx).
+ */
 export async function pendingCollections(db: Queryable, limit: number): Promise<PendingCollectionRow[]> {
   const { rows } = await db.query<PendingCollectionRow>(
-    `SELECT address, first_seen_block::text FROM collections WHERE metadata_status = 'pending'
-      ORDER BY id LIMIT $1`,
+    `(SELECT address, first_seen_block::text, metadata_attempts FROM collections
+       WHERE metadata_status = 'pending' ORDER BY id LIMIT $1)
+     UNION ALL
+     (SELECT address, first_seen_block::text, metadata_attempts FROM collections
+       WHERE metadata_status = 'failed' AND metadata_next_attempt_at <= now()
+       ORDER BY metadata_next_attempt_at LIMIT $1)
+     LIMIT $1`,
     [limit],
   )
   return rows
 }
 
-export async function markCollectionFailed(db: Queryable, address: string): Promise<void> {
-  await db.query(`UPDATE collections SET metadata_status = 'failed', updated_at = now() WHERE address = $1`, [
-    address,
-  ])
+/** A read failed (an RPC error, not an answer): read again at `retryAt`; what is stored stays. */
+export async function markCollectionFailed(db: Queryable, address: string, retryAt: Date): Promise<void> {
+  await db.query(
+    `UPDATE collections SET metadata_status = 'failed', metadata_attempts = metadata_attempts + 1,
+            metadata_next_attempt_at = $2, updated_at = now()
+      WHERE address = $1`,
+    [address, retryAt],
+  )
+}
+
+/** ERC-7572 ContractURIUpdated: read the collections again (what is stored is served meanwhile). */
+export async function markCollectionsStale(db: Queryable, addresses: string[]): Promise<void> {
+  if (addresses.length === 0) return
+  await db.query(
+    `UPDATE collections SET metadata_status = 'pending', metadata_attempts = 0,
+            metadata_next_attempt_at = NULL, updated_at = now()
+      WHERE address = ANY($1::varchar[])`,
+    [addresses],
+  )
 }
 
 /** What a collection says about itself (null: not known; deploy facts keep a stored value then). */
@@ -39,9 +64,13 @@ export interface CollectionInfo {
   deployBlock: string | null
   creatorAddress: string | null
   deployTxHash: string | null
+  /** false: the contractURI document was not read (its host failed): the stored description stays. */
+  documentRead: boolean
+  /** Read again then (metadata_status failed, attempts counted); null: read (ok). */
+  retryAt: Date | null
 }
 
-/** Stores a collection's info and marks it read (metadata_status ok). */
+/** Stores a collection's info and marks it read (metadata_status ok), or to be read again at info.retryAt. */
 export async function saveCollectionInfo(
   db: Queryable,
   address: string,
@@ -49,11 +78,14 @@ export async function saveCollectionInfo(
 ): Promise<void> {
   await db.query(
     `UPDATE collections SET name = $2, symbol = $3, listed = ($2 <> '' OR coalesce($3, '') <> ''),
-            contract_uri = $4, description = $5,
+            contract_uri = $4, description = CASE WHEN $10 THEN $5 ELSE description END,
             image_url = CASE WHEN $6::text IS NOT NULL THEN $6 ELSE image_url END,
             image_source = CASE WHEN $6::text IS NOT NULL THEN 'contract' ELSE image_source END,
             deploy_block = coalesce($7, deploy_block), creator_address = coalesce($8, creator_address),
-            deploy_tx_hash = coalesce($9, deploy_tx_hash), metadata_status = 'ok', updated_at = now()
+            deploy_tx_hash = coalesce($9, deploy_tx_hash),
+            metadata_status = CASE WHEN $11::timestamptz IS NULL THEN 'ok' ELSE 'failed' END,
+            metadata_attempts = CASE WHEN $11::timestamptz IS NULL THEN 0 ELSE metadata_attempts + 1 END,
+            metadata_next_attempt_at = $11, updated_at = now()
       WHERE address = $1`,
     [
       address,
@@ -65,6 +97,8 @@ export async function saveCollectionInfo(
       info.deployBlock,
       info.creatorAddress,
       info.deployTxHash,
+      info.documentRead,
+      info.retryAt,
     ],
   )
 }

@@ -1,7 +1,9 @@
 /**
  * The token metadata queue lives in the tokens table (metadata_status,
  * metadata_attempts, metadata_next_attempt_at; tokens_metadata_queue_idx):
- * the due tokens, their outcomes, deferrals and the backlog
+ * the due tokens, their outcomes, deferrals and the backlog. Settled outcomes
+ * that are checked again later wait in metadata_recheck_at
+ * (tokens_metadata_recheck_idx), outside the backlog
  * (metadata/token-job.ts, token-pipeline.ts, queue.ts).
  */
 import type pg from 'pg'
@@ -18,11 +20,14 @@ export interface DueTokenRow {
   metadata_attempts: number
   /** Text form keeps PostgreSQL's microseconds for the equality check on save. */
   next_at: string
+  /** Taken from metadata_recheck_at: a settled outcome checked again. */
+  recheck: boolean
 }
 
 /**
  * The due tokens in index order (one index-ordered scan per retryable status,
- * tokens_metadata_queue_idx), never the whole backlog; the ids and collections
+ * tokens_metadata_queue_idx, and one of the due re-checks,
+ * tokens_metadata_recheck_idx), never the whole backlog; the ids and collections
  * given are skipped. Sorting is off for the statement: with statistics taken
  * before a backfill added its tokens (autovacuum analyzes a minute or more
  * later), the planner expected a few due tokens and fetched and sorted all of
@@ -40,11 +45,18 @@ export async function selectDueTokens(
     return client.query<DueTokenRow>(
       `SELECT * FROM (${RETRYABLE.map(
         (_, i) => `(SELECT id::text, collection_address, token_id::text, metadata_attempts,
-                           metadata_next_attempt_at::text AS next_at, metadata_next_attempt_at AS due
+                           metadata_next_attempt_at::text AS next_at, metadata_next_attempt_at AS due,
+                           false AS recheck
                       FROM tokens WHERE metadata_status = $${i + 4} AND metadata_next_attempt_at <= now()
                        AND id <> ALL($2::bigint[]) AND collection_address <> ALL($3::varchar[])
                      ORDER BY metadata_next_attempt_at LIMIT $1)`,
-      ).join(' UNION ALL ')}) AS due_tokens ORDER BY due LIMIT $1`,
+      ).join(' UNION ALL ')}
+      UNION ALL
+      (SELECT id::text, collection_address, token_id::text, metadata_attempts,
+              metadata_recheck_at::text AS next_at, metadata_recheck_at AS due, true AS recheck
+         FROM tokens WHERE metadata_recheck_at <= now()
+          AND id <> ALL($2::bigint[]) AND collection_address <> ALL($3::varchar[])
+        ORDER BY metadata_recheck_at LIMIT $1)) AS due_tokens ORDER BY due LIMIT $1`,
       [limit, skipIds, skipCollections, ...RETRYABLE],
     )
   })
@@ -53,7 +65,8 @@ export async function selectDueTokens(
 
 /**
  * Moves a collection's queued tokens (except those in memory) to `until`; a
- * still-pending one takes `outcome` when given (its host's).
+ * still-pending one takes `outcome` when given (its host's). Its re-checks
+ * due before then move too, staying re-checks.
  */
 export async function deferCollectionTokens(
   pool: pg.Pool,
@@ -66,6 +79,11 @@ export async function deferCollectionTokens(
       WHERE collection_address = $1 AND metadata_status = ANY($4::text[])
         AND metadata_next_attempt_at <= $2 AND id <> ALL($5::bigint[])`,
     [d.collection, d.until, d.outcome, RETRYABLE_METADATA_STATUSES, d.inMemory],
+  )
+  await pool.query(
+    `UPDATE tokens SET metadata_recheck_at = $2
+      WHERE collection_address = $1 AND metadata_recheck_at <= $2 AND id <> ALL($3::bigint[])`,
+    [d.collection, d.until, d.inMemory],
   )
 }
 
@@ -87,6 +105,10 @@ export interface TokenOutcomeRow {
   media: string | null
   /** RFC 3339; null: not retried. */
   retryAt: string | null
+  /** RFC 3339: settled, checked again then; null: final. */
+  recheckAt: string | null
+  /** The job was a re-check (a deferred one stays one, out of the backlog). */
+  recheck: boolean
   /** The job as read: the write applies only while the token still has them. */
   attempts: number
   nextAttemptAt: string
@@ -101,6 +123,7 @@ export interface TokenOutcomeRow {
  * again meanwhile (an ERC-4906 update resets attempts and the next-attempt
  * time): for those the newer request wins. Deferred tokens keep their
  * attempts and outcome (a pending one takes its backed-off host's outcome).
+ * A burned token is never re-checked (its tokenURI reverts for good).
  */
 export async function saveTokenOutcomes(pool: pg.Pool, outcomes: TokenOutcomeRow[]): Promise<void> {
   if (outcomes.length === 0) return
@@ -128,15 +151,19 @@ export async function saveTokenOutcomes(pool: pg.Pool, outcomes: TokenOutcomeRow
                                 WHEN r.media IS NOT NULL THEN r.media
                                 WHEN t.image_url = r.image THEN t.media_sha256 END,
             metadata_attempts = t.metadata_attempts + CASE WHEN r.deferred THEN 0 ELSE 1 END,
-            metadata_next_attempt_at = r.retry_at,
+            metadata_next_attempt_at = CASE WHEN r.deferred AND r.recheck THEN NULL ELSE r.retry_at END,
+            metadata_recheck_at = CASE WHEN t.is_burned THEN NULL
+                                       WHEN r.deferred AND r.recheck THEN r.retry_at ELSE r.recheck_at END,
             metadata_fetched_at = CASE WHEN r.deferred THEN t.metadata_fetched_at ELSE now() END,
             updated_at = now()
        FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
                    $7::text[], $8::timestamptz[], $9::int[], $10::timestamptz[], $11::bool[], $12::text[],
-                   $13::text[], $14::text[], $15::text[], $16::text[], $17::text[])
+                   $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::bool[])
             AS r(id, outcome, uri, metadata, name, image, media, retry_at, attempts, next_at, deferred, host_outcome,
-                 description, attributes, animation_url, external_url, background_color)
-      WHERE t.id = r.id AND t.metadata_attempts = r.attempts AND t.metadata_next_attempt_at = r.next_at
+                 description, attributes, animation_url, external_url, background_color, recheck_at, recheck)
+      WHERE t.id = r.id AND t.metadata_attempts = r.attempts
+        AND CASE WHEN r.recheck THEN t.metadata_recheck_at = r.next_at AND t.metadata_next_attempt_at IS NULL
+                 ELSE t.metadata_next_attempt_at = r.next_at END
       RETURNING t.id, r.outcome, r.uri, r.metadata)
      -- The document as fetched, for GET /v1/nfts/{address}/{tokenId}/metadata.
      INSERT INTO token_documents (token_id, source_uri, fetched_at, document)
@@ -162,11 +189,16 @@ export async function saveTokenOutcomes(pool: pg.Pool, outcomes: TokenOutcomeRow
       col((r) => r.animationUrl),
       col((r) => r.externalUrl),
       col((r) => r.backgroundColor),
+      col((r) => r.recheckAt),
+      col((r) => r.recheck),
     ],
   )
 }
 
-/** Tokens still queued (not final), by their current outcome. */
+/**
+ * Tokens still queued (not final), by their current outcome. Tokens waiting
+ * for a re-check are settled (metadata_next_attempt_at is null): not counted.
+ */
 export async function countMetadataBacklog(pool: pg.Pool): Promise<Record<string, number>> {
   const { rows } = await pool.query<{ status: string; n: number }>(
     // One index range per retryable status (tokens_metadata_queue_idx): never a scan of all tokens.

@@ -6,6 +6,7 @@ import {
   type MetadataUpdateEvent,
   type TransferEvent,
 } from '../events/types'
+import { markCollectionsStale } from './collections'
 import { insertIfAllNew, type Queryable } from './db'
 import { int4Array, int8Array, numericArray, timestamptzArray, varcharArray } from './pg-array'
 import { copyOrInsert, copyRows, copyText, copyTimestamp } from './pg-copy'
@@ -167,15 +168,17 @@ export function collectionsOf(events: TransferEvent[]) {
   return out
 }
 
-/** ERC-4906: queue the named tokens for a metadata refetch. */
-export async function markMetadataStale(
-  client: pg.PoolClient,
-  updates: MetadataUpdateEvent[],
-): Promise<void> {
+/**
+ * ERC-4906: queue the named tokens for a metadata refetch. ERC-7572 (an
+ * update of the collection itself): read the collection again.
+ */
+export async function markMetadataStale(client: pg.PoolClient, all: MetadataUpdateEvent[]): Promise<void> {
+  await markCollectionsStale(client, [...new Set(all.filter((u) => u.contract).map((u) => u.collection))])
+  const updates = all.filter((u) => !u.contract)
   if (updates.length === 0) return
   await client.query(
     `UPDATE tokens t SET metadata_status = 'pending', metadata_attempts = 0, metadata_next_attempt_at = now(),
-            updated_at = now()
+            metadata_recheck_at = NULL, updated_at = now()
        FROM unnest($1::varchar[], $2::numeric[], $3::numeric[]) AS u(c, lo, hi)
       WHERE t.collection_address = u.c AND t.token_id BETWEEN u.lo AND u.hi`,
     [

@@ -93,6 +93,26 @@ describe.skipIf(embedded)('indexer statements at 30,000 tokens', () => {
     expect(plans).toHaveLength(1)
     const nodes = plans[0]!
     expect(nodes.filter((n) => n['Node Type'] === 'Sort')).toEqual([])
-    expect(new Set(scansOfTokens(nodes))).toEqual(new Set(['Index Scan tokens_metadata_queue_idx']))
+    expect(new Set(scansOfTokens(nodes))).toEqual(
+      new Set(['Index Scan tokens_metadata_queue_idx', 'Index Scan tokens_metadata_recheck_idx']),
+    )
+  })
+
+  it('takes due re-checks of settled tokens in index order too', async () => {
+    // 500 settled tokens whose re-check is due, longer than any pending token (docs/metadata.md, "Freshness").
+    await db.pool.query(
+      `UPDATE tokens SET metadata_status = 'http_error', metadata_next_attempt_at = NULL,
+              metadata_recheck_at = now() - make_interval(secs => id + 100000) WHERE id <= 500`,
+    )
+    const { pool, plans } = explainingPool(db.pool)
+    const jobs = await dueTokens(pool, 200, ['500'])
+    expect(jobs.map((j) => Number(j.id))).toEqual(Array.from({ length: 200 }, (_, i) => 499 - i))
+    expect(jobs.every((j) => j.recheck)).toBe(true)
+    expect(plans).toHaveLength(1)
+    const nodes = plans[0]!
+    expect(nodes.filter((n) => n['Node Type'] === 'Sort')).toEqual([])
+    expect(new Set(scansOfTokens(nodes))).toEqual(
+      new Set(['Index Scan tokens_metadata_queue_idx', 'Index Scan tokens_metadata_recheck_idx']),
+    )
   })
 })

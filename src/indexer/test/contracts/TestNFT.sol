@@ -6,8 +6,11 @@ import {IERC4906} from "@openzeppelin/contracts/interfaces/IERC4906.sol";
 import {IERC165} from "@openzeppelin/contracts/utils/introspection/IERC165.sol";
 import {Strings} from "@openzeppelin/contracts/utils/Strings.sol";
 
-/// Standard OpenZeppelin ERC-721 with free mint/burn, settable URIs and ERC-4906 events.
+/// Standard OpenZeppelin ERC-721 with free mint/burn, settable URIs, ERC-4906 and ERC-7572 events.
 contract TestNFT is ERC721, IERC4906 {
+    /// ERC-7572: the contract-level metadata (contractURI) changed.
+    event ContractURIUpdated();
+
     string private baseUri;
     string public contractURI;
     mapping(uint256 => string) private uris;
@@ -50,6 +53,12 @@ contract TestNFT is ERC721, IERC4906 {
 
     function setContractURI(string calldata uri) external {
         contractURI = uri;
+    }
+
+    /// As setContractURI, announced (ERC-7572).
+    function updateContractURI(string calldata uri) external {
+        contractURI = uri;
+        emit ContractURIUpdated();
     }
 
     function tokenURI(uint256 tokenId) public view override returns (string memory) {
