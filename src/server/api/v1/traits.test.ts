@@ -1,0 +1,217 @@
+/**
+ * Traits, exact (docs/api.md, "Traits"): tokens with random attributes are
+ * inserted straight into a scratch database, and GET
+ * /v1/collections/{address}/traits is compared with counts computed here,
+ * independently, from the inserted data.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { selectCollectionTraits } from '@/db/queries/traits'
+import { type ApiServer, startApiServer } from '@/test/api-client'
+import { addr } from '@/test/api-fixtures'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+
+type Value = string | number | boolean
+interface Attribute {
+  trait_type: string
+  value: Value
+}
+interface InsertedToken {
+  tokenId: number
+  burned: boolean
+  status: string
+  attributes: Attribute[] | null
+}
+
+/** Deterministic (mulberry32): a failure replays with the same seed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const SEED = 42_042
+const TYPES = ['Background', 'Eyes', 'Hat', 'Level', 'Shiny', 'Mouth:Style', 'Ünïcode 😀']
+// Values of every kind, and look-alikes that are different JSON values: 1 and "1", true and "true".
+const VALUES: Value[] = ['Blue', 'Red', 'Green', 1, '1', 2, 2.5, true, false, 'true', 'a:b', 'Ünï 😀', '']
+
+function randomTokens(count: number, rand: () => number): InsertedToken[] {
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!
+  const tokens: InsertedToken[] = []
+  for (let i = 0; i < count; i++) {
+    const r = rand()
+    const status = r < 0.08 ? 'pending' : r < 0.12 ? 'http_error' : 'ok'
+    let attributes: Attribute[] | null = null
+    if (rand() > 0.05) {
+      attributes = []
+      for (const type of TYPES) {
+        // Each type present with its own probability; sometimes twice (duplicated trait type).
+        if (rand() < 0.2 + TYPES.indexOf(type) * 0.1)
+          attributes.push({ trait_type: type, value: pick(VALUES) })
+        if (rand() < 0.05) attributes.push({ trait_type: type, value: pick(VALUES) })
+      }
+    }
+    tokens.push({ tokenId: i * 3 + 1, burned: rand() < 0.1, status, attributes })
+  }
+  return tokens
+}
+
+async function insert(db: TestDatabase, address: string, tokens: InsertedToken[]): Promise<void> {
+  await db.pool.query(
+    `INSERT INTO collections (address, name, symbol, listed) VALUES ($1, 'Traits', 'TRT', true)`,
+    [address],
+  )
+  await db.pool.query(
+    `INSERT INTO tokens (collection_address, token_id, current_owner, is_burned, metadata_status, attributes)
+     SELECT $1, x.token_id, $2, x.burned, x.status, x.attributes
+       FROM jsonb_to_recordset($3::jsonb) AS x(token_id numeric, burned boolean, status text, attributes jsonb)`,
+    [
+      address,
+      addr('traits-owner'),
+      JSON.stringify(
+        tokens.map((t) => ({
+          token_id: t.tokenId,
+          burned: t.burned,
+          status: t.status,
+          attributes: t.attributes,
+        })),
+      ),
+    ],
+  )
+}
+
+/** A JSON value's identity as the API compares values. */
+const key = (v: Value) => JSON.stringify(v)
+
+/** The expected /traits counts: type -> { tokens with the type, value key -> tokens }. */
+function expectedTraits(tokens: InsertedToken[]) {
+  const counted = tokens.filter((t) => !t.burned && t.status === 'ok')
+  const types = new Map<string, { tokens: number; values: Map<string, number> }>()
+  for (const token of counted) {
+    const seenTypes = new Set<string>()
+    const seenPairs = new Set<string>()
+    for (const a of token.attributes ?? []) {
+      const type = types.get(a.trait_type) ?? { tokens: 0, values: new Map() }
+      types.set(a.trait_type, type)
+      if (!seenTypes.has(a.trait_type)) {
+        seenTypes.add(a.trait_type)
+        type.tokens++
+      }
+      const pair = `${a.trait_type}\u0000${key(a.value)}`
+      if (!seenPairs.has(pair)) {
+        seenPairs.add(pair)
+        type.values.set(key(a.value), (type.values.get(key(a.value)) ?? 0) + 1)
+      }
+    }
+  }
+  return { tokens: counted.length, types }
+}
+
+interface TraitsBody {
+  data: {
+    contract_address: string
+    token_count: number
+    trait_types: Array<{
+      trait_type: string
+      token_count: number
+      missing_count: number
+      value_count: number
+      values: Array<{ value: Value; token_count: number }>
+      values_omitted: number
+    }>
+    trait_types_omitted: number
+  }
+}
+
+let db: TestDatabase
+let api: ApiServer
+const collection = addr('traits')
+const bare = addr('traits-bare')
+let tokens: InsertedToken[]
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  tokens = randomTokens(600, random(SEED))
+  await insert(db, collection, tokens)
+  await insert(db, bare, [{ tokenId: 1, burned: false, status: 'pending', attributes: null }])
+  api = await startApiServer(db.url)
+}, 60_000)
+
+afterAll(async () => {
+  await api?.close()
+  await db?.drop()
+})
+
+describe('GET /v1/collections/{address}/traits', () => {
+  it('counts every type and value exactly as computed from the inserted tokens', async () => {
+    const { body } = await api.json<TraitsBody>(`/v1/collections/${collection}/traits`)
+    const expected = expectedTraits(tokens)
+    expect(body.data.contract_address).toBe(collection)
+    expect(body.data.token_count).toBe(expected.tokens)
+    expect(body.data.trait_types_omitted).toBe(0)
+    const served = new Map(
+      body.data.trait_types.map((t) => {
+        expect(t.values_omitted).toBe(0)
+        expect(t.value_count).toBe(t.values.length)
+        expect(t.missing_count).toBe(expected.tokens - t.token_count)
+        return [
+          t.trait_type,
+          { tokens: t.token_count, values: new Map(t.values.map((v) => [key(v.value), v.token_count])) },
+        ]
+      }),
+    )
+    expect(served).toEqual(expected.types)
+    // 1 and "1" are two values; so are true and "true".
+    const level = body.data.trait_types.find((t) => t.trait_type === 'Level')!.values.map((v) => v.value)
+    expect(level).toEqual(expect.arrayContaining([1, '1', true, 'true']))
+  })
+
+  it('orders types and values by token count, most first', async () => {
+    const { body } = await api.json<TraitsBody>(`/v1/collections/${collection}/traits`)
+    const types = body.data.trait_types
+    for (let i = 1; i < types.length; i++)
+      expect(types[i - 1]!.token_count).toBeGreaterThanOrEqual(types[i]!.token_count)
+    for (const type of types)
+      for (let i = 1; i < type.values.length; i++)
+        expect(type.values[i - 1]!.token_count).toBeGreaterThanOrEqual(type.values[i]!.token_count)
+  })
+
+  it('answers an empty list for a collection without counted tokens, 404 for an unknown one', async () => {
+    const { body } = await api.json<TraitsBody>(`/v1/collections/${bare}/traits`)
+    expect(body.data).toMatchObject({ token_count: 0, trait_types: [], trait_types_omitted: 0 })
+    const unknown = await api.request(`/v1/collections/${addr('traits-unknown')}/traits`)
+    expect(unknown.status).toBe(404)
+    const error = (await unknown.json()) as { error: { code: string; message: string } }
+    expect(error.error).toMatchObject({
+      code: 'NOT_FOUND',
+      message: expect.stringContaining(addr('traits-unknown')),
+    })
+    const malformed = await api.request('/v1/collections/0x1234/traits')
+    expect(malformed.status).toBe(400)
+    expect(((await malformed.json()) as { error: { code: string } }).error.code).toBe('INVALID_ARGUMENT')
+  })
+
+  it('caps types and values, counting the rest', async () => {
+    const rows = await selectCollectionTraits(db, { address: collection, maxTypes: 2, maxValues: 3 })
+    const expected = expectedTraits(tokens)
+    const byCount = [...expected.types].sort((a, b) => b[1].tokens - a[1].tokens)
+    const kept = [...new Set(rows.map((r) => r.trait_type))]
+    expect(kept).toHaveLength(2)
+    expect(Number(rows[0]!.types)).toBe(expected.types.size)
+    for (const type of kept) {
+      const of = rows.filter((r) => r.trait_type === type)
+      expect(of).toHaveLength(3)
+      expect(Number(of[0]!.type_values)).toBe(expected.types.get(type!)!.values.size)
+      // The kept values are the most frequent ones.
+      const top = [...expected.types.get(type!)!.values.values()].sort((a, b) => b - a).slice(0, 3)
+      expect(of.map((r) => Number(r.value_count))).toEqual(top)
+    }
+    expect(kept.map((t) => expected.types.get(t!)!.tokens)).toEqual(
+      byCount.slice(0, 2).map(([, t]) => t.tokens),
+    )
+  })
+})
