@@ -3394,6 +3394,7 @@ export interface operations {
         after_id?: number
         include_burned?: boolean
         include_metadata?: boolean
+        trait?: string[]
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -3594,6 +3595,7 @@ export interface operations {
         after_id?: number
         include_burned?: boolean
         include_metadata?: boolean
+        trait?: string[]
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */

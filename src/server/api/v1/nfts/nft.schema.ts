@@ -11,6 +11,7 @@ import {
   tokenCursor,
   tokenId,
 } from '@/lib/schemas'
+import { TRAIT_FILTER_LIMITS, traitParamProblem } from './trait-filter'
 
 /** One normalized attribute of a token's metadata (docs/metadata.md, "The whole document"). */
 export const nftAttribute = z
@@ -195,6 +196,24 @@ export type NftMetadata = z.infer<typeof nftMetadata>
 
 export const getNftMetadataOutput = z.object({ data: nftMetadata })
 
+/** `trait=Type:Value`, repeatable (trait-filter.ts); one parameter arrives as a string, several as an array. */
+const traitParam = z
+  .preprocess(
+    (value) => (typeof value === 'string' ? [value] : value),
+    z
+      .array(
+        z.string().superRefine((param, ctx) => {
+          const problem = traitParamProblem(param)
+          if (problem) ctx.addIssue({ code: 'custom', message: problem })
+        }),
+      )
+      .max(TRAIT_FILTER_LIMITS.params, `at most ${TRAIT_FILTER_LIMITS.params} trait parameters`),
+  )
+  .meta({
+    description: `Extension: only tokens with this trait, as \`Type:Value\` (split at the first colon; URL-encoded). Repeatable, at most ${TRAIT_FILTER_LIMITS.params}: all of the types, any of the values given for one type. The type is matched exactly; the value matches the string it is and also the number or boolean it spells (\`Level:3\` matches 3 and "3"). Only tokens whose metadata was fetched (metadata_status ok) match. Pages stay exact with the same cursor.`,
+  })
+  .optional()
+
 export const listCollectionNftsInput = z
   .strictObject({
     address: address.describe('Contract address, lowercase.'),
@@ -209,6 +228,7 @@ export const listCollectionNftsInput = z
       })
       .optional(),
     include_metadata: includeMetadataParam,
+    trait: traitParam,
   })
   .superRefine((value, ctx) => requireTogether(value, ['after_token_id', 'after_id'], ctx))
 

@@ -13,6 +13,7 @@ import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { mediaOrigin, toNft } from '@/server/api/v1/nfts/nft-shape'
 import { ApiError } from '@/server/errors/api-error'
 import type { GetNftInput, ListCollectionNftsInput, Nft, NftMetadata, NftPage } from './nft.schema'
+import { containmentDocuments, traitFilters } from './trait-filter'
 
 export async function getNft(ctx: ReadContext, input: GetNftInput): Promise<Nft> {
   const row = await selectToken(ctx.db, {
@@ -65,6 +66,7 @@ export async function listCollectionNfts(ctx: ReadContext, input: ListCollection
       after: cursor,
       rows: limit + 1,
       withDocument: input.include_metadata ?? false,
+      traits: input.trait && traitFilters(input.trait).map(containmentDocuments),
     }),
     ctx.snapshot(),
   ])
