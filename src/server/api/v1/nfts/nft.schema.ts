@@ -11,7 +11,7 @@ import {
   tokenCursor,
   tokenId,
 } from '@/lib/schemas'
-import { TRAIT_FILTER_LIMITS, traitParamProblem } from './trait-filter'
+import { TRAIT_FILTER_LIMITS, traitParamProblem } from '@/lib/trait-param'
 
 /** One normalized attribute of a token's metadata (docs/metadata.md, "The whole document"). */
 export const nftAttribute = z

@@ -3,10 +3,9 @@
  * split at the first ':'; the type is matched exactly, the value as the
  * string it is, and also as the number or boolean it spells (`Level:3`
  * matches 3 and "3"; `Shiny:true` matches true and "true"). Several values
- * of one type: any of them; several types: all of them.
+ * of one type: any of them; several types: all of them. The parameters were
+ * checked by the input schema (src/lib/trait-param.ts).
  */
-
-export const TRAIT_FILTER_LIMITS = { params: 20, typeChars: 256, valueChars: 1_024 } as const
 
 export interface TraitFilter {
   trait_type: string
@@ -15,20 +14,6 @@ export interface TraitFilter {
 
 /** A JSON number exactly as JSON writes one (no leading '+', no leading zeros, no bare '.'). */
 const JSON_NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
-
-/** Why one `trait` parameter is not valid, or undefined when it is. */
-export function traitParamProblem(param: string): string | undefined {
-  const colon = param.indexOf(':')
-  if (colon < 0) return 'must be Type:Value (a trait type, a colon, a value)'
-  const type = param.slice(0, colon)
-  if (type === '') return 'must name a trait type before the colon'
-  if ([...type].length > TRAIT_FILTER_LIMITS.typeChars)
-    return `trait type must be at most ${TRAIT_FILTER_LIMITS.typeChars} characters`
-  if ([...param.slice(colon + 1)].length > TRAIT_FILTER_LIMITS.valueChars)
-    return `value must be at most ${TRAIT_FILTER_LIMITS.valueChars.toLocaleString('en-US')} characters`
-  if (param.includes('\u0000')) return 'must not contain NUL characters'
-  return undefined
-}
 
 /** The valid parameters grouped by trait type, in first-seen order; each value with the JSON values it matches. */
 export function traitFilters(params: readonly string[]): TraitFilter[] {
