@@ -757,6 +757,10 @@ export interface components {
        * @description Extension: when the metadata document these fields come from was fetched; absent before the first.
        */
       metadata_updated_at?: string
+      /** @description Extension, with `sort=rarity` only: the token's information content in bits (the sum over the collection's trait types of -log2 of the share of tokens with its value, a missing type counted as the value "missing"), rounded to 6 decimals. */
+      rarity_score?: number
+      /** @description Extension, with `sort=rarity` only: 1 = rarest; tokens with the same score share a rank. */
+      rarity_rank?: number
     }
     /**
      * @example {
@@ -3395,6 +3399,7 @@ export interface operations {
         include_burned?: boolean
         include_metadata?: boolean
         trait?: string[]
+        sort?: 'token_id' | 'rarity'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -3596,6 +3601,7 @@ export interface operations {
         include_burned?: boolean
         include_metadata?: boolean
         trait?: string[]
+        sort?: 'token_id' | 'rarity'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */

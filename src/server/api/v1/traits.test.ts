@@ -338,3 +338,77 @@ describe('GET /v1/collections/{address}/nfts?trait=Type:Value', () => {
     expect(text).not.toMatch(/attributes/)
   })
 })
+
+/** The expected ranking, computed here: information content per token, rounded to 6 decimals. */
+function expectedRarity(): Array<{ tokenId: string; score: number; rank: number }> {
+  const counted = tokens.filter((t) => !t.burned && t.status === 'ok')
+  const n = counted.length
+  const { types } = expectedTraits(tokens)
+  const scored = counted.map((t) => {
+    let score = 0
+    for (const [type, stats] of types) {
+      const values = (t.attributes ?? []).filter((a) => a.trait_type === type).map((a) => key(a.value))
+      const p = values.length
+        ? Math.min(...values.map((v) => stats.values.get(v)!)) / n
+        : (n - stats.tokens) / n
+      score += -Math.log2(p)
+    }
+    return { tokenId: t.tokenId, score: Math.round(score * 1e6) / 1e6 }
+  })
+  scored.sort((a, b) => b.score - a.score || a.tokenId - b.tokenId)
+  return scored.map((s) => ({
+    tokenId: String(s.tokenId),
+    score: s.score,
+    rank: 1 + scored.filter((o) => o.score > s.score).length,
+  }))
+}
+
+interface RarityPage {
+  data: Array<{ token_id: string; rarity_score: number; rarity_rank: number }>
+  pagination: { has_more: boolean; next_page_params?: Record<string, string | number> }
+}
+
+async function walkRarity(path: string, limit: number) {
+  const items: RarityPage['data'] = []
+  let query = `${path}&limit=${limit}`
+  for (let pages = 0; pages < 1_000; pages++) {
+    const { body } = await api.json<RarityPage>(query)
+    items.push(...body.data)
+    if (!body.pagination.has_more) return items
+    const next = new URLSearchParams(
+      Object.entries(body.pagination.next_page_params!).map(([k, v]) => [k, String(v)]),
+    )
+    query = `${path}&limit=${limit}&${next}`
+  }
+  throw new Error('walk did not end')
+}
+
+describe('GET /v1/collections/{address}/nfts?sort=rarity', () => {
+  it('ranks every counted token by information content, as computed from the inserted tokens', async () => {
+    const expected = expectedRarity()
+    const served = await walkRarity(`/v1/collections/${collection}/nfts?sort=rarity`, 37)
+    expect(served.map((t) => t.token_id)).toEqual(expected.map((t) => t.tokenId))
+    expect(served.map((t) => t.rarity_rank)).toEqual(expected.map((t) => t.rank))
+    served.forEach((t, i) => {
+      expect(t.rarity_score).toBeCloseTo(expected[i]!.score, 5)
+    })
+    expect(served[0]!.rarity_rank).toBe(1)
+  })
+
+  it('keeps the ranking under trait filters, and refuses include_burned', async () => {
+    const params = ['Background:Blue', 'Background:Red', 'Level:1']
+    const allowed = new Set(expectedIds(params, false))
+    expect(allowed.size).toBeGreaterThan(1)
+    const served = await walkRarity(`/v1/collections/${collection}/nfts?sort=rarity&${query(params)}`, 2)
+    expect(served.map((t) => t.token_id)).toEqual(
+      expectedRarity()
+        .filter((t) => allowed.has(t.tokenId))
+        .map((t) => t.tokenId),
+    )
+    const res = await api.request(`/v1/collections/${collection}/nfts?sort=rarity&include_burned=true`)
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INVALID_ARGUMENT')
+    const plain = await api.json<RarityPage>(`/v1/collections/${collection}/nfts?limit=3`)
+    expect(plain.body.data[0]).not.toHaveProperty('rarity_rank')
+  })
+})

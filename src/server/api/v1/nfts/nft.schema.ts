@@ -99,6 +99,18 @@ export const nft = z
         'Extension: when the metadata document these fields come from was fetched; absent before the first.',
       )
       .optional(),
+    rarity_score: z
+      .number()
+      .min(0)
+      .describe(
+        'Extension, with `sort=rarity` only: the token\'s information content in bits (the sum over the collection\'s trait types of -log2 of the share of tokens with its value, a missing type counted as the value "missing"), rounded to 6 decimals.',
+      )
+      .optional(),
+    rarity_rank: z
+      .int()
+      .min(1)
+      .describe('Extension, with `sort=rarity` only: 1 = rarest; tokens with the same score share a rank.')
+      .optional(),
   })
   .meta({
     id: 'Nft',
@@ -229,6 +241,14 @@ export const listCollectionNftsInput = z
       .optional(),
     include_metadata: includeMetadataParam,
     trait: traitParam,
+    sort: z
+      .enum(['token_id', 'rarity'])
+      .meta({
+        default: 'token_id',
+        description:
+          'Extension: `token_id` (the default) or `rarity`: rarest first (score descending, then token order), over the tokens whose metadata was fetched and that are not burned (not with `include_burned=true`), computed on read; each NFT then carries `rarity_score` and `rarity_rank`. The cursor is the same.',
+      })
+      .optional(),
   })
   .superRefine((value, ctx) => requireTogether(value, ['after_token_id', 'after_id'], ctx))
 
