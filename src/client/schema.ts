@@ -110,6 +110,34 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/collections/{address}/traits': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A collection's traits and their token counts
+     * @description Extension: every trait type of the collection with its values and how many tokens have each, and how many tokens lack the type, counted over the tokens that are not burned and whose metadata was fetched (metadata_status ok). A token counts once per type and value. Values are compared as JSON values: the number 1 and the string "1" are two values. At most 100 types (most tokens first) and 1,000 values per type (most tokens first); `trait_types_omitted` and `values_omitted` count the rest. 404 when the collection is unknown.
+     *
+     *     Requires scope: `read:collections`.
+     */
+    get: operations['collections-traits']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    /**
+     * A collection's traits and their token counts (HEAD)
+     * @description Answers the same status and headers as GET /v1/collections/{address}/traits, with no body.
+     *
+     *     Requires scope: `read:collections`.
+     */
+    head: operations['collections-traits-head']
+    patch?: never
+    trace?: never
+  }
   '/v1/nfts/{address}/{tokenId}': {
     parameters: {
       query?: never
@@ -590,6 +618,62 @@ export interface components {
     }
     /**
      * @example {
+     *       "contract_address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
+     *       "network": "devnet",
+     *       "token_count": 1000,
+     *       "trait_types": [
+     *         {
+     *           "trait_type": "Background",
+     *           "token_count": 990,
+     *           "missing_count": 10,
+     *           "value_count": 2,
+     *           "values": [
+     *             {
+     *               "value": "Blue",
+     *               "token_count": 600
+     *             },
+     *             {
+     *               "value": "Red",
+     *               "token_count": 390
+     *             }
+     *           ],
+     *           "values_omitted": 0
+     *         }
+     *       ],
+     *       "trait_types_omitted": 0
+     *     }
+     */
+    CollectionTraits: {
+      contract_address: string
+      network: string
+      /** @description Tokens counted: the collection's tokens that are not burned and whose metadata was fetched (metadata_status ok). */
+      token_count: number
+      /** @description Trait types by token count, most first (ties by name, bytewise); at most 100. */
+      trait_types: components['schemas']['TraitType'][]
+      /** @description Trait types beyond the cap, not listed. */
+      trait_types_omitted: number
+    }
+    TraitType: {
+      trait_type: string
+      /** @description Tokens with this trait type (any value). */
+      token_count: number
+      /** @description Counted tokens without this trait type. */
+      missing_count: number
+      /** @description Distinct values of the type, including those left out of `values`. */
+      value_count: number
+      /** @description The values by token count, most first (ties by their JSON text, bytewise); at most 1,000. */
+      values: components['schemas']['TraitValue'][]
+      /** @description Values beyond the cap, not listed. */
+      values_omitted: number
+    }
+    TraitValue: {
+      /** @description The value as the documents give it: a string, number or boolean. Compared as a JSON value: the number 1 and the string "1" are two values. */
+      value: string | number | boolean
+      /** @description Tokens with this value. */
+      token_count: number
+    }
+    /**
+     * @example {
      *       "collection_address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
      *       "token_id": "17",
      *       "network": "devnet",
@@ -673,6 +757,10 @@ export interface components {
        * @description Extension: when the metadata document these fields come from was fetched; absent before the first.
        */
       metadata_updated_at?: string
+      /** @description Extension, with `sort=rarity` only: the token's information content in bits (the sum over the collection's trait types of -log2 of the share of tokens with its value, a missing type counted as the value "missing"), rounded to 6 decimals. */
+      rarity_score?: number
+      /** @description Extension, with `sort=rarity` only: 1 = rarest; tokens with the same score share a rank. */
+      rarity_rank?: number
     }
     /**
      * @example {
@@ -2158,6 +2246,386 @@ export interface operations {
       }
     }
   }
+  'collections-traits': {
+    parameters: {
+      query?: {
+        network?: string
+      }
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Contract address, lowercase. */
+        address: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            data: components['schemas']['CollectionTraits']
+          }
+        }
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "INVALID_ARGUMENT",
+           *         "message": "address: must be a lowercase 0x-prefixed 40-hex-digit address",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "UNAUTHORIZED",
+           *         "message": "A bearer credential is required. Send Authorization: Bearer <API key or demo token>.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "FORBIDDEN",
+           *         "message": "This credential lacks the scope 'read:collections' that this endpoint needs.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "NOT_FOUND",
+           *         "message": "There is no endpoint at /v1/collections/{address}/traits.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "RATE_LIMITED",
+           *         "message": "Rate limit exceeded for this API key: at most 5 requests per second. Retry after 1 s.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "SERVICE_UNAVAILABLE",
+           *         "message": "The database is unavailable; retry with backoff.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+    }
+  }
+  'collections-traits-head': {
+    parameters: {
+      query?: {
+        network?: string
+      }
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Contract address, lowercase. */
+        address: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response. No body. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. No body. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. No body. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. No body. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. No body. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. No body. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. No body. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
   'nfts-get': {
     parameters: {
       query?: {
@@ -2930,6 +3398,8 @@ export interface operations {
         after_id?: number
         include_burned?: boolean
         include_metadata?: boolean
+        trait?: string[]
+        sort?: 'token_id' | 'rarity'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -3130,6 +3600,8 @@ export interface operations {
         after_id?: number
         include_burned?: boolean
         include_metadata?: boolean
+        trait?: string[]
+        sort?: 'token_id' | 'rarity'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */

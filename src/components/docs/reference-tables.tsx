@@ -20,7 +20,8 @@ export function ScopesSection() {
             </td>
             <td>
               <code>GET</code>/<code>HEAD /v1/collections</code>,{' '}
-              <code>GET /v1/collections/{'{address}'}</code>
+              <code>GET /v1/collections/{'{address}'}</code>,{' '}
+              <code>GET /v1/collections/{'{address}'}/traits</code>
             </td>
           </tr>
           <tr>

@@ -19,6 +19,7 @@ import {
   tokenId,
   transferEventType,
 } from '@/lib/schemas'
+import { traitParamProblem } from '@/lib/trait-param'
 
 export interface ParamSpec {
   name: string
@@ -62,6 +63,14 @@ const KNOWN: Record<string, z.ZodType> = {
   include_metadata: booleanParam().optional(),
   event_type: transferEventType.optional(),
   search: z.string().max(200, 'must be at most 200 characters').optional(),
+  // One trait filter in the form (the API takes up to 20).
+  trait: z
+    .string()
+    .superRefine((param, ctx) => {
+      const problem = traitParamProblem(param)
+      if (problem) ctx.addIssue({ code: 'custom', message: problem })
+    })
+    .optional(),
 }
 
 /** A schema for a parameter the page has no primitive for, from the document's constraints. */

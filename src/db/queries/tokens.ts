@@ -95,6 +95,12 @@ export async function selectCollectionTokens(
     rows: number
     /** Also the document's normalized fields (NFT_DOCUMENT_COLUMNS). */
     withDocument?: boolean
+    /**
+     * Trait filters (docs/api.md, "Traits"): per trait type, the jsonb
+     * documents of which the attributes must contain one; all types must
+     * match. Only tokens with metadata_status 'ok' match a filter.
+     */
+    traits?: string[][] | undefined
   },
 ): Promise<CollectionNftRow[]> {
   const { includeBurned, after } = page
@@ -108,6 +114,14 @@ export async function selectCollectionTokens(
   } else if (after) {
     params.push(after.tokenId)
     where.push('t.token_id >= $2::numeric')
+  }
+  if (page.traits?.length) {
+    where.push(`t.metadata_status = 'ok'`)
+    // @> uses tokens_attributes_idx (jsonb_path_ops); the keyset order and cursor stay as without filters.
+    for (const documents of page.traits) {
+      params.push(documents)
+      where.push(`t.attributes @> ANY($${params.length}::jsonb[])`)
+    }
   }
   // One extra row when the cursor's own token may come back.
   params.push(page.rows + (after && includeBurned ? 1 : 0))

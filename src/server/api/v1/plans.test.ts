@@ -13,6 +13,7 @@ import type { ReadContext } from '@/server/api/read/context'
 import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/v1/activity/activity.handler'
 import { getCollection, listCollections } from '@/server/api/v1/collections/collections.handler'
+import { getCollectionTraits } from '@/server/api/v1/collections/traits.handler'
 import { getNft, getNftMetadata, listCollectionNfts } from '@/server/api/v1/nfts/nfts.handler'
 import { listOwnerNfts } from '@/server/api/v1/owners/owners.handler'
 import { listTransfers } from '@/server/api/v1/transfers/transfers.handler'
@@ -229,6 +230,26 @@ describe('the metadata document', () => {
       expectIndexUse(plans.at(-1)!, /^(tokens_collection_token_key|tokens_pkey|token_documents_pkey)$/)
     },
   )
+
+  it('traits, trait filters and rarity read the collection by index, never a scan of tokens', async () => {
+    const { ctx, plans } = explainingContext(db.pool)
+    // Counted tokens: the collection's live range, or (here, where few tokens have metadata 'ok')
+    // the tokens with that status, read by metadata_status.
+    const counted = /^tokens_(collection_live_idx|collection_token_key|metadata_queue_idx)$/
+    await getCollectionTraits(ctx, { address: volume.big })
+    expectIndexUse(plans.at(-1)!, counted)
+    // Filtered: also by the GIN index on attributes.
+    const filtered = /^tokens_(collection_live_idx|attributes_idx|metadata_queue_idx)$/
+    const trait = ['Background:Blue', 'Background:Red', 'Level:3']
+    await listCollectionNfts(ctx, { address: volume.big, trait })
+    expectIndexUse(plans.at(-1)!, filtered)
+    await listCollectionNfts(ctx, { address: volume.big, trait, after_token_id: '500', after_id: 1 })
+    expectIndexUse(plans.at(-1)!, filtered)
+    await listCollectionNfts(ctx, { address: volume.big, sort: 'rarity' })
+    expectIndexUse(plans.at(-1)!, counted)
+    await listCollectionNfts(ctx, { address: volume.big, sort: 'rarity', after_token_id: '500', after_id: 1 })
+    expectIndexUse(plans.at(-1)!, counted)
+  })
 })
 
 describe.skipIf(embedded)('short searches', () => {

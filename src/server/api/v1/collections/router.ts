@@ -7,6 +7,8 @@ import {
   listCollectionsInput,
 } from './collection.schema'
 import { getCollection, listCollections } from './collections.handler'
+import { getCollectionTraits } from './traits.handler'
+import { getCollectionTraitsInput, getCollectionTraitsOutput } from './traits.schema'
 
 const LIST_ERRORS = [400, 401, 403, 429, 503]
 
@@ -37,4 +39,18 @@ export const collectionsRouter = createV1Router({
     .input(getCollectionInput)
     .output(responseSchema(getCollectionOutput))
     .query(async ({ ctx, input }) => ({ data: await getCollection(ctx, input) })),
+
+  traits: v1Procedure({
+    scope: 'read:collections',
+    method: 'GET',
+    path: '/v1/collections/{address}/traits',
+    tags: ['Collections'],
+    summary: "A collection's traits and their token counts",
+    description:
+      'Extension: every trait type of the collection with its values and how many tokens have each, and how many tokens lack the type, counted over the tokens that are not burned and whose metadata was fetched (metadata_status ok). A token counts once per type and value. Values are compared as JSON values: the number 1 and the string "1" are two values. At most 100 types (most tokens first) and 1,000 values per type (most tokens first); `trait_types_omitted` and `values_omitted` count the rest. 404 when the collection is unknown.',
+    errorResponses: [...LIST_ERRORS, 404],
+  })
+    .input(getCollectionTraitsInput)
+    .output(responseSchema(getCollectionTraitsOutput))
+    .query(async ({ ctx, input }) => ({ data: await getCollectionTraits(ctx, input) })),
 })

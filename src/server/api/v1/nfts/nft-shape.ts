@@ -16,7 +16,11 @@ export function mediaUrl(origin: string, originalUrl: string): string {
   return `${origin}/v1/media?url=${encodeURIComponent(originalUrl)}`
 }
 
-export function toNft(row: NftRow, network: string, origin: string): Nft {
+export function toNft(
+  row: NftRow & { rarity_score?: string | null; rarity_rank?: string | null },
+  network: string,
+  origin: string,
+): Nft {
   const out: Nft = {
     collection_address: row.collection_address,
     token_id: row.token_id,
@@ -42,5 +46,8 @@ export function toNft(row: NftRow, network: string, origin: string): Nft {
   if (row.external_url != null) out.external_url = row.external_url
   if (row.background_color != null) out.background_color = row.background_color
   if (row.metadata_updated_at != null) out.metadata_updated_at = row.metadata_updated_at
+  // sort=rarity: computed with the page (src/db/queries/rarity.ts).
+  if (row.rarity_score != null) out.rarity_score = Number(row.rarity_score)
+  if (row.rarity_rank != null) out.rarity_rank = Number(row.rarity_rank)
   return out
 }

@@ -11,6 +11,7 @@ import {
   tokenCursor,
   tokenId,
 } from '@/lib/schemas'
+import { TRAIT_FILTER_LIMITS, traitParamProblem } from '@/lib/trait-param'
 
 /** One normalized attribute of a token's metadata (docs/metadata.md, "The whole document"). */
 export const nftAttribute = z
@@ -97,6 +98,18 @@ export const nft = z
       .describe(
         'Extension: when the metadata document these fields come from was fetched; absent before the first.',
       )
+      .optional(),
+    rarity_score: z
+      .number()
+      .min(0)
+      .describe(
+        'Extension, with `sort=rarity` only: the token\'s information content in bits (the sum over the collection\'s trait types of -log2 of the share of tokens with its value, a missing type counted as the value "missing"), rounded to 6 decimals.',
+      )
+      .optional(),
+    rarity_rank: z
+      .int()
+      .min(1)
+      .describe('Extension, with `sort=rarity` only: 1 = rarest; tokens with the same score share a rank.')
       .optional(),
   })
   .meta({
@@ -195,6 +208,24 @@ export type NftMetadata = z.infer<typeof nftMetadata>
 
 export const getNftMetadataOutput = z.object({ data: nftMetadata })
 
+/** `trait=Type:Value`, repeatable (trait-filter.ts); one parameter arrives as a string, several as an array. */
+const traitParam = z
+  .preprocess(
+    (value) => (typeof value === 'string' ? [value] : value),
+    z
+      .array(
+        z.string().superRefine((param, ctx) => {
+          const problem = traitParamProblem(param)
+          if (problem) ctx.addIssue({ code: 'custom', message: problem })
+        }),
+      )
+      .max(TRAIT_FILTER_LIMITS.params, `at most ${TRAIT_FILTER_LIMITS.params} trait parameters`),
+  )
+  .meta({
+    description: `Extension: only tokens with this trait, as \`Type:Value\` (split at the first colon; URL-encoded). Repeatable, at most ${TRAIT_FILTER_LIMITS.params}: all of the types, any of the values given for one type. The type is matched exactly; the value matches the string it is and also the number or boolean it spells (\`Level:3\` matches 3 and "3"). Only tokens whose metadata was fetched (metadata_status ok) match. Pages stay exact with the same cursor.`,
+  })
+  .optional()
+
 export const listCollectionNftsInput = z
   .strictObject({
     address: address.describe('Contract address, lowercase.'),
@@ -209,6 +240,15 @@ export const listCollectionNftsInput = z
       })
       .optional(),
     include_metadata: includeMetadataParam,
+    trait: traitParam,
+    sort: z
+      .enum(['token_id', 'rarity'])
+      .meta({
+        default: 'token_id',
+        description:
+          'Extension: `token_id` (the default) or `rarity`: rarest first (score descending, then token order), over the tokens whose metadata was fetched and that are not burned (not with `include_burned=true`), computed on read; each NFT then carries `rarity_score` and `rarity_rank`. The cursor is the same.',
+      })
+      .optional(),
   })
   .superRefine((value, ctx) => requireTogether(value, ['after_token_id', 'after_id'], ctx))
 

@@ -5,6 +5,7 @@
  * token ids compared as numbers (src/db/queries/tokens.ts).
  */
 
+import { selectCollectionTokensByRarity } from '@/db/queries/rarity'
 import { type NftRow, selectCollectionTokens, selectToken, selectTokenDocument } from '@/db/queries/tokens'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
@@ -13,6 +14,7 @@ import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { mediaOrigin, toNft } from '@/server/api/v1/nfts/nft-shape'
 import { ApiError } from '@/server/errors/api-error'
 import type { GetNftInput, ListCollectionNftsInput, Nft, NftMetadata, NftPage } from './nft.schema'
+import { containmentDocuments, traitFilters } from './trait-filter'
 
 export async function getNft(ctx: ReadContext, input: GetNftInput): Promise<Nft> {
   const row = await selectToken(ctx.db, {
@@ -56,6 +58,15 @@ export async function listCollectionNfts(ctx: ReadContext, input: ListCollection
       ? { tokenId: input.after_token_id, id: input.after_id }
       : undefined
   const after = cursor && { tokenId: BigInt(cursor.tokenId), id: BigInt(cursor.id) }
+  const traits = input.trait && traitFilters(input.trait).map(containmentDocuments)
+  if (input.sort === 'rarity') {
+    if (includeBurned)
+      throw new ApiError(
+        'INVALID_ARGUMENT',
+        'sort=rarity ranks tokens that are not burned: include_burned=true cannot be combined with it.',
+      )
+    return listByRarity(ctx, input, { limit, cursor, traits })
+  }
   // One round trip: the collection (for names and coverage) and the page.
   // No row at all: the collection is unknown.
   const [rows, snapshot] = await Promise.all([
@@ -65,6 +76,7 @@ export async function listCollectionNfts(ctx: ReadContext, input: ListCollection
       after: cursor,
       rows: limit + 1,
       withDocument: input.include_metadata ?? false,
+      traits,
     }),
     ctx.snapshot(),
   ])
@@ -81,6 +93,38 @@ export async function listCollectionNfts(ctx: ReadContext, input: ListCollection
   return buildPage(
     tokens,
     limit,
+    (r) => toNft(r, network, origin),
+    (r) => ({ after_token_id: r.token_id, after_id: safeInteger(r.id) }),
+    coverage,
+  )
+}
+
+/** sort=rarity (src/db/queries/rarity.ts): ranked on read, paged with the same cursor. */
+async function listByRarity(
+  ctx: ReadContext,
+  input: ListCollectionNftsInput,
+  page: {
+    limit: number
+    cursor: { tokenId: string; id: number } | undefined
+    traits: string[][] | undefined
+  },
+): Promise<NftPage> {
+  const [rows, snapshot] = await Promise.all([
+    selectCollectionTokensByRarity(ctx.db, {
+      address: input.address,
+      after: page.cursor,
+      rows: page.limit + 1,
+      withDocument: input.include_metadata ?? false,
+      traits: page.traits,
+    }),
+    ctx.snapshot(),
+  ])
+  const coverage = collectionCoverage(snapshot, rows[0] ? historyOf(rows[0]) : null)
+  const network = ctx.config.NETWORK
+  const origin = mediaOrigin(ctx.config)
+  return buildPage(
+    rows.filter((r) => r.id !== null) as Array<NftRow & { rarity_score: string; rarity_rank: string }>,
+    page.limit,
     (r) => toNft(r, network, origin),
     (r) => ({ after_token_id: r.token_id, after_id: safeInteger(r.id) }),
     coverage,

@@ -1,0 +1,79 @@
+import { z } from 'zod'
+import { address, networkParam } from '@/lib/schemas'
+
+/** How much one /traits answer holds (docs/api.md, "Traits"). */
+export const TRAIT_LIMITS = { types: 100, valuesPerType: 1_000 } as const
+
+const count = z.int().min(0)
+
+export const traitValue = z
+  .object({
+    value: z
+      .union([z.string(), z.number(), z.boolean()])
+      .describe(
+        'The value as the documents give it: a string, number or boolean. Compared as a JSON value: the number 1 and the string "1" are two values.',
+      ),
+    token_count: count.describe('Tokens with this value.'),
+  })
+  .meta({ id: 'TraitValue' })
+
+export const traitType = z
+  .object({
+    trait_type: z.string(),
+    token_count: count.describe('Tokens with this trait type (any value).'),
+    missing_count: count.describe('Counted tokens without this trait type.'),
+    value_count: count.describe('Distinct values of the type, including those left out of `values`.'),
+    values: z
+      .array(traitValue)
+      .describe(
+        `The values by token count, most first (ties by their JSON text, bytewise); at most ${TRAIT_LIMITS.valuesPerType.toLocaleString('en-US')}.`,
+      ),
+    values_omitted: count.describe('Values beyond the cap, not listed.'),
+  })
+  .meta({ id: 'TraitType' })
+
+export const collectionTraits = z
+  .object({
+    contract_address: address,
+    network: z.string(),
+    token_count: count.describe(
+      "Tokens counted: the collection's tokens that are not burned and whose metadata was fetched (metadata_status ok).",
+    ),
+    trait_types: z
+      .array(traitType)
+      .describe(
+        `Trait types by token count, most first (ties by name, bytewise); at most ${TRAIT_LIMITS.types}.`,
+      ),
+    trait_types_omitted: count.describe('Trait types beyond the cap, not listed.'),
+  })
+  .meta({
+    id: 'CollectionTraits',
+    example: {
+      contract_address: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
+      network: 'devnet',
+      token_count: 1000,
+      trait_types: [
+        {
+          trait_type: 'Background',
+          token_count: 990,
+          missing_count: 10,
+          value_count: 2,
+          values: [
+            { value: 'Blue', token_count: 600 },
+            { value: 'Red', token_count: 390 },
+          ],
+          values_omitted: 0,
+        },
+      ],
+      trait_types_omitted: 0,
+    },
+  })
+
+export type CollectionTraits = z.infer<typeof collectionTraits>
+
+export const getCollectionTraitsInput = z.strictObject({
+  address: address.describe('Contract address, lowercase.'),
+  network: networkParam,
+})
+
+export const getCollectionTraitsOutput = z.object({ data: collectionTraits })

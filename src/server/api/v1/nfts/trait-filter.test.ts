@@ -1,0 +1,48 @@
+/** Parsing `trait=Type:Value` (docs/api.md, "Traits"): pure functions, no database. */
+import { describe, expect, it } from 'vitest'
+import { validateParams } from '@/components/try/endpoints'
+import { traitParamProblem } from '@/lib/trait-param'
+import { containmentDocuments, traitFilters } from './trait-filter'
+
+describe('trait parameters', () => {
+  it('split at the first colon and group values by type, in first-seen order', () => {
+    expect(traitFilters(['Hat:Cap', 'Eyes:a:b', 'Hat:Crown', 'Note:'])).toEqual([
+      { trait_type: 'Hat', values: ['Cap', 'Crown'] },
+      { trait_type: 'Eyes', values: ['a:b'] },
+      { trait_type: 'Note', values: [''] },
+    ])
+  })
+
+  it('match a value as its string and as the number or boolean it spells', () => {
+    expect(traitFilters(['Level:3'])[0]!.values).toEqual(['3', 3])
+    expect(traitFilters(['Level:-2.5e3'])[0]!.values).toEqual(['-2.5e3', -2500])
+    expect(traitFilters(['Shiny:true'])[0]!.values).toEqual(['true', true])
+    // Not JSON numbers: kept as strings only.
+    for (const text of ['03', '+3', '.5', '1.', 'Infinity', 'NaN', '0x10', ' 3'])
+      expect(traitFilters([`Level:${text}`])[0]!.values, text).toEqual([text])
+    expect(containmentDocuments({ trait_type: 'Level', values: ['3', 3] })).toEqual([
+      '[{"trait_type":"Level","value":"3"}]',
+      '[{"trait_type":"Level","value":3}]',
+    ])
+  })
+
+  it('refuse what the API answers 400 to', () => {
+    expect(traitParamProblem('Hat:Cap')).toBeUndefined()
+    expect(traitParamProblem(`${'T'.repeat(256)}:${'v'.repeat(1_024)}`)).toBeUndefined()
+    for (const bad of ['NoColon', ':Cap', `${'T'.repeat(257)}:v`, `T:${'v'.repeat(1_025)}`, 'T:\u0000'])
+      expect(traitParamProblem(bad), bad).toBeDefined()
+  })
+
+  it('are checked the same way on the try page', () => {
+    const endpoint = {
+      id: 'nfts',
+      method: 'GET' as const,
+      path: '/v1/collections/{address}/nfts',
+      summary: '',
+      params: [{ name: 'trait', in: 'query' as const, required: false, type: 'array' }],
+      together: [],
+    }
+    expect(validateParams(endpoint, { trait: 'Hat:Cap' })).toEqual({})
+    expect(validateParams(endpoint, { trait: 'NoColon' }).trait).toMatch(/Type:Value/)
+  })
+})
