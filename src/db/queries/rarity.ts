@@ -14,6 +14,7 @@ import type { CollectionHistoryRow } from './collections'
 import { MEDIA_JOINS } from './media'
 import type { ReadDb } from './sql'
 import { NFT_COLUMNS, NFT_DOCUMENT_COLUMNS, type NftRow } from './tokens'
+import { traitFilterSql } from './traits'
 
 export type RarityNftRow = NftRow &
   CollectionHistoryRow & {
@@ -41,11 +42,7 @@ export async function selectCollectionTokensByRarity(
 ): Promise<RarityNftRow[]> {
   const params: unknown[] = [page.address]
   // Trait filters pick the listed tokens (ranks stay the collection's); evaluated once per token.
-  const filters: string[] = []
-  for (const documents of page.traits ?? []) {
-    params.push(documents)
-    filters.push(`t.attributes @> ANY($${params.length}::jsonb[])`)
-  }
+  const filters = traitFilterSql(params, page.traits ?? [])
   const listed = filters.length ? filters.join(' AND ') : 'true'
   const where: string[] = ['r.listed']
   let cursorJoin = ''

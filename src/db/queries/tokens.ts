@@ -11,6 +11,7 @@
 import type { CollectionHistoryRow } from './collections'
 import { MEDIA_JOINS } from './media'
 import { isoSql, type ReadDb } from './sql'
+import { traitFilterSql } from './traits'
 
 export interface TokenAttributeRow {
   trait_type: string
@@ -116,12 +117,8 @@ export async function selectCollectionTokens(
     where.push('t.token_id >= $2::numeric')
   }
   if (page.traits?.length) {
-    where.push(`t.metadata_status = 'ok'`)
-    // @> uses tokens_attributes_idx (jsonb_path_ops); the keyset order and cursor stay as without filters.
-    for (const documents of page.traits) {
-      params.push(documents)
-      where.push(`t.attributes @> ANY($${params.length}::jsonb[])`)
-    }
+    // The keyset order and cursor stay as without filters.
+    where.push(`t.metadata_status = 'ok'`, ...traitFilterSql(params, page.traits))
   }
   // One extra row when the cursor's own token may come back.
   params.push(page.rows + (after && includeBurned ? 1 : 0))

@@ -70,3 +70,15 @@ export async function selectCollectionTraits(
   const { rows } = await db.pool.query<TraitCountRow>(sql, [q.address, q.maxTypes, q.maxValues])
   return rows
 }
+
+/**
+ * The trait filters of a token list as SQL over `t` (tokens): per trait type,
+ * the attributes must contain one of its jsonb documents (`@>` uses
+ * tokens_attributes_idx, jsonb_path_ops). Pushes the documents onto `params`.
+ */
+export function traitFilterSql(params: unknown[], traits: string[][]): string[] {
+  return traits.map((documents) => {
+    params.push(documents)
+    return `t.attributes @> ANY($${params.length}::jsonb[])`
+  })
+}
