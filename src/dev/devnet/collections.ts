@@ -42,6 +42,7 @@ export const DEMO_COLLECTIONS: { key: CollectionKey; contractName: string; name:
 
 /** Tokens minted by GenesisPioneers' constructor per recipient (ERC-2309 batches). */
 const PIONEER_BATCH = 24
+const SEND_ATTEMPTS = 3
 const INITIAL_MINTS = { glyphs: 36, postcards: 36, pioneers: 4 } satisfies Record<CollectionKey, number>
 
 export function compileDemoContracts(): Promise<CompiledContracts> {
@@ -207,17 +208,27 @@ function dedupeTokens(calls: SendContractCall[]): SendContractCall[] {
 async function sendAll(clients: DevnetClients, calls: SendContractCall[]) {
   const hashes: Hex[] = []
   let failed = 0
-  // One at a time: the node hands out nonces per sender in order.
+  // One at a time: the node hands out nonces per sender in order. A send that fails (on a
+  // loaded machine an RPC call can time out) is tried again, so a new devnet has its whole supply.
   for (const call of calls) {
-    try {
-      hashes.push(await sendCall(clients, call))
-    } catch {
-      failed++
-    }
+    const hash = await sendWithRetries(clients, call)
+    if (hash) hashes.push(hash)
+    else failed++
   }
   const receipts = await mineAndWait(clients, hashes)
   failed += receipts.filter((r) => r.status !== 'success').length
   return { sent: calls.length, failed }
+}
+
+async function sendWithRetries(clients: DevnetClients, call: SendContractCall): Promise<Hex | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await sendCall(clients, call)
+    } catch {
+      if (attempt === SEND_ATTEMPTS) return undefined
+      await new Promise((r) => setTimeout(r, 250 * attempt))
+    }
+  }
 }
 
 /** Mines at once instead of waiting for the next interval block, then collects receipts. */
