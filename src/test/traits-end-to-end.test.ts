@@ -725,22 +725,23 @@ describe(`traits end to end (TRAITS_SEED=${SEED})`, () => {
     for (const c of collections) {
       const expected = expectedRarity(c.tokens)
       const path = `/v1/collections/${c.address}/nfts?sort=rarity`
-      // Ranks may be computed after the metadata changes rather than on read: wait until they cover the collection.
+      const byId = new Map(expected.map((t) => [t.tokenId, t]))
+      // Ranks may be stored after metadata and ownership changes rather than computed on read: wait (30 s at
+      // most) until they cover exactly the counted tokens with their current scores, then compare in detail.
       const wanted = expected.map((t) => t.tokenId).sort()
       let served: NftItem[] = []
-      await waitFor(
-        async () => {
-          served = await walk(path, 41)
-          return JSON.stringify(served.map((t) => t.token_id).sort()) === JSON.stringify(wanted)
-        },
-        30_000,
-        seedNote(`${c.label} ranked`),
-      )
-      const byId = new Map(expected.map((t) => [t.tokenId, t]))
+      await waitFor(async () => {
+        served = await walk(path, 41)
+        return (
+          JSON.stringify(served.map((t) => t.token_id).sort()) === JSON.stringify(wanted) &&
+          served.every((t) => Math.abs(t.rarity_score! - byId.get(t.token_id)!.score) < 1e-5)
+        )
+      }, 30_000).catch(() => undefined)
       // Tokens whose score lies this close to a rounding boundary may round either way.
       const boundary = new Set(
         expected.filter((t) => Math.abs(((t.exact * 1e6) % 1) - 0.5) < 1e-5).map((t) => t.tokenId),
       )
+      expect(served.map((t) => t.token_id).sort(), seedNote(`${c.label}: the ranked tokens`)).toEqual(wanted)
       served.forEach((item, i) => {
         const want = byId.get(item.token_id)!
         const label = seedNote(`${c.label} #${item.token_id}`)
