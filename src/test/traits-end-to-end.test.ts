@@ -309,7 +309,10 @@ function documents(rand: () => number, overCaps: boolean) {
       // No attributes in any shape: counted, with no trait.
       if (rand() < 0.5) set('attributes', [])
       if (rand() < 0.5) set('properties', nonTraits)
-    } else set('attributes', asEntries(ps.filter(() => false).concat([{ type: 'Hat', value: null }])))
+    } else {
+      // Only entries to skip: counted, with no trait.
+      set('attributes', asEntries([{ type: 'Hat', value: null }]))
+    }
     return doc
   }
 
