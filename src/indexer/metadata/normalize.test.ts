@@ -184,6 +184,32 @@ describe('normalizeMetadata: hostile documents are capped', () => {
     expect(cleanValueText('😀', 100)).toBe('😀')
   })
 
+  it('counts the cap after what is dropped and trimmed: text that differs only there is one value', () => {
+    const long = 'L'.repeat(1_100)
+    const kept = 'L'.repeat(1_024)
+    // A control character before the leading space, or more leading space than the cap, takes no room.
+    expect(cleanValueText(`\u0001 ${long}`, 1_024)).toBe(kept)
+    expect(cleanValueText(`\u0007\u0000 \t\u0001 ${long}`, 1_024)).toBe(kept)
+    expect(cleanValueText(`${' '.repeat(5_000)}Blue`, 1_024)).toBe('Blue')
+    expect(cleanValueText(`${'\u0001 '.repeat(3_000)}Blue`, 1_024)).toBe('Blue')
+    // Every character trim() removes takes no room, whatever its code.
+    for (let code = 0; code < 0x10000; code++) {
+      const ch = String.fromCharCode(code)
+      if (ch.trim() === '') expect(cleanValueText(`${ch}x`, 1), `U+${code.toString(16)}`).toBe('x')
+    }
+    const out = normalizeAttributes({
+      attributes: [
+        { trait_type: 'Note', value: long },
+        { trait_type: 'Note', value: `\u0001 ${long}` },
+        { trait_type: `\u0001 ${'T'.repeat(300)}`, value: 1 },
+      ],
+    })
+    expect(out).toEqual([
+      { trait_type: 'Note', value: kept },
+      { trait_type: 'T'.repeat(256), value: 1 },
+    ])
+  })
+
   it('reads keys named __proto__ and constructor as data, never as prototypes', () => {
     const doc = parse(
       '{"__proto__": {"description": "polluted", "attributes": [{"trait_type": "P", "value": "p"}]},' +

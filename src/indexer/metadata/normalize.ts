@@ -44,19 +44,49 @@ export function wellFormed(text: string): string {
   return text.replace(LONE_SURROGATE, '\ufffd')
 }
 
+/** Control characters other than tab and newlines: dropped wherever they are. */
+const isDropped = (code: number) =>
+  (code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) || code === 0x7f
+
+/** What String.prototype.trim removes (WhiteSpace and LineTerminator); all of it in the BMP. */
+const isSpace = (code: number) =>
+  (code >= 0x09 && code <= 0x0d) ||
+  code === 0x20 ||
+  code === 0xa0 ||
+  code === 0x1680 ||
+  (code >= 0x2000 && code <= 0x200a) ||
+  code === 0x2028 ||
+  code === 0x2029 ||
+  code === 0x202f ||
+  code === 0x205f ||
+  code === 0x3000 ||
+  code === 0xfeff
+
+/** Where the kept text starts: the first character neither dropped nor trimmed; -1 when there is none. */
+function firstKept(text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (!isDropped(code) && !isSpace(code)) return i
+  }
+  return -1
+}
+
 /**
  * Text as served: control characters (but tab and newlines) and NUL dropped,
  * surrogates paired, trimmed, at most `maxChars` code points (never cutting
  * a character in two).
  */
 export function cleanValueText(text: string, maxChars: number): string {
+  // What is dropped or trimmed at the start takes no room under the cap: count from the first kept character.
+  const start = firstKept(text)
+  if (start < 0) return ''
   // Look at no more than needed: a 1 MB string costs what its first characters cost.
-  const head = text.length > maxChars * 2 + 64 ? text.slice(0, maxChars * 2 + 64) : text
+  const head = text.slice(start, start + maxChars * 2 + 64)
   let out = ''
   let count = 0
-  for (const ch of wellFormed(head).trim()) {
+  for (const ch of wellFormed(head)) {
     const code = ch.codePointAt(0)!
-    if ((code < 0x20 && ch !== '\t' && ch !== '\n' && ch !== '\r') || code === 0x7f) continue
+    if (isDropped(code)) continue
     if (count === maxChars) break
     out += ch
     count++
