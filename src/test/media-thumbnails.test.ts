@@ -4,7 +4,7 @@
  * as GET /v1/media?url=…&width=…, made by sharp on the first request and
  * cached on disk. Checked with sharp's own reading of the answers.
  */
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -21,6 +21,7 @@ const URLS = {
   wide: 'https://img.example/wide.png',
   small: 'https://img.example/small.png',
   svg: 'https://img.example/hostile.svg',
+  linking: 'https://img.example/linking.svg',
   gif: 'https://img.example/animated.gif',
   bomb: 'https://img.example/bomb.png',
   /** 10,000 × 5,000: under sharp's own default limit, over the service's 40 megapixels. */
@@ -36,6 +37,9 @@ const HOSTILE_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="
 
 let db: TestDatabase
 let api: ApiServer
+/** A local host an SVG points at: rendering a thumbnail must never reach it. */
+let lure: Server
+let lureHits = 0
 let mediaDir: string
 const sha: Record<string, string> = {}
 
@@ -73,14 +77,8 @@ function pngBomb(width: number, height: number): Buffer {
 }
 
 /** Random pixels: a JPEG that takes sharp a while to decode and resize. */
-async function noiseJpeg(size: number, seed: number): Promise<Buffer> {
-  const raw = Buffer.alloc(size * size * 3)
-  let x = seed * 2654435761
-  for (let i = 0; i < raw.length; i++) {
-    x = (x * 1103515245 + 12345) >>> 0
-    raw[i] = x >>> 24
-  }
-  return sharp(raw, { raw: { width: size, height: size, channels: 3 } })
+function noiseJpeg(size: number): Promise<Buffer> {
+  return sharp(randomBytes(size * size * 3), { raw: { width: size, height: size, channels: 3 } })
     .jpeg({ quality: 95 })
     .toBuffer()
 }
@@ -118,6 +116,22 @@ beforeAll(async () => {
       .toBuffer(),
   )
   await store(URLS.svg, Buffer.from(HOSTILE_SVG))
+  lure = createServer((_req, res) => {
+    lureHits++
+    res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.alloc(0))
+  })
+  await new Promise<void>((resolve) => lure.listen(0, '127.0.0.1', resolve))
+  const lurePort = (lure.address() as AddressInfo).port
+  await store(
+    URLS.linking,
+    Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10" height="10">
+  <image href="http://127.0.0.1:${lurePort}/a.png" width="10" height="10"/>
+  <image xlink:href="http://127.0.0.1:${lurePort}/b.png" width="10" height="10"/>
+  <image href="file:///etc/hostname" width="10" height="10"/>
+  <use href="http://127.0.0.1:${lurePort}/c.svg#x"/>
+  <rect width="5" height="5" fill="#00f"/>
+</svg>`),
+  )
   await store(
     URLS.gif,
     await sharp([await frame('red'), await frame('blue'), await frame('green')], { join: { animated: true } })
@@ -130,11 +144,12 @@ beforeAll(async () => {
     URLS.video,
     Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.alloc(64)]),
   )
-  for (let i = 0; i < 6; i++) await store(URLS.big(i), await noiseJpeg(1500, i))
+  for (let i = 0; i < 6; i++) await store(URLS.big(i), await noiseJpeg(2000))
   api = await startApiServer(db.url, { MEDIA_DIR: mediaDir })
 }, 120_000)
 
 afterAll(async () => {
+  await new Promise<void>((resolve) => (lure ? lure.close(() => resolve()) : resolve()))
   await api?.close()
   await db?.drop()
 })
@@ -226,6 +241,16 @@ describe('thumbnails on the media path', () => {
     expect(original.headers.get('content-type')).toBe('image/svg+xml')
     expect(original.headers.get('content-security-policy')).toContain('sandbox')
     expect(original.headers.get('x-content-type-options')).toBe('nosniff')
+  })
+
+  it('renders an SVG without fetching what it links to (no request leaves the server, no file is read)', async () => {
+    const res = await api.request(mediaPath(URLS.linking, '&width=64'))
+    expect(res.status).toBe(200)
+    expect(await sharp(Buffer.from(await res.arrayBuffer())).metadata()).toMatchObject({
+      format: 'png',
+      width: 64,
+    })
+    expect(lureHits).toBe(0)
   })
 
   it('takes the first frame of an animated GIF', async () => {

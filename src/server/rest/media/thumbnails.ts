@@ -11,7 +11,8 @@
  *    `maxInputPixels` from its header, before decoding; the work is
  *    time-bound (sharp's timeout). A refused or undecodable image answers
  *    404 (no thumbnail: the original is still served without `width`), and
- *    the refusal is remembered, so it is not decoded again and again.
+ *    the refusal is remembered (not a time-out, which may be the load of the
+ *    moment), so it is not decoded again and again.
  *  - Animated GIF/WebP: the first frame. SVG: rendered by librsvg (no
  *    scripts, no external resources: it is read from memory, without a base
  *    location) at the requested width, as PNG. Everything else: WebP.
@@ -112,7 +113,8 @@ export class Thumbnails {
         thumbnail = await this.render(original, media.mediaType, width)
       } catch (err) {
         const reason = refusalReason(err)
-        this.remember(key, reason)
+        // A time-out may be the machine's load of the moment: only what the bytes decide is remembered.
+        if (reason !== TIMED_OUT) this.remember(key, reason)
         this.logger.info({ sha256: media.sha256, width, reason }, 'no thumbnail made')
         throw noThumbnail(reason)
       }
@@ -175,6 +177,8 @@ function noThumbnail(reason: string): ApiError {
     `No thumbnail can be made of this image (${reason}); request it without width.`,
   )
 }
+
+const TIMED_OUT = 'it took too long to decode'
 
 /** What the log and the 404 say about a refusal (never a path or a library's internals). */
 function refusalReason(err: unknown): string {
