@@ -6,11 +6,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
+import { unlink } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { thumbnailPath } from '@/db/media-path'
+import { mediaPath as storedFile, thumbnailPath } from '@/db/media-path'
 import { storeMedia } from '@/indexer/metadata/media-store'
 import { createMediaHandler } from '@/server/rest/media/media.handler'
 import { type ApiServer, startApiServer } from '@/test/api-client'
@@ -280,6 +281,20 @@ describe('thumbnails on the media path', () => {
     // The stored bytes themselves are still served, and so is everything else.
     expect((await api.request(mediaPath(URLS.bomb))).status).toBe(200)
     expect((await api.request(mediaPath(URLS.small, '&width=64'))).status).toBe(200)
+  })
+
+  it('answers 404, not 500, when the stored file of an image is gone', async () => {
+    const url = 'https://img.example/vanished.png'
+    await store(
+      url,
+      await sharp({ create: { width: 20, height: 20, channels: 3, background: 'black' } })
+        .png()
+        .toBuffer(),
+    )
+    await unlink(storedFile(mediaDir, sha[url]!))
+    const res = await api.request(mediaPath(url, '&width=64'))
+    expect(res.status).toBe(404)
+    expect((await envelope(res)).code).toBe('NOT_FOUND')
   })
 
   it('has no thumbnail of a video: 404 in the envelope naming its type', async () => {

@@ -107,7 +107,12 @@ export class Thumbnails {
       // Made while this request waited? Then it is on disk.
       const cached = await readFile(path).catch(() => null)
       if (cached) return { bytes: cached, mediaType: thumbnailType(media.mediaType) }
-      const original = await readFile(mediaPath(this.mediaDir, media.sha256))
+      const original = await readFile(mediaPath(this.mediaDir, media.sha256)).catch((err: unknown) => {
+        // As for the original bytes: a row without its file is a 404 (logged), never a 500.
+        if ((err as { code?: unknown }).code !== 'ENOENT') throw err
+        this.logger.warn({ sha256: media.sha256 }, 'stored media file is missing')
+        throw new ApiError('NOT_FOUND', 'No stored media for this url.')
+      })
       let thumbnail: Thumbnail
       try {
         thumbnail = await this.render(original, media.mediaType, width)
