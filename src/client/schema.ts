@@ -343,7 +343,7 @@ export interface paths {
     }
     /**
      * The service's stored copy of an NFT's media
-     * @description Serves the original media bytes the indexer already stored for `url` (an NFT's `image_url`, exactly as the metadata declares it). NFT responses carry it as `media_url`. No credential: `<img>` and `<video>` tags cannot send one. The path never fetches anything: a location whose bytes are not stored is a 404. Limited per client IP. HEAD answers the same headers without a body. Byte ranges (one per request) are served for video players: `Range: bytes=0-1023` gives 206 with `Content-Range`; a range beyond the bytes gives 416. The bytes never change for a given ETag, so responses are cacheable for a year; `If-None-Match` gives 304.
+     * @description Serves the original media bytes the indexer already stored for `url` (an NFT's `image_url`, exactly as the metadata declares it). NFT responses carry it as `media_url`. No credential: `<img>` and `<video>` tags cannot send one. The path never fetches anything: a location whose bytes are not stored is a 404. Limited per client IP. HEAD answers the same headers without a body. Byte ranges (one per request) are served for video players: `Range: bytes=0-1023` gives 206 with `Content-Range`; a range beyond the bytes gives 416. The bytes never change for a given ETag, so responses are cacheable for a year; `If-None-Match` gives 304. With `width` (64, 256 or 512), a thumbnail of a stored image instead (PNG for an SVG, rendered at that width; WebP otherwise, never wider than the image; the first frame of an animation), made on the first request and cached; same headers, its ETag the SHA-256 of the thumbnail, no ranges. Media that is no image (video, audio, HTML, models) has no thumbnail (404), nor has an image that is too large (over 40 megapixels) or undecodable; while too many thumbnails are being made, 503 with `Retry-After`.
      *
      *     Requires no credential.
      */
@@ -700,6 +700,11 @@ export interface components {
      *           "display_type": "number"
      *         }
      *       ],
+     *       "thumbnails": {
+     *         "64": "https://api.example.com/v1/media?url=ipfs%3A%2F%2Fbafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi%2F17.png&width=64",
+     *         "256": "https://api.example.com/v1/media?url=ipfs%3A%2F%2Fbafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi%2F17.png&width=256",
+     *         "512": "https://api.example.com/v1/media?url=ipfs%3A%2F%2Fbafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi%2F17.png&width=512"
+     *       },
      *       "external_url": "https://example.com/pioneers/17",
      *       "background_color": "1f2a44",
      *       "metadata_updated_at": "2026-01-02T03:04:05.000Z"
@@ -745,6 +750,16 @@ export interface components {
        * @description Extension: the metadata's `animation_url` (video, audio, HTML, 3D model), made a valid URI; absent when none.
        */
       animation_url?: string
+      /** @description Extension: the service's own copy of the `animation_url` media (GET /v1/media?url=<animation_url>); present only when its bytes are stored. */
+      animation_media_url?: string
+      /** @description Extension: MIME type sniffed from the stored `animation_url` bytes (for example video/mp4, text/html, model/gltf-binary); present with `animation_media_url`. */
+      animation_media_type?: string
+      /** @description Extension: thumbnails of the stored image, width in pixels (64, 256, 512) -> `media_url` with `&width=`; never wider than the image (SVG: rendered at the width, as PNG; others: WebP). Present when `media_url` is and the image is a picture (PNG, JPEG, GIF, WebP, AVIF, TIFF, SVG). */
+      thumbnails?: {
+        64: string
+        256: string
+        512: string
+      }
       /**
        * Format: uri-reference
        * @description Extension: the metadata's `external_url`, made a valid URI; absent when none.
@@ -5109,6 +5124,11 @@ export interface operations {
          * @example ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi/17.png
          */
         url: string
+        /**
+         * @description A thumbnail of the stored image at this width in pixels (never wider than the image) instead of the original bytes. NFT responses with `include_metadata=true` list them as `thumbnails`.
+         * @example 256
+         */
+        width?: 64 | 256 | 512
       }
       header?: {
         /** @description One byte range, e.g. `bytes=0-1023`, `bytes=1024-` or `bytes=-500`. */
@@ -5119,7 +5139,7 @@ export interface operations {
     }
     requestBody?: never
     responses: {
-      /** @description The whole stored bytes. */
+      /** @description The whole stored bytes, or with `width` the thumbnail (image/png or image/webp). */
       200: {
         headers: {
           /** @description Unique id of this request. */
@@ -5181,7 +5201,7 @@ export interface operations {
         }
         content?: never
       }
-      /** @description Missing, repeated or too long `url`, or an unknown parameter (INVALID_ARGUMENT). */
+      /** @description Missing, repeated or too long `url`, a `width` other than 64, 256 or 512, or an unknown parameter (INVALID_ARGUMENT). */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5208,7 +5228,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope']
         }
       }
-      /** @description No bytes are stored for this location (NOT_FOUND). */
+      /** @description No bytes are stored for this location, or (with `width`) no thumbnail can be made of them: not an image, too many pixels, undecodable (NOT_FOUND). */
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5320,7 +5340,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope']
         }
       }
-      /** @description A dependency is unavailable (SERVICE_UNAVAILABLE or RATE_LIMITER_UNAVAILABLE). */
+      /** @description A dependency is unavailable (SERVICE_UNAVAILABLE or RATE_LIMITER_UNAVAILABLE), or (with `width`) too many thumbnails are being made (SERVICE_UNAVAILABLE, with `Retry-After`). */
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5332,7 +5352,8 @@ export interface operations {
           'Content-Encoding': components['headers']['Content-Encoding']
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
           'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
-          'Retry-After': components['headers']['Retry-After']
+          /** @description Seconds to wait. */
+          'Retry-After'?: number
           [name: string]: unknown
         }
         content: {
@@ -5358,6 +5379,11 @@ export interface operations {
          * @example ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi/17.png
          */
         url: string
+        /**
+         * @description A thumbnail of the stored image at this width in pixels (never wider than the image) instead of the original bytes. NFT responses with `include_metadata=true` list them as `thumbnails`.
+         * @example 256
+         */
+        width?: 64 | 256 | 512
       }
       header?: {
         /** @description One byte range, e.g. `bytes=0-1023`, `bytes=1024-` or `bytes=-500`. */
@@ -5368,7 +5394,7 @@ export interface operations {
     }
     requestBody?: never
     responses: {
-      /** @description The whole stored bytes. No body. */
+      /** @description The whole stored bytes, or with `width` the thumbnail (image/png or image/webp). No body. */
       200: {
         headers: {
           /** @description Unique id of this request. */
@@ -5426,7 +5452,7 @@ export interface operations {
         }
         content?: never
       }
-      /** @description Missing, repeated or too long `url`, or an unknown parameter (INVALID_ARGUMENT). No body. */
+      /** @description Missing, repeated or too long `url`, a `width` other than 64, 256 or 512, or an unknown parameter (INVALID_ARGUMENT). No body. */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5442,7 +5468,7 @@ export interface operations {
         }
         content?: never
       }
-      /** @description No bytes are stored for this location (NOT_FOUND). No body. */
+      /** @description No bytes are stored for this location, or (with `width`) no thumbnail can be made of them: not an image, too many pixels, undecodable (NOT_FOUND). No body. */
       404: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5510,7 +5536,7 @@ export interface operations {
         }
         content?: never
       }
-      /** @description A dependency is unavailable (SERVICE_UNAVAILABLE or RATE_LIMITER_UNAVAILABLE). No body. */
+      /** @description A dependency is unavailable (SERVICE_UNAVAILABLE or RATE_LIMITER_UNAVAILABLE), or (with `width`) too many thumbnails are being made (SERVICE_UNAVAILABLE, with `Retry-After`). No body. */
       503: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']
@@ -5522,7 +5548,8 @@ export interface operations {
           'Content-Encoding': components['headers']['Content-Encoding']
           'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
           'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
-          'Retry-After': components['headers']['Retry-After']
+          /** @description Seconds to wait. */
+          'Retry-After'?: number
           [name: string]: unknown
         }
         content?: never

@@ -9,3 +9,32 @@ import { join } from 'node:path'
 export function mediaPath(mediaDir: string, sha256: string): string {
   return join(mediaDir, sha256.slice(0, 2), sha256.slice(2, 4), sha256)
 }
+
+/** Widths of the thumbnails GET /v1/media?url=…&width= makes of a stored image (docs/api.md, "Media path"). */
+export const THUMBNAIL_WIDTHS = [64, 256, 512] as const
+export type ThumbnailWidth = (typeof THUMBNAIL_WIDTHS)[number]
+
+/** Stored media types a thumbnail is made of (what sharp's bundled libvips decodes). */
+const THUMBNAIL_SOURCES = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/avif',
+  'image/tiff',
+  'image/svg+xml',
+])
+
+export function hasThumbnails(mediaType: string): boolean {
+  return THUMBNAIL_SOURCES.has(mediaType)
+}
+
+/** A thumbnail's format: PNG for a rasterized SVG, WebP for every other picture. */
+export function thumbnailType(sourceType: string): 'image/png' | 'image/webp' {
+  return sourceType === 'image/svg+xml' ? 'image/png' : 'image/webp'
+}
+
+/** `<MEDIA_DIR>/thumbnails/ab/cd/<sha256>-<width>`: by the original's SHA-256 and the width. */
+export function thumbnailPath(mediaDir: string, sha256: string, width: number): string {
+  return join(mediaDir, 'thumbnails', sha256.slice(0, 2), sha256.slice(2, 4), `${sha256}-${width}`)
+}

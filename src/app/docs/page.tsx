@@ -177,6 +177,18 @@ setInterval(async () => {
             <code>{`const src = nft.media_url ?? nft.image_url   // the artwork rule
 const isVideo = nft.media_type?.startsWith('video/')`}</code>
           </pre>
+          <p>
+            With <code>include_metadata=true</code>, an NFT also carries <code>thumbnails</code> — the stored
+            image at 64, 256 and 512 pixels wide (<code>media_url</code> plus <code>&amp;width=</code>; never
+            wider than the image; SVG rendered as PNG) — and, when the <code>animation_url</code> bytes are
+            stored, <code>animation_media_url</code> and <code>animation_media_type</code> (video, audio,
+            HTML, 3D model). Media is served under a sandbox policy: an HTML animation belongs in a sandboxed{' '}
+            <code>&lt;iframe&gt;</code>, never inlined into your page.
+          </p>
+          <pre>
+            <code>{`const thumb = nft.thumbnails?.['256'] ?? nft.media_url ?? nft.image_url
+const anim = nft.animation_media_url ?? nft.animation_url`}</code>
+          </pre>
         </section>
 
         <section id="coverage" aria-labelledby="h-coverage">

@@ -29,3 +29,9 @@ export async function findMedia(db: ReadDb, url: string): Promise<StoredMediaObj
 export const MEDIA_JOINS = `LEFT JOIN media_sources ms
     ON ms.url_sha256 = encode(sha256(convert_to(t.image_url, 'UTF8')), 'hex') AND ms.url = t.image_url
   LEFT JOIN media_objects mo ON mo.sha256 = ms.media_sha256`
+
+/** The media type of `t.animation_url`'s stored bytes (a scalar subquery over `t`, tokens), or null. */
+export const ANIMATION_MEDIA_TYPE = `(SELECT amo.media_type
+    FROM media_sources ams JOIN media_objects amo ON amo.sha256 = ams.media_sha256
+   WHERE ams.url_sha256 = encode(sha256(convert_to(t.animation_url, 'UTF8')), 'hex')
+     AND ams.url = t.animation_url)`

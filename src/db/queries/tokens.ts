@@ -9,7 +9,7 @@
  */
 
 import type { CollectionHistoryRow } from './collections'
-import { MEDIA_JOINS } from './media'
+import { ANIMATION_MEDIA_TYPE, MEDIA_JOINS } from './media'
 import { isoSql, type ReadDb } from './sql'
 import { traitFilterSql } from './traits'
 
@@ -23,9 +23,14 @@ export interface TokenAttributeRow {
 export const NFT_COLUMNS = `t.id::text AS id, t.collection_address, t.token_id::text AS token_id, t.current_owner,
   t.is_burned, t.transfer_count, t.metadata_uri, t.image_url, t.name, t.metadata_status, mo.media_type`
 
-/** The document's normalized fields (include_metadata=true): read only when asked for. */
+/**
+ * The document's normalized fields (include_metadata=true): read only when asked for. The stored
+ * animation's media type is looked up like the image's (ANIMATION_MEDIA_TYPE), a subquery so that
+ * every query selecting these columns needs no join of its own.
+ */
 export const NFT_DOCUMENT_COLUMNS = `t.description, t.attributes, t.animation_url, t.external_url,
-  t.background_color, ${isoSql('t.metadata_updated_at')} AS metadata_updated_at`
+  t.background_color, ${isoSql('t.metadata_updated_at')} AS metadata_updated_at,
+  ${ANIMATION_MEDIA_TYPE} AS animation_media_type`
 
 const nftColumns = (withDocument: boolean) =>
   withDocument ? `${NFT_COLUMNS}, ${NFT_DOCUMENT_COLUMNS}` : NFT_COLUMNS
@@ -47,6 +52,8 @@ export interface NftRow {
   /** Parsed jsonb: [{ trait_type, value, display_type? }] as the indexer normalized them. */
   attributes?: TokenAttributeRow[] | null
   animation_url?: string | null
+  /** Sniffed type of the stored animation_url bytes; null when not stored. */
+  animation_media_type?: string | null
   external_url?: string | null
   background_color?: string | null
   /** RFC 3339, when the document these fields come from was fetched. */

@@ -1,3 +1,4 @@
+import type { Semaphore } from '@/lib/semaphore'
 import type { HostScheduler } from './host-scheduler'
 import { wellFormed } from './normalize'
 import { FetchFailure } from './outcome'
@@ -12,6 +13,13 @@ export interface FetchLimits {
   timeoutMs: number
   maxMetadataBytes: number
   maxMediaBytes: number
+  /** Cap of an `animation_url`'s bytes (video is larger than images); default maxMediaBytes. */
+  maxAnimationBytes?: number
+  /**
+   * Animation fetches in flight at once over all hosts: each may hold up to
+   * maxAnimationBytes in memory. Without it, no bound beyond the scheduler's.
+   */
+  animationSlots?: Semaphore
   signal?: AbortSignal
   /** Fair per-host scheduling and circuit breakers; without it, fetches go out at once. */
   scheduler?: HostScheduler

@@ -24,8 +24,10 @@ export async function storeMedia(
   mediaDir: string,
   originalUrl: string,
   bytes: Buffer,
+  /** How the media type is read from the bytes (animations: sniffAnimationType). */
+  sniff: (bytes: Uint8Array) => string = sniffMediaType,
 ): Promise<StoredMedia | null> {
-  const mediaType = sniffMediaType(bytes)
+  const mediaType = sniff(bytes)
   if (!isStorableMedia(mediaType)) return null
   const sha256 = sha256Hex(bytes)
   const path = mediaPath(mediaDir, sha256)

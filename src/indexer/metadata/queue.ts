@@ -2,6 +2,7 @@ import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Config } from '@/config/env'
 import type { MetadataQueueReport } from '@/db/queries/indexer-state'
+import { Semaphore } from '@/lib/semaphore'
 import { describeError, isAbortError } from '../errors'
 import type { IndexerMetrics } from '../metrics'
 import type { Rpc } from '../rpc/client'
@@ -28,6 +29,10 @@ export interface MetadataQueueOptions {
   timeoutMs?: number
   maxMetadataBytes?: number
   maxMediaBytes?: number
+  /** Cap of an animation_url's bytes (default 50 MiB: docs/metadata.md, "Animations"). */
+  maxAnimationBytes?: number
+  /** Animation fetches in flight at once (default 4: each may hold maxAnimationBytes in memory). */
+  animationConcurrency?: number
   maxAttempts?: number
   retryBaseMs?: number
   /** First wait after a failed collection read (default 1 min, doubling to 1 h: collection-info.ts). */
@@ -56,6 +61,8 @@ export function fetchLimitsFromConfig(
     timeoutMs: options.timeoutMs ?? 15_000,
     maxMetadataBytes: options.maxMetadataBytes ?? 1024 * 1024,
     maxMediaBytes: options.maxMediaBytes ?? 20 * 1024 * 1024,
+    maxAnimationBytes: options.maxAnimationBytes ?? 50 * 1024 * 1024,
+    animationSlots: new Semaphore(options.animationConcurrency ?? 4),
     signal,
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { PNG_1x1 } from '../test/http-server'
-import { isStorableMedia, sniffMediaType } from './sniff'
+import { isStorableMedia, sniffAnimationType, sniffMediaType } from './sniff'
 
 const bytes = (...parts: Array<string | number[]>) =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))))
@@ -33,6 +33,9 @@ describe('sniffMediaType', () => {
       'image/svg+xml',
     ],
     ['HTML', bytes('  <!DOCTYPE html><html></html>'), 'text/html'],
+    ['HTML after a comment', bytes('<!-- generated -->\n<html><body></body></html>'), 'text/html'],
+    ['HTML fragment with a canvas', bytes('<canvas id="c"></canvas><script>draw()</script>'), 'text/html'],
+    ['QuickTime without ftyp', bytes([0, 0, 0, 0x6c], 'moov', [0, 0, 0, 0x6c], 'mvhd'), 'video/quicktime'],
     ['JSON', bytes('\n {"name":"x"}'), 'application/json'],
     ['text', bytes('just words'), 'text/plain'],
     ['unknown binary', bytes([0, 1, 2, 3, 4, 5]), 'application/octet-stream'],
@@ -52,5 +55,16 @@ describe('sniffMediaType', () => {
       ),
     ).toBe(true)
     expect(['application/json', 'text/plain', 'application/octet-stream'].some(isStorableMedia)).toBe(false)
+  })
+
+  it('reads a JSON glTF model as a model only where an animation is read', () => {
+    const gltf = bytes('{"asset":{"version":"2.0","generator":"x"},"scenes":[{"nodes":[0]}]}')
+    expect(sniffAnimationType(gltf)).toBe('model/gltf+json')
+    expect(isStorableMedia(sniffAnimationType(gltf))).toBe(true)
+    // A metadata document is JSON: never a model there.
+    expect(sniffMediaType(gltf)).toBe('application/json')
+    expect(sniffAnimationType(bytes('{"name":"x","asset":"y"}'))).toBe('application/json')
+    expect(sniffAnimationType(bytes('{"asset":'))).toBe('application/json')
+    expect(sniffAnimationType(bytes([0x1a, 0x45, 0xdf, 0xa3], 'B\u0082\u0084webm'))).toBe('video/webm')
   })
 })

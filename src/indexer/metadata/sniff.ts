@@ -18,6 +18,8 @@ export function sniffMediaType(bytes: Uint8Array): string {
   if (ascii(0, 'RIFF') && ascii(8, 'WAVE')) return 'audio/wav'
   if (ascii(0, 'RIFF') && ascii(8, 'AVI ')) return 'video/x-msvideo'
   if (ascii(4, 'ftyp')) return isoMediaType(String.fromCharCode(...b.subarray(8, 12)))
+  // Older QuickTime files start with a movie atom instead of `ftyp`.
+  if (['moov', 'mdat', 'wide'].some((atom) => ascii(4, atom))) return 'video/quicktime'
   if (startsWith(0x1a, 0x45, 0xdf, 0xa3))
     return includesAscii(b.subarray(0, 64), 'webm') ? 'video/webm' : 'video/x-matroska'
   if (ascii(0, 'OggS')) return includesAscii(b.subarray(0, 64), 'theora') ? 'video/ogg' : 'audio/ogg'
@@ -60,7 +62,9 @@ function sniffText(b: Uint8Array): string {
   if (head.startsWith('<svg') || (head.startsWith('<?xml') && head.includes('<svg'))) return 'image/svg+xml'
   if (head.startsWith('<!doctype svg') || (head.startsWith('<!--') && head.includes('<svg')))
     return 'image/svg+xml'
-  if (/^<(!doctype html|html|head|body|script|iframe|div|p[\s>])/.test(head)) return 'text/html'
+  if (/^<(!doctype html|html|head|body|script|iframe|div|canvas|meta|title|style|p[\s>])/.test(head))
+    return 'text/html'
+  if (head.startsWith('<!--') && /<(!doctype html|html|head|body|script)[\s>]/.test(head)) return 'text/html'
   if (head.startsWith('{') || head.startsWith('[')) return 'application/json'
   if (b.length > 0 && isMostlyText(b.subarray(start, start + 512))) return 'text/plain'
   return 'application/octet-stream'
@@ -70,6 +74,28 @@ function isMostlyText(b: Uint8Array): boolean {
   let binary = 0
   for (const byte of b) if (byte < 0x09 || (byte > 0x0d && byte < 0x20)) binary++
   return binary === 0
+}
+
+/**
+ * The media type of an `animation_url`'s bytes: as sniffMediaType, and a
+ * JSON glTF model (`{"asset": {"version": "2.0"}, …}`) is model/gltf+json.
+ * Only animations are read this way: a metadata document is JSON too.
+ */
+export function sniffAnimationType(bytes: Uint8Array): string {
+  const type = sniffMediaType(bytes)
+  if (type !== 'application/json') return type
+  try {
+    const doc = JSON.parse(
+      Buffer.from(bytes)
+        .toString('utf8')
+        .replace(/^\uFEFF/, ''),
+    ) as unknown
+    const asset = (doc as { asset?: { version?: unknown } } | null)?.asset
+    if (typeof asset?.version === 'string' && /^\d+\.\d+$/.test(asset.version)) return 'model/gltf+json'
+  } catch {
+    // Not JSON after all: not a model.
+  }
+  return type
 }
 
 /** Media kept in the media store: pictures, video, audio, 3D models, HTML and SVG. */

@@ -12,6 +12,7 @@ import { type NormalizedMetadata, normalizeMetadata } from './normalize'
 import { FetchFailure, type MetadataOutcome } from './outcome'
 import { recheckAt } from './recheck'
 import { toValidUri } from './resolve-uri'
+import { sniffAnimationType, sniffMediaType } from './sniff'
 import { batchViewCalls, cleanText, decodeUriResult, encodeTokenUri } from './token-uri'
 
 /**
@@ -136,8 +137,16 @@ export async function processToken(
     result.name = typeof doc.name === 'string' ? cleanText(doc.name) || null : null
     const image = imageOf(doc)
     result.imageUrl = image === null ? null : toValidUri(image)
-    // Stored under the location the API serves (image_url, media_url), not as declared.
-    if (result.imageUrl) result.mediaSha256 = await fetchMedia(deps, limits, job, result.imageUrl)
+    // Stored under the location the API serves (image_url, media_url), not as declared; the
+    // animation beside it, under its normalized animation_url (docs/metadata.md, "Animations").
+    const animationUrl = result.normalized?.animationUrl ?? null
+    const [imageSha256] = await Promise.all([
+      result.imageUrl ? fetchMedia(deps, limits, job, result.imageUrl, 'image') : null,
+      animationUrl && animationUrl !== result.imageUrl
+        ? fetchMedia(deps, limits, job, animationUrl, 'animation')
+        : null,
+    ])
+    result.mediaSha256 = imageSha256
     return result
   } catch (err) {
     if (!(err instanceof FetchFailure)) throw err
@@ -168,24 +177,36 @@ export async function processToken(
   }
 }
 
-/** Media failures do not fail the metadata: the image URL is still served, only without stored bytes. */
+/**
+ * Media failures do not fail the metadata: the image URL (or animation_url) is
+ * still served, only without stored bytes. An animation may be larger
+ * (maxAnimationBytes) and waits for one of the animation slots, which bound
+ * the memory such fetches hold at once.
+ */
 async function fetchMedia(
   deps: TokenJobDeps,
   limits: FetchLimits,
   job: TokenJob,
-  imageUrl: string,
+  url: string,
+  kind: 'image' | 'animation',
 ): Promise<string | null> {
+  const release = kind === 'animation' ? await limits.animationSlots?.acquire() : undefined
   try {
-    // The token is in memory already (bounded by the pipeline): its image waits its turn.
-    const bytes = await loadUriBytes(imageUrl, limits.maxMediaBytes, limits, job.collection, true)
-    const stored = await storeMedia(deps.pool, deps.mediaDir, imageUrl, bytes)
+    const maxBytes =
+      kind === 'animation' ? (limits.maxAnimationBytes ?? limits.maxMediaBytes) : limits.maxMediaBytes
+    // The token is in memory already (bounded by the pipeline): its media waits its turn.
+    const bytes = await loadUriBytes(url, maxBytes, limits, job.collection, true)
+    const sniff = kind === 'animation' ? sniffAnimationType : sniffMediaType
+    const stored = await storeMedia(deps.pool, deps.mediaDir, url, bytes, sniff)
     return stored?.sha256 ?? null
   } catch (err) {
     if (!(err instanceof FetchFailure)) throw err
     deps.logger.debug(
-      { collection: job.collection, tokenId: job.tokenId.toString(), outcome: err.outcome },
-      `token media not stored: ${describeError(err)}`,
+      { collection: job.collection, tokenId: job.tokenId.toString(), outcome: err.outcome, kind },
+      `token ${kind} not stored: ${describeError(err)}`,
     )
     return null
+  } finally {
+    release?.()
   }
 }

@@ -13,12 +13,17 @@
  *    SVG/HTML, a strong ETag (the SHA-256 of the bytes), immutable caching.
  *  - Byte ranges (one range per request) for video: 206, or 416 when the
  *    range cannot be satisfied. If-Range and If-None-Match are honoured.
+ *  - `width` (one of THUMBNAIL_WIDTHS): a thumbnail of a stored image instead
+ *    (thumbnails.ts), with the same headers; its ETag is the SHA-256 of the
+ *    thumbnail's bytes. No ranges (a thumbnail is small).
  */
+
+import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
-import { mediaPath } from '@/db/media-path'
+import { mediaPath, THUMBNAIL_WIDTHS } from '@/db/media-path'
 import { findMedia } from '@/db/queries/media'
 import { queryInput } from '@/server/api/internals/routes'
 import { RequestAccess } from '@/server/credentials/access'
@@ -27,6 +32,7 @@ import { errorBody } from '@/server/errors/error-body'
 import { toApiError } from '@/server/errors/to-api-error'
 import { clientIp } from '@/server/http/client-ip'
 import type { Services } from '@/server/services/web-services'
+import { type ThumbnailOptions, Thumbnails } from './thumbnails'
 
 export const MEDIA_PATH = '/v1/media'
 
@@ -85,12 +91,15 @@ function etagMatches(header: string | undefined, etag: string): boolean {
 export interface MediaHandlerOptions {
   /** Where the indexer's media store keeps the files (MEDIA_DIR). */
   mediaDir?: string
+  /** Bounds of thumbnail making (thumbnails.ts, THUMBNAIL_DEFAULTS). */
+  thumbnails?: Partial<ThumbnailOptions>
 }
 
 export type MediaHandler = (req: IncomingMessage, res: ServerResponse, requestId: string) => Promise<void>
 
 export function createMediaHandler(services: Services, options: MediaHandlerOptions = {}): MediaHandler {
   const mediaDir = options.mediaDir ?? services.config.MEDIA_DIR
+  const thumbnails = new Thumbnails(mediaDir, services.logger, options.thumbnails)
 
   return async function handleMedia(req, res, requestId) {
     const head = req.method === 'HEAD'
@@ -106,9 +115,30 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
       res.once('close', () => access?.release())
       await access.limitIp('media')
       Object.assign(common, access.headers())
-      const url = mediaUrlParam(req.url ?? '')
+      const { url, width } = mediaParams(req.url ?? '')
       const media = await services.poolShares.run([access.ipSubject], () => findMedia(services.db, url))
       if (!media) throw new ApiError('NOT_FOUND', 'No stored media for this url.')
+      const shared = {
+        'Content-Security-Policy': MEDIA_CSP,
+        'Cache-Control': MEDIA_CACHE_CONTROL,
+        'Access-Control-Allow-Origin': '*',
+        'Cross-Origin-Resource-Policy': 'cross-origin',
+      }
+      if (width !== undefined) {
+        const thumbnail = await thumbnails.get(media, width)
+        const etag = `"${createHash('sha256').update(thumbnail.bytes).digest('hex')}"`
+        const headers: Record<string, string> = { ...common, ...shared, ETag: etag }
+        if (etagMatches(req.headers['if-none-match'], etag)) {
+          res.writeHead(304, headers)
+          res.end()
+          return
+        }
+        headers['Content-Type'] = thumbnail.mediaType
+        headers['Content-Length'] = String(thumbnail.bytes.length)
+        res.writeHead(200, headers)
+        res.end(head ? undefined : thumbnail.bytes)
+        return
+      }
       const path = mediaPath(mediaDir, media.sha256)
       const size = await stat(path).then(
         (s) => (s.isFile() ? s.size : undefined),
@@ -123,12 +153,9 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
       const headers: Record<string, string> = {
         ...common,
         'Content-Type': media.mediaType,
-        'Content-Security-Policy': MEDIA_CSP,
-        'Cache-Control': MEDIA_CACHE_CONTROL,
+        ...shared,
         ETag: etag,
         'Accept-Ranges': 'bytes',
-        'Access-Control-Allow-Origin': '*',
-        'Cross-Origin-Resource-Policy': 'cross-origin',
       }
       if (etagMatches(req.headers['if-none-match'], etag)) {
         delete headers['Content-Type']
@@ -184,10 +211,10 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
   }
 }
 
-/** The one `url` query parameter; any other parameter is refused like on every /v1 endpoint. */
-function mediaUrlParam(rawUrl: string): string {
+/** `url`, and `width` for a thumbnail; any other parameter is refused like on every /v1 endpoint. */
+function mediaParams(rawUrl: string): { url: string; width: number | undefined } {
   const params = queryInput(new URL(rawUrl, 'http://localhost').search.slice(1))
-  const unknown = Object.keys(params).filter((k) => k !== 'url')
+  const unknown = Object.keys(params).filter((k) => k !== 'url' && k !== 'width')
   if (unknown.length > 0) {
     const keys = unknown.slice(0, 3).map((k) => `'${k.slice(0, 64)}'`)
     throw new ApiError(
@@ -203,5 +230,14 @@ function mediaUrlParam(rawUrl: string): string {
   if (url.length > MAX_MEDIA_URL_LENGTH) {
     throw new ApiError('INVALID_ARGUMENT', `url: must be at most ${MAX_MEDIA_URL_LENGTH} characters`)
   }
-  return url
+  return { url, width: widthParam(params.width) }
+}
+
+function widthParam(value: string | string[] | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const width = THUMBNAIL_WIDTHS.find((w) => String(w) === value)
+  if (width === undefined) {
+    throw new ApiError('INVALID_ARGUMENT', `width: must be one of ${THUMBNAIL_WIDTHS.join(', ')}`)
+  }
+  return width
 }

@@ -3,6 +3,7 @@
  * (media.handler.ts), not by a tRPC procedure, so it is described by hand;
  * openapi.ts adds it to the generated document.
  */
+import { THUMBNAIL_WIDTHS } from '@/db/media-path'
 import { MAX_MEDIA_URL_LENGTH, MEDIA_CACHE_CONTROL, MEDIA_CSP } from './media.handler'
 
 const envelope = { $ref: '#/components/schemas/ErrorEnvelope' }
@@ -34,7 +35,7 @@ export const mediaPathItem = {
     tags: ['Media'],
     summary: "The service's stored copy of an NFT's media",
     description:
-      "Serves the original media bytes the indexer already stored for `url` (an NFT's `image_url`, exactly as the metadata declares it). NFT responses carry it as `media_url`. No credential: `<img>` and `<video>` tags cannot send one. The path never fetches anything: a location whose bytes are not stored is a 404. Limited per client IP. HEAD answers the same headers without a body. Byte ranges (one per request) are served for video players: `Range: bytes=0-1023` gives 206 with `Content-Range`; a range beyond the bytes gives 416. The bytes never change for a given ETag, so responses are cacheable for a year; `If-None-Match` gives 304.",
+      "Serves the original media bytes the indexer already stored for `url` (an NFT's `image_url`, exactly as the metadata declares it). NFT responses carry it as `media_url`. No credential: `<img>` and `<video>` tags cannot send one. The path never fetches anything: a location whose bytes are not stored is a 404. Limited per client IP. HEAD answers the same headers without a body. Byte ranges (one per request) are served for video players: `Range: bytes=0-1023` gives 206 with `Content-Range`; a range beyond the bytes gives 416. The bytes never change for a given ETag, so responses are cacheable for a year; `If-None-Match` gives 304. With `width` (64, 256 or 512), a thumbnail of a stored image instead (PNG for an SVG, rendered at that width; WebP otherwise, never wider than the image; the first frame of an animation), made on the first request and cached; same headers, its ETag the SHA-256 of the thumbnail, no ranges. Media that is no image (video, audio, HTML, models) has no thumbnail (404), nor has an image that is too large (over 40 megapixels) or undecodable; while too many thumbnails are being made, 503 with `Retry-After`.",
     security: [],
     parameters: [
       {
@@ -46,6 +47,15 @@ export const mediaPathItem = {
         example: 'ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi/17.png',
       },
       {
+        in: 'query',
+        name: 'width',
+        required: false,
+        description:
+          'A thumbnail of the stored image at this width in pixels (never wider than the image) instead of the original bytes. NFT responses with `include_metadata=true` list them as `thumbnails`.',
+        schema: { type: 'integer', enum: [...THUMBNAIL_WIDTHS] },
+        example: 256,
+      },
+      {
         in: 'header',
         name: 'Range',
         required: false,
@@ -55,7 +65,7 @@ export const mediaPathItem = {
     ],
     responses: {
       '200': {
-        description: 'The whole stored bytes.',
+        description: 'The whole stored bytes, or with `width` the thumbnail (image/png or image/webp).',
         headers: bytesHeaders,
         content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
       },
@@ -71,14 +81,21 @@ export const mediaPathItem = {
         description: 'Not modified (If-None-Match matched the ETag).',
         headers: { ETag: bytesHeaders.ETag },
       },
-      '400': error('Missing, repeated or too long `url`, or an unknown parameter (INVALID_ARGUMENT).'),
-      '404': error('No bytes are stored for this location (NOT_FOUND).'),
+      '400': error(
+        'Missing, repeated or too long `url`, a `width` other than 64, 256 or 512, or an unknown parameter (INVALID_ARGUMENT).',
+      ),
+      '404': error(
+        'No bytes are stored for this location, or (with `width`) no thumbnail can be made of them: not an image, too many pixels, undecodable (NOT_FOUND).',
+      ),
       '405': error('Only GET and HEAD (METHOD_NOT_ALLOWED).'),
       '416': error('The range lies beyond the stored bytes (RANGE_NOT_SATISFIABLE).', {
         'Content-Range': { schema: { type: 'string', pattern: '^bytes \\*/[0-9]+$' } },
       }),
       '429': error('The per-IP rate limit is exceeded (RATE_LIMITED); retry after `Retry-After` seconds.'),
-      '503': error('A dependency is unavailable (SERVICE_UNAVAILABLE or RATE_LIMITER_UNAVAILABLE).'),
+      '503': error(
+        'A dependency is unavailable (SERVICE_UNAVAILABLE or RATE_LIMITER_UNAVAILABLE), or (with `width`) too many thumbnails are being made (SERVICE_UNAVAILABLE, with `Retry-After`).',
+        { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+      ),
     },
   },
 }

@@ -4,6 +4,7 @@
  * `media_url` and `media_type` come from the media store's own records, so a
  * media_url is only ever given out when GET /v1/media will serve it.
  */
+import { hasThumbnails, THUMBNAIL_WIDTHS } from '@/db/media-path'
 import type { NftRow } from '@/db/queries/tokens'
 import type { Nft } from '@/server/api/v1/nfts/nft.schema'
 
@@ -43,6 +44,17 @@ export function toNft(
   if (row.description != null) out.description = row.description
   if (row.attributes != null) out.attributes = row.attributes
   if (row.animation_url != null) out.animation_url = row.animation_url
+  if (row.animation_url != null && row.animation_media_type != null) {
+    out.animation_media_url = mediaUrl(origin, row.animation_url)
+    out.animation_media_type = row.animation_media_type
+  }
+  // Selected with the document's fields: thumbnails of the stored image (GET /v1/media, width).
+  if (row.animation_media_type !== undefined && out.media_url && hasThumbnails(row.media_type!)) {
+    const url = out.media_url
+    out.thumbnails = Object.fromEntries(
+      THUMBNAIL_WIDTHS.map((w) => [String(w), `${url}&width=${w}`]),
+    ) as NonNullable<Nft['thumbnails']>
+  }
   if (row.external_url != null) out.external_url = row.external_url
   if (row.background_color != null) out.background_color = row.background_color
   if (row.metadata_updated_at != null) out.metadata_updated_at = row.metadata_updated_at

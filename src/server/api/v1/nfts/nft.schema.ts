@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { THUMBNAIL_WIDTHS, type ThumbnailWidth } from '@/db/media-path'
 import {
   address,
   afterIdParam,
@@ -83,6 +84,29 @@ export const nft = z
         "Extension: the metadata's `animation_url` (video, audio, HTML, 3D model), made a valid URI; absent when none.",
       )
       .optional(),
+    animation_media_url: z
+      .string()
+      .describe(
+        "Extension: the service's own copy of the `animation_url` media (GET /v1/media?url=<animation_url>); present only when its bytes are stored.",
+      )
+      .optional(),
+    animation_media_type: z
+      .string()
+      .describe(
+        'Extension: MIME type sniffed from the stored `animation_url` bytes (for example video/mp4, text/html, model/gltf-binary); present with `animation_media_url`.',
+      )
+      .optional(),
+    thumbnails: z
+      .strictObject(
+        Object.fromEntries(THUMBNAIL_WIDTHS.map((w) => [String(w), z.string()])) as Record<
+          `${ThumbnailWidth}`,
+          z.ZodString
+        >,
+      )
+      .describe(
+        `Extension: thumbnails of the stored image, width in pixels (${THUMBNAIL_WIDTHS.join(', ')}) -> \`media_url\` with \`&width=\`; never wider than the image (SVG: rendered at the width, as PNG; others: WebP). Present when \`media_url\` is and the image is a picture (PNG, JPEG, GIF, WebP, AVIF, TIFF, SVG).`,
+      )
+      .optional(),
     external_url: z
       .string()
       .describe("Extension: the metadata's `external_url`, made a valid URI; absent when none.")
@@ -135,6 +159,13 @@ export const nft = z
         { trait_type: 'Background', value: 'Blue' },
         { trait_type: 'Level', value: 3, display_type: 'number' },
       ],
+      thumbnails: {
+        '64': 'https://api.example.com/v1/media?url=ipfs%3A%2F%2Fbafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi%2F17.png&width=64',
+        '256':
+          'https://api.example.com/v1/media?url=ipfs%3A%2F%2Fbafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi%2F17.png&width=256',
+        '512':
+          'https://api.example.com/v1/media?url=ipfs%3A%2F%2Fbafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi%2F17.png&width=512',
+      },
       external_url: 'https://example.com/pioneers/17',
       background_color: '1f2a44',
       metadata_updated_at: '2026-01-02T03:04:05.000Z',
