@@ -6,13 +6,14 @@
  * cap, SSRF rules), and the API lists the stored animation and the image's
  * thumbnails with include_metadata=true, and serves them on the media path.
  */
+
+import pLimit from 'p-limit'
 import pino from 'pino'
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FetchLimits } from '@/indexer/metadata/document'
 import { processTokens } from '@/indexer/metadata/token-metadata'
 import { startServer, type TestServer } from '@/indexer/test/http-server'
-import { Semaphore } from '@/lib/semaphore'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { addr, fakeRpc, fixturePool, SimulatedChain, tempMediaDir, ZERO } from '@/test/api-fixtures'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
@@ -115,7 +116,7 @@ beforeAll(async () => {
       maxMetadataBytes: MiB,
       maxMediaBytes: MiB,
       maxAnimationBytes: 4 * MiB,
-      animationSlots: new Semaphore(2),
+      animationSlots: pLimit(2),
     }
     const deps = {
       pool,

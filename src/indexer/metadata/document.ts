@@ -1,4 +1,4 @@
-import type { Semaphore } from '@/lib/semaphore'
+import type { LimitFunction } from 'p-limit'
 import type { HostScheduler } from './host-scheduler'
 import { wellFormed } from './normalize'
 import { FetchFailure } from './outcome'
@@ -19,7 +19,7 @@ export interface FetchLimits {
    * Animation fetches in flight at once over all hosts: each may hold up to
    * maxAnimationBytes in memory. Without it, no bound beyond the scheduler's.
    */
-  animationSlots?: Semaphore
+  animationSlots?: LimitFunction
   signal?: AbortSignal
   /** Fair per-host scheduling and circuit breakers; without it, fetches go out at once. */
   scheduler?: HostScheduler

@@ -1,8 +1,8 @@
+import pLimit from 'p-limit'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Config } from '@/config/env'
 import type { MetadataQueueReport } from '@/db/queries/indexer-state'
-import { Semaphore } from '@/lib/semaphore'
 import { describeError, isAbortError } from '../errors'
 import type { IndexerMetrics } from '../metrics'
 import type { Rpc } from '../rpc/client'
@@ -62,7 +62,7 @@ export function fetchLimitsFromConfig(
     maxMetadataBytes: options.maxMetadataBytes ?? 1024 * 1024,
     maxMediaBytes: options.maxMediaBytes ?? 20 * 1024 * 1024,
     maxAnimationBytes: options.maxAnimationBytes ?? 50 * 1024 * 1024,
-    animationSlots: new Semaphore(options.animationConcurrency ?? 4),
+    animationSlots: pLimit(options.animationConcurrency ?? 4),
     signal,
   }
 }

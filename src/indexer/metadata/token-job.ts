@@ -190,8 +190,7 @@ async function fetchMedia(
   url: string,
   kind: 'image' | 'animation',
 ): Promise<string | null> {
-  const release = kind === 'animation' ? await limits.animationSlots?.acquire() : undefined
-  try {
+  const fetchAndStore = async () => {
     const maxBytes =
       kind === 'animation' ? (limits.maxAnimationBytes ?? limits.maxMediaBytes) : limits.maxMediaBytes
     // The token is in memory already (bounded by the pipeline): its media waits its turn.
@@ -199,6 +198,11 @@ async function fetchMedia(
     const sniff = kind === 'animation' ? sniffAnimationType : sniffMediaType
     const stored = await storeMedia(deps.pool, deps.mediaDir, url, bytes, sniff)
     return stored?.sha256 ?? null
+  }
+  try {
+    return kind === 'animation' && limits.animationSlots
+      ? await limits.animationSlots(fetchAndStore)
+      : await fetchAndStore()
   } catch (err) {
     if (!(err instanceof FetchFailure)) throw err
     deps.logger.debug(
@@ -206,7 +210,5 @@ async function fetchMedia(
       `token ${kind} not stored: ${describeError(err)}`,
     )
     return null
-  } finally {
-    release?.()
   }
 }

@@ -20,10 +20,10 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
+import pLimit, { type LimitFunction } from 'p-limit'
 import type { Logger } from 'pino'
 import sharp from 'sharp'
 import { hasThumbnails, mediaPath, thumbnailPath, thumbnailType } from '@/db/media-path'
-import { Semaphore } from '@/lib/semaphore'
 import { ApiError } from '@/server/errors/api-error'
 
 export interface ThumbnailOptions {
@@ -55,7 +55,7 @@ const MAX_REFUSALS = 10_000
 
 export class Thumbnails {
   private readonly options: ThumbnailOptions
-  private readonly slots: Semaphore
+  private readonly slots: LimitFunction
   private readonly making = new Map<string, Promise<Thumbnail>>()
   private readonly refused = new Map<string, string>()
 
@@ -65,7 +65,7 @@ export class Thumbnails {
     options: Partial<ThumbnailOptions> = {},
   ) {
     this.options = { ...THUMBNAIL_DEFAULTS, ...options }
-    this.slots = new Semaphore(this.options.concurrency, this.options.maxWaiting)
+    this.slots = pLimit(this.options.concurrency)
   }
 
   /** The thumbnail of stored media at a width: from the disk cache, else made now. */
@@ -97,13 +97,14 @@ export class Thumbnails {
     path: string,
     key: string,
   ): Promise<Thumbnail> {
-    const release = await this.slots.acquire()
-    if (!release) {
+    // Making and waiting, bounded together: beyond that a burst is refused at once.
+    const { concurrency, maxWaiting } = this.options
+    if (this.slots.activeCount + this.slots.pendingCount >= concurrency + maxWaiting) {
       throw new ApiError('SERVICE_UNAVAILABLE', 'Too many thumbnails are being made; retry shortly.', {
         headers: { 'Retry-After': '1' },
       })
     }
-    try {
+    return this.slots(async () => {
       // Made while this request waited? Then it is on disk.
       const cached = await readFile(path).catch(() => null)
       if (cached) return { bytes: cached, mediaType: thumbnailType(media.mediaType) }
@@ -125,9 +126,7 @@ export class Thumbnails {
       }
       await this.save(path, thumbnail.bytes)
       return thumbnail
-    } finally {
-      release()
-    }
+    })
   }
 
   private async render(original: Buffer, sourceType: string, width: number): Promise<Thumbnail> {
