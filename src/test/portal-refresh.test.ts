@@ -51,7 +51,7 @@ beforeAll(async () => {
   await writeTransfers(tdb.pool, [
     ...Array.from({ length: 40 }, (_, i) => ({
       collection: A,
-      tokenId: i + 1,
+      tokenId: BigInt(i + 1),
       from: '0x0000000000000000000000000000000000000000',
       to: OWNER,
       blockNumber: 10,
@@ -61,7 +61,7 @@ beforeAll(async () => {
     })),
     {
       collection: B,
-      tokenId: 7,
+      tokenId: 7n,
       from: '0x0000000000000000000000000000000000000000',
       to: OWNER,
       blockNumber: 11,
