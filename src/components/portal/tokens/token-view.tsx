@@ -63,7 +63,7 @@ function OutcomeLine({ target, result, now }: { target: string; result: RefreshO
 
 function CollectionSummary({ collection }: { collection: CollectionData }) {
   return (
-    <section className="panel" aria-labelledby="collection-heading">
+    <section className="panel token-section" aria-labelledby="collection-heading">
       <h2 id="collection-heading">{collection.name || 'Unnamed collection'}</h2>
       <dl className="facts">
         <dt>Address</dt>
@@ -90,7 +90,7 @@ function TokenDetails({ token }: { token: TokenData }) {
   const external = webUrl(token.external_url)
   const animation = webUrl(token.animation_url)
   return (
-    <section className="panel token-details" aria-labelledby="token-heading">
+    <section className="panel token-section" aria-labelledby="token-heading">
       <h2 id="token-heading">{token.name ?? `Token ${token.token_id}`}</h2>
       <div className="token-layout">
         <div className="token-image">
@@ -371,7 +371,7 @@ export function TokenView() {
           ) : null}
           {result.token ? <TokenDetails token={result.token} /> : null}
           {result.token ? (
-            <section className="panel" aria-labelledby="document-heading">
+            <section className="panel token-section" aria-labelledby="document-heading">
               <h2 id="document-heading">Metadata document</h2>
               {result.document ? (
                 <>
