@@ -118,5 +118,7 @@ test('the token view shows the whole document, and a refresh is accepted, then l
 
   await page.setViewportSize({ width: 1280, height: 800 })
   await page.getByRole('navigation', { name: 'Portal' }).getByRole('link', { name: 'Audit trail' }).click()
-  await expect(page.getByRole('cell', { name: 'Token refresh' }).first()).toBeVisible()
+  await expect(
+    page.getByRole('rowheader', { name: `Token refresh token ${nft.token_id} of ${nft.collection_address}` }),
+  ).toBeVisible()
 })
