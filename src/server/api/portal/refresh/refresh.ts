@@ -46,7 +46,7 @@ export interface RefreshAccepted {
 
 function limited(what: string, retryAt: Date): ApiError {
   const seconds = Math.max(1, Math.ceil((retryAt.getTime() - Date.now()) / 1000))
-  return new ApiError('RATE_LIMITED', `${what} Try again after ${retryAt.toISOString()}.`, {
+  return new ApiError('RATE_LIMITED', `${what} The next one is possible at ${retryAt.toISOString()}.`, {
     headers: { 'Retry-After': String(seconds) },
   })
 }
