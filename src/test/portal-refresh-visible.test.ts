@@ -21,6 +21,7 @@ import { addr, fakeRpc, fixturePool, SimulatedChain, tempMediaDir, ZERO } from '
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 
 const collection = addr('refreshable')
+const stalledCollection = addr('stalled-backlog')
 const owner = addr('refresh-owner')
 
 /** What the host serves: the document's version, per token. */
@@ -28,6 +29,8 @@ const version = new Map<number, number>()
 
 let db: TestDatabase
 let host: TestServer
+/** Accepts every request and never answers: its tokens stay in flight until the fetch time-out. */
+let stalled: TestServer
 let api: ApiServer
 let chain: SimulatedChain
 let user: SessionUser
@@ -48,6 +51,7 @@ beforeAll(async () => {
       )
     },
   })
+  stalled = await startServer({ '/doc/*': () => {} })
   db = await createTestDatabase()
   const pool = fixturePool(db.url)
   chain = new SimulatedChain(pool)
@@ -70,14 +74,18 @@ beforeAll(async () => {
   const queuePool = fixturePool(db.url)
   const done = runMetadataQueue(
     {
-      config: testConfig({ FETCH_ALLOW_HOSTS: `127.0.0.1:${host.port}`, MEDIA_DIR: tempMediaDir() }),
+      config: testConfig({
+        FETCH_ALLOW_HOSTS: `127.0.0.1:${host.port},127.0.0.1:${stalled.port}`,
+        MEDIA_DIR: tempMediaDir(),
+      }),
       pool: queuePool,
       rpc: fakeRpc(chain.contracts),
       logger: pino({ level: 'silent' }),
       signal: controller.signal,
     },
-    // Polling far apart: the pick-up here is the notification's.
-    { idleMs: 200, refreshPollMs: 60_000, reportMs: 60_000 },
+    // Polling far apart: the pick-up here is the notification's. A small memory and a long
+    // time-out, so that a backlog on the stalled host fills the queue (the last test).
+    { idleMs: 200, refreshPollMs: 60_000, reportMs: 60_000, maxInMemory: 60, timeoutMs: 60_000 },
   )
   stopQueue = async () => {
     controller.abort()
@@ -96,6 +104,7 @@ afterAll(async () => {
   await api?.close()
   await db?.drop()
   await host?.close()
+  await stalled?.close()
 })
 
 interface Nft {
@@ -179,5 +188,31 @@ describe('a refresh through the portal', () => {
       const res = await api.request(`/v1/collections/${collection}`)
       return ((await res.json()) as { data: { name: string } }).data.name === 'Refreshable Renamed'
     })
+  })
+
+  it('takes a refreshed token ahead of a backlog that fills the queue', async () => {
+    chain.contracts.set(stalledCollection, {
+      name: 'Stalled',
+      symbol: 'STL',
+      deployBlock: 1n,
+      tokenUri: (id) => `${stalled.origin}/doc/${id}`,
+    })
+    await chain.mine(1, (_b, emit) => {
+      for (let id = 1n; id <= 300n; id++)
+        emit({ collection: stalledCollection, tokenId: id, from: ZERO, to: owner })
+    })
+    // The queue's memory (60 tokens) fills with the stalled host's tokens, none of which settles for a minute.
+    await eventually(async () => stalled.hits.length >= 4)
+    await new Promise((r) => setTimeout(r, 1_000))
+    version.set(3, 5)
+    expect(await refresh('refresh.token', { address: collection, token_id: '3' })).toBe(200)
+    await eventually(async () => (await nft(3)).name === 'Token 3 v5')
+    const { rows } = await db.pool.query(
+      `SELECT count(*)::int AS settled FROM tokens
+        WHERE collection_address = $1 AND metadata_fetched_at IS NOT NULL`,
+      [stalledCollection],
+    )
+    // Passed, not waited for: not one token of the backlog had an outcome yet.
+    expect(rows).toEqual([{ settled: 0 }])
   })
 })
