@@ -18,7 +18,7 @@ import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
 import type { SessionUser } from '@/server/portal-auth/session-user'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { addr, fakeRpc, fixturePool, SimulatedChain, tempMediaDir, ZERO } from '@/test/api-fixtures'
-import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
 
 const collection = addr('refreshable')
 const stalledCollection = addr('stalled-backlog')
@@ -83,9 +83,16 @@ beforeAll(async () => {
       logger: pino({ level: 'silent' }),
       signal: controller.signal,
     },
-    // Polling far apart: the pick-up here is the notification's. A small memory and a long
-    // time-out, so that a backlog on the stalled host fills the queue (the last test).
-    { idleMs: 200, refreshPollMs: 60_000, reportMs: 60_000, maxInMemory: 60, timeoutMs: 60_000 },
+    // Polling far apart: the pick-up here is the notification's — except on the embedded server
+    // (PGlite), which delivers no notification to another connection, where the poll is the pick-up.
+    // A small memory and a long time-out, so that a backlog on the stalled host fills the queue (the last test).
+    {
+      idleMs: 200,
+      refreshPollMs: isEmbeddedTestDatabase() ? 500 : 60_000,
+      reportMs: 60_000,
+      maxInMemory: 60,
+      timeoutMs: 60_000,
+    },
   )
   stopQueue = async () => {
     controller.abort()
