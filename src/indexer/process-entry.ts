@@ -38,7 +38,8 @@ const tuning = syncTuning(config)
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'indexer' })
 // What libraries print with console becomes log records too (docs/operations.md, "Logs").
 captureConsole(logger)
-const pool = createPool(config.DATABASE_URL, { max: 8 })
+// 8 for the work, plus the connection that LISTENs for refresh requests (docs/metadata.md, "Refresh requests").
+const pool = createPool(config.DATABASE_URL, { max: 9 })
 // Prometheus metrics on METRICS_PORT + 1 (the web process has METRICS_PORT; docs/operations.md, "Metrics").
 const port = metricsPort(config, 'indexer')
 const metrics = port === undefined ? undefined : new IndexerMetrics(pool, config.NETWORK, logger)

@@ -34,6 +34,7 @@ export default async function PortalLayout({ children }: { children: ReactNode }
                 API keys
               </NavLink>
               <NavLink href="/portal/audit">Audit trail</NavLink>
+              <NavLink href="/portal/tokens">Tokens</NavLink>
             </nav>
             <div className="account">
               <span className="muted small">Signed in as</span>{' '}

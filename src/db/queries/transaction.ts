@@ -10,6 +10,7 @@ import type { Database } from '@/db/database'
 import type { Prisma } from '@/db/generated/client'
 import { apiKeyStatements } from './api-keys'
 import { auditEventStatements } from './audit-events'
+import { metadataRefreshStatements } from './metadata-refresh'
 import { portalSessionStatements } from './portal-sessions'
 import { userStatements } from './users'
 
@@ -27,6 +28,7 @@ type Bound<S extends Statements> = {
 const statements = {
   apiKeys: apiKeyStatements,
   auditEvents: auditEventStatements,
+  metadataRefresh: metadataRefreshStatements,
   portalSessions: portalSessionStatements,
   users: userStatements,
 }
@@ -43,6 +45,7 @@ function bindAll(tx: Tx): TxQueries {
   return {
     apiKeys: bind(tx, statements.apiKeys),
     auditEvents: bind(tx, statements.auditEvents),
+    metadataRefresh: bind(tx, statements.metadataRefresh),
     portalSessions: bind(tx, statements.portalSessions),
     users: bind(tx, statements.users),
   }

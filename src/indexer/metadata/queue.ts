@@ -13,6 +13,7 @@ import { sleep } from '../util/sleep'
 import { processCollections } from './collection-info'
 import { type FetchLimits, gatewayHosts, gatewayLabels } from './document'
 import { HostScheduler } from './host-scheduler'
+import { runRefreshRequests } from './refresh-requests'
 import { parseAllowHosts } from './safe-fetch'
 import { normalizeStoredDocuments } from './stored-documents'
 import { TokenPipeline } from './token-pipeline'
@@ -44,6 +45,8 @@ export interface MetadataQueueOptions {
   breakerCooldownMs?: number
   /** Tokens in memory at once; the rest of the backlog stays in the database. */
   maxInMemory?: number
+  /** How often refresh requests are looked for besides their notifications (refresh-requests.ts). */
+  refreshPollMs?: number
   /** How often the backlog is counted into indexer_state.metadata_queue. */
   reportMs?: number
 }
@@ -172,6 +175,13 @@ export async function runMetadataQueue(
       pauseMs: () => (deps.yieldToSync?.() ? backfillIdleMs : 0),
     }),
     keepRunning('token', () => pipeline.run()),
+    // Refreshes asked for in the portal: LISTEN/NOTIFY, polling besides (docs/metadata.md, "Refresh requests").
+    keepRunning('refresh', () =>
+      runRefreshRequests(
+        { pool, logger, signal, onTokens: () => pipeline.prioritize() },
+        { pollMs: options.refreshPollMs },
+      ),
+    ),
     keepRunning('collection', async () => {
       const collections = await processCollections({ ...common, retryBaseMs: options.collectionRetryBaseMs })
       if (deps.yieldToSync?.()) await sleep(backfillIdleMs, signal)

@@ -5,6 +5,7 @@ import { describeError } from '../errors'
 import type { Rpc } from '../rpc/client'
 import { backoffDelay } from '../rpc/retry'
 import { selectDueTokens } from '../store/metadata-queue'
+import { selectPriorityTokens } from '../store/metadata-refresh'
 import { type FetchLimits, fetchMetadataJson, imageOf, loadUriBytes } from './document'
 import { HostBackedOff } from './host-scheduler'
 import { storeMedia } from './media-store'
@@ -88,6 +89,19 @@ export async function dueTokens(
     attempts: r.metadata_attempts,
     nextAttemptAt: r.next_at,
     recheck: r.recheck,
+  }))
+}
+
+/** Tokens refreshed on request, due ahead of the backlog (store/metadata-refresh.ts). */
+export async function priorityTokens(pool: pg.Pool, limit: number, skipIds: string[]): Promise<TokenJob[]> {
+  const rows = await selectPriorityTokens(pool, limit, skipIds)
+  return rows.map((r) => ({
+    id: r.id,
+    collection: r.collection_address,
+    tokenId: BigInt(r.token_id),
+    attempts: r.metadata_attempts,
+    nextAttemptAt: r.next_at,
+    recheck: false,
   }))
 }
 

@@ -8,6 +8,7 @@ import { resolveUri } from './resolve-uri'
 import {
   dueTokens,
   jitter,
+  priorityTokens,
   processToken,
   readUris,
   type TokenJob,
@@ -52,6 +53,8 @@ export class TokenPipeline {
   private deferring: Promise<void> = Promise.resolve()
   private flushTimer: NodeJS.Timeout | null = null
   private wake: (() => void) | null = null
+  /** Tokens refreshed on request may be due (store/metadata-refresh.ts): read them before the backlog. */
+  private priorityDue = false
   /** Collection -> its one metadata host, or null once it has shown several. */
   private readonly collectionHost = new Map<string, string | null>()
   /** Collection -> until when it is deferred as a whole. */
@@ -68,10 +71,47 @@ export class TokenPipeline {
     return this.inMemory.size
   }
 
+  /**
+   * Tokens were refreshed on request: the reader takes them at its next step,
+   * ahead of the backlog and even when the in-memory cap is reached (a few
+   * over it at most: users' refreshes are limited).
+   */
+  prioritize(): void {
+    this.priorityDue = true
+    this.wake?.()
+  }
+
+  /** Starts the refreshed tokens; true when there were some. */
+  private async takePriorityTokens(): Promise<boolean> {
+    this.priorityDue = false
+    const jobs = await priorityTokens(this.deps.pool, URI_BATCH, [...this.inMemory])
+    if (jobs.length === 0) return false
+    // A full page: there may be more.
+    if (jobs.length === URI_BATCH) this.priorityDue = true
+    await this.start(jobs)
+    return true
+  }
+
+  /** Reads the tokenURIs of `jobs` and hands each token on by itself. */
+  private async start(jobs: TokenJob[]): Promise<void> {
+    for (const job of jobs) this.inMemory.add(job.id)
+    let uris: Array<Hex | null>
+    try {
+      uris = await readUris(this.deps, jobs)
+    } catch (err) {
+      for (const job of jobs) this.inMemory.delete(job.id)
+      throw err
+    }
+    jobs.forEach((job, i) => {
+      void this.process(job, uris[i]!)
+    })
+  }
+
   async run(): Promise<void> {
     const { signal } = this.deps
     try {
       while (!signal?.aborted) {
+        if (this.priorityDue && (await this.takePriorityTokens())) continue
         const backfilling = this.options.yieldToSync?.() ?? false
         const cap = backfilling ? Math.min(URI_BATCH, this.options.maxInMemory) : this.options.maxInMemory
         const room = cap - this.inMemory.size
@@ -89,17 +129,7 @@ export class TokenPipeline {
           await this.waitForRoom(this.options.idleMs)
           continue
         }
-        for (const job of jobs) this.inMemory.add(job.id)
-        let uris: Array<Hex | null>
-        try {
-          uris = await readUris(this.deps, jobs)
-        } catch (err) {
-          for (const job of jobs) this.inMemory.delete(job.id)
-          throw err
-        }
-        jobs.forEach((job, i) => {
-          void this.process(job, uris[i]!)
-        })
+        await this.start(jobs)
         if (backfilling) await sleep(this.options.backfillIdleMs, signal)
       }
     } finally {

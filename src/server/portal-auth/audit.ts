@@ -22,6 +22,8 @@ export const AUDIT_ACTIONS = [
   'key_updated',
   'key_rotated',
   'key_revoked',
+  'token_refresh_requested',
+  'collection_refresh_requested',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

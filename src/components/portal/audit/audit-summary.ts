@@ -9,6 +9,8 @@ export const ACTION_LABELS: Record<string, string> = {
   key_updated: 'Key changed',
   key_rotated: 'Key rotated',
   key_revoked: 'Key revoked',
+  token_refresh_requested: 'Token refresh',
+  collection_refresh_requested: 'Collection refresh',
 }
 
 /** Why a sign-in was refused, from the server's code (src/server/portal-auth/siwe.ts). */
@@ -63,6 +65,12 @@ export function auditSummary(event: AuditEventView): string | null {
   if (event.action === 'sign_in' && typeof d.wallet === 'string') return d.wallet
   if (event.action === 'sign_in_refused' && typeof d.reason === 'string') {
     return Object.hasOwn(REFUSAL_REASONS, d.reason) ? REFUSAL_REASONS[d.reason]! : d.reason
+  }
+  if (event.action === 'token_refresh_requested' && typeof d.collection_address === 'string') {
+    return `token ${String(d.token_id)} of ${d.collection_address}`
+  }
+  if (event.action === 'collection_refresh_requested' && typeof d.collection_address === 'string') {
+    return d.collection_address
   }
   if (event.action === 'sign_out_everywhere' && typeof d.sessions === 'number') {
     return `${d.sessions} session${d.sessions === 1 ? '' : 's'} ended`

@@ -10,7 +10,7 @@
  * slots are released once the response is built (procedures are not streamed).
  */
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch'
-import type { PortalContext } from '@/server/api/trpc/portal'
+import { type PortalContext, retryAfterOf } from '@/server/api/trpc/portal'
 import { RequestAccess } from '@/server/credentials/access'
 import { errorResponse } from '@/server/errors/error-body'
 import { toApiError } from '@/server/errors/to-api-error'
@@ -76,6 +76,7 @@ export function createPortalHandler(
           userAgent: req.headers.get('user-agent'),
           user,
           poolShares: services.poolShares,
+          limitStore: services.access.limiter.store,
         }
         return await fetchRequestHandler({
           endpoint: '/api/trpc',
@@ -83,9 +84,13 @@ export function createPortalHandler(
           router: portalRouter,
           maxBatchSize: PORTAL_MAX_BATCH,
           createContext: () => context,
-          responseMeta: () => ({
-            headers: new Headers({ 'Cache-Control': 'no-store', ...access.headers() }),
-          }),
+          responseMeta: ({ errors }) => {
+            const headers = new Headers({ 'Cache-Control': 'no-store', ...access.headers() })
+            // A limited refresh says when to come back, as a header too (the body has retryAfter).
+            const retry = errors.map((e) => retryAfterOf(e.cause).retryAfter).find((s) => s !== undefined)
+            if (retry !== undefined) headers.set('Retry-After', String(retry))
+            return { headers }
+          },
           onError: ({ error, path }) => {
             if (error.code === 'INTERNAL_SERVER_ERROR')
               services.logger.error({ err: error, path }, 'portal procedure failed')

@@ -1,8 +1,13 @@
 /** The developer portal's procedures, served at /api/trpc (src/app/api/trpc) for the signed-in user. */
 import { keysRouter } from '@/server/api/portal/keys/router'
+import { refreshRouter } from '@/server/api/portal/refresh/router'
 import { sessionsRouter } from '@/server/api/portal/sessions/router'
 import { createPortalRouter } from '@/server/api/trpc/portal'
 
-export const portalRouter = createPortalRouter({ keys: keysRouter, sessions: sessionsRouter })
+export const portalRouter = createPortalRouter({
+  keys: keysRouter,
+  refresh: refreshRouter,
+  sessions: sessionsRouter,
+})
 
 export type PortalRouter = typeof portalRouter

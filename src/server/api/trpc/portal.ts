@@ -24,6 +24,7 @@ import { describeZodError, toApiError } from '@/server/errors/to-api-error'
 import type { SessionUser } from '@/server/portal-auth/session-user'
 import { ipSubject } from '@/server/ratelimit/ip'
 import type { PoolShares } from '@/server/ratelimit/pool-shares'
+import type { LimitStore } from '@/server/ratelimit/store'
 
 export interface PortalContext {
   db: Database
@@ -35,6 +36,8 @@ export interface PortalContext {
   user: SessionUser | null
   /** The process's pool shares (the HTTP route sets them; direct callers in tests may not). */
   poolShares?: PoolShares
+  /** The rate-limit store (Redis, or in-process when embedded): the per-user refresh limit counts there. */
+  limitStore?: LimitStore
 }
 
 /** What a client sees of an unexpected failure. */
@@ -56,6 +59,13 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   RATE_LIMITER_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
 }
 
+/** `{ retryAfter }` (whole seconds) of an ApiError that carries a Retry-After header; else nothing. */
+export function retryAfterOf(cause: unknown): { retryAfter?: number } {
+  const header = cause instanceof ApiError ? cause.headers['Retry-After'] : undefined
+  const seconds = header === undefined ? Number.NaN : Number(header)
+  return Number.isFinite(seconds) ? { retryAfter: seconds } : {}
+}
+
 const t = initTRPC.context<PortalContext>().create({
   errorFormatter: ({ shape, error }) => ({
     ...shape,
@@ -67,7 +77,12 @@ const t = initTRPC.context<PortalContext>().create({
         : error.cause instanceof ZodError
           ? describeZodError(error.cause)
           : shape.message,
-    data: { code: shape.data.code, httpStatus: shape.data.httpStatus },
+    data: {
+      code: shape.data.code,
+      httpStatus: shape.data.httpStatus,
+      // A refusal that says when to come back (a limited refresh): seconds, as in Retry-After.
+      ...retryAfterOf(error.cause),
+    },
   }),
 })
 
