@@ -109,15 +109,21 @@ export async function recomputeCollectionRarity(
   pool: pg.Pool,
   collection: string,
 ): Promise<{ tokens: number }> {
-  return withTransaction(pool, async (client) => {
-    await client.query('DELETE FROM rarity_dirty WHERE collection_address = $1', [collection])
-    const { rows } = await client.query<{ tokens: number }>(RECOMPUTE_SQL, [
-      collection,
-      STORED_TRAIT_CAPS.types,
-      STORED_TRAIT_CAPS.valuesPerType,
-    ])
-    return { tokens: rows[0]?.tokens ?? 0 }
-  })
+  return withTransaction(pool, (client) => recomputeWithin(client, collection))
+}
+
+/** The recompute inside a transaction the caller holds (nothing of it is visible before its commit). */
+export async function recomputeWithin(
+  client: pg.PoolClient,
+  collection: string,
+): Promise<{ tokens: number }> {
+  await client.query('DELETE FROM rarity_dirty WHERE collection_address = $1', [collection])
+  const { rows } = await client.query<{ tokens: number }>(RECOMPUTE_SQL, [
+    collection,
+    STORED_TRAIT_CAPS.types,
+    STORED_TRAIT_CAPS.valuesPerType,
+  ])
+  return { tokens: rows[0]?.tokens ?? 0 }
 }
 
 export interface DirtyCollection {
