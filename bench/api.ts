@@ -16,7 +16,8 @@
  *     in rounds (BENCH_ROUNDS, 3, of BENCH_SECONDS, 2 s each); each figure is
  *     the median round.
  *
- * BENCH_ONLY=<text> runs only the cases whose name contains it (e.g. `indexer/status`).
+ * BENCH_ONLY=<text>[,<text>…] runs only the cases whose name contains one of them (e.g. `indexer/status`,
+ * or `trait,rarity` for the traits, trait-filter and rarity cases).
  *
  * Servers run in child processes, so the load generator does not share their
  * event loop. Results: printed, and written to bench/results/api.json.
@@ -394,7 +395,9 @@ async function main() {
   )
   if (counts.rows[0].t === 0) throw new Error('empty: run `npm run bench:seed` first')
   const only = process.env.BENCH_ONLY
-  const cases = (await buildCases(pool)).filter((c) => !only || c.name.includes(only))
+  const cases = (await buildCases(pool)).filter(
+    (c) => !only || only.split(',').some((part) => c.name.includes(part)),
+  )
   await pool.end()
 
   // A real portal key: the full stack runs its whole credential path.
