@@ -9,7 +9,6 @@ import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '@/config/env'
 import { openDatabase } from '@/db/database'
-import { recomputeCollectionRarity } from '@/indexer/store/rarity'
 import type { ReadContext } from '@/server/api/read/context'
 import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/v1/activity/activity.handler'
@@ -22,6 +21,7 @@ import { fixturePool } from '@/test/api-fixtures'
 import { buildVolume, type VolumeIndex, volume } from '@/test/api-volume'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
 import { explain, type PlanNode } from '@/test/query-plans'
+import { computeRarity } from '@/test/rarity-fixtures'
 
 let db: TestDatabase
 let index: VolumeIndex
@@ -76,7 +76,7 @@ beforeAll(async () => {
   try {
     index = await buildVolume(writer, { collections: 3000, blocks: 200, perBlock: 20 })
     // The stored ranking and trait counts, as the indexer's rarity worker computes them.
-    await recomputeCollectionRarity(writer, volume.big)
+    await computeRarity(writer, volume.big)
   } finally {
     await writer.end()
   }

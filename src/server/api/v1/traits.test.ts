@@ -7,10 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { selectCollectionTraits } from '@/db/queries/traits'
-import { recomputeCollectionRarity } from '@/indexer/store/rarity'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { addr } from '@/test/api-fixtures'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { computeRarity } from '@/test/rarity-fixtures'
 
 type Value = string | number | boolean
 interface Attribute {
@@ -141,7 +141,7 @@ beforeAll(async () => {
   await insert(db, collection, tokens)
   await insert(db, bare, [{ tokenId: 1, burned: false, status: 'pending', attributes: null }])
   // Counts and ranks are the stored ones, which the indexer's rarity worker computes (src/indexer/store/rarity.ts).
-  await recomputeCollectionRarity(db.pool, collection)
+  await computeRarity(db.pool, collection)
   api = await startApiServer(db.url)
 }, 60_000)
 
