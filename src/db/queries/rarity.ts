@@ -39,13 +39,19 @@ export async function selectCollectionTokensByRarity(
   },
 ): Promise<RarityNftRow[]> {
   const params: unknown[] = [page.address]
-  const where = [
-    'r.collection_address = $1',
+  const live = [
     't.collection_address = $1',
     'NOT t.is_burned',
     `t.metadata_status = 'ok'`,
     ...traitFilterSql(params, page.traits ?? []),
   ]
+  // Without filters, each ranked token's row is checked by key as the range is walked (OFFSET 0 keeps
+  // that lateral a nested loop): the planner cannot estimate the cursor's position, and would otherwise
+  // hash the collection's whole live range against the ranking. With filters it picks the cheaper way.
+  const from = page.traits?.length
+    ? `token_rarity r JOIN tokens t ON t.id = r.token_id AND ${live.join(' AND ')}`
+    : `token_rarity r CROSS JOIN LATERAL (SELECT 1 FROM tokens t WHERE t.id = r.token_id AND ${live.join(' AND ')} OFFSET 0) t`
+  const where = ['r.collection_address = $1']
   if (page.after) {
     params.push(page.after.tokenId, page.after.id)
     const [tokenParam, idParam] = [params.length - 1, params.length]
@@ -63,7 +69,7 @@ export async function selectCollectionTokensByRarity(
       LEFT JOIN LATERAL (
         SELECT ${columns}, page.score::text AS rarity_score, page.rank::text AS rarity_rank, page.position
           FROM (SELECT r.token_id AS id, r.position, r.score, r.rank
-                  FROM token_rarity r JOIN tokens t ON t.id = r.token_id
+                  FROM ${from}
                  WHERE ${where.join(' AND ')}
                  ORDER BY r.position LIMIT $${params.length}) page
           JOIN tokens t ON t.id = page.id
