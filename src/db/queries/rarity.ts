@@ -7,7 +7,7 @@
 import type { CollectionHistoryRow } from './collections'
 import { MEDIA_JOINS } from './media'
 import type { ReadDb } from './sql'
-import { NFT_COLUMNS, NFT_DOCUMENT_COLUMNS, type NftRow } from './tokens'
+import { FILTER_WINDOW, NFT_COLUMNS, NFT_DOCUMENT_COLUMNS, type NftRow } from './tokens'
 import { traitFilterSql } from './traits'
 
 export type RarityNftRow = NftRow &
@@ -24,9 +24,9 @@ export type RarityNftRow = NftRow &
  * ranking; a cursor token that is not ranked gives an empty page). Listed:
  * the ranked tokens that are still counted (not burned, metadata 'ok') and
  * match every trait filter (see selectCollectionTokens); ranks stay the
- * collection's. Without filters the page walks token_rarity_position_idx;
- * with them the planner may instead take the matching tokens
- * (tokens_attributes_idx) and sort them by position.
+ * collection's. The page walks token_rarity_position_idx from the cursor;
+ * with filters, past FILTER_WINDOW ranked tokens, it takes the matching
+ * tokens (tokens_attributes_idx) and sorts them by position.
  */
 export async function selectCollectionTokensByRarity(
   db: ReadDb,
@@ -45,12 +45,10 @@ export async function selectCollectionTokensByRarity(
     `t.metadata_status = 'ok'`,
     ...traitFilterSql(params, page.traits ?? []),
   ]
-  // Without filters, each ranked token's row is checked by key as the range is walked (OFFSET 0 keeps
-  // that lateral a nested loop): the planner cannot estimate the cursor's position, and would otherwise
-  // hash the collection's whole live range against the ranking. With filters it picks the cheaper way.
-  const from = page.traits?.length
-    ? `token_rarity r JOIN tokens t ON t.id = r.token_id AND ${live.join(' AND ')}`
-    : `token_rarity r CROSS JOIN LATERAL (SELECT 1 FROM tokens t WHERE t.id = r.token_id AND ${live.join(' AND ')} OFFSET 0) t`
+  // Each ranked token's row is checked by key as the range is walked (OFFSET 0 keeps that lateral a
+  // nested loop): the planner cannot estimate the cursor's position, nor jsonb containment within one
+  // collection, and would otherwise hash or sort the collection's whole live range.
+  const checked = `CROSS JOIN LATERAL (SELECT 1 FROM tokens t WHERE t.id = r.token_id AND ${live.join(' AND ')} OFFSET 0) t`
   const where = ['r.collection_address = $1']
   if (page.after) {
     params.push(page.after.tokenId, page.after.id)
@@ -61,6 +59,29 @@ export async function selectCollectionTokensByRarity(
                                  AND ct.token_id = $${tokenParam}::numeric)`)
   }
   params.push(page.rows)
+  const limit = `$${params.length}`
+  const ranked = 'r.token_id AS id, r.position, r.score, r.rank'
+  // With filters, as for the token-order list (selectCollectionTokens): the first FILTER_WINDOW ranked
+  // tokens after the cursor are walked in order; a rare filter then takes its matching tokens after
+  // that window from tokens_attributes_idx, sorted by position.
+  const ids = !page.traits?.length
+    ? `SELECT ${ranked} FROM token_rarity r ${checked} WHERE ${where.join(' AND ')} ORDER BY r.position LIMIT ${limit}`
+    : `WITH near AS MATERIALIZED (
+         SELECT ${ranked}
+           FROM (SELECT r.* FROM token_rarity r WHERE ${where.join(' AND ')} ORDER BY r.position LIMIT ${FILTER_WINDOW}) r
+           ${checked}
+          ORDER BY r.position LIMIT ${limit}
+       ), edge AS MATERIALIZED (
+         SELECT r.position FROM token_rarity r WHERE ${where.join(' AND ')}
+          ORDER BY r.position OFFSET ${FILTER_WINDOW - 1} LIMIT 1
+       )
+       SELECT u.* FROM (
+         SELECT * FROM near
+         UNION ALL
+         (SELECT ${ranked} FROM token_rarity r JOIN tokens t ON t.id = r.token_id AND ${live.join(' AND ')}, edge e
+           WHERE (SELECT count(*) FROM near) < ${limit} AND r.collection_address = $1 AND r.position > e.position
+           ORDER BY r.position LIMIT ${limit})
+       ) u ORDER BY u.position LIMIT ${limit}`
   const columns = page.withDocument ? `${NFT_COLUMNS}, ${NFT_DOCUMENT_COLUMNS}` : NFT_COLUMNS
   const sql = `
     SELECT c.name AS collection_name, c.symbol AS collection_symbol,
@@ -68,10 +89,7 @@ export async function selectCollectionTokensByRarity(
       FROM collections c
       LEFT JOIN LATERAL (
         SELECT ${columns}, page.score::text AS rarity_score, page.rank::text AS rarity_rank, page.position
-          FROM (SELECT r.token_id AS id, r.position, r.score, r.rank
-                  FROM ${from}
-                 WHERE ${where.join(' AND ')}
-                 ORDER BY r.position LIMIT $${params.length}) page
+          FROM (${ids}) page
           JOIN tokens t ON t.id = page.id
           ${MEDIA_JOINS}
       ) p ON true
