@@ -144,7 +144,7 @@ export async function selectCollectionTokens(
 }
 
 /** Tokens walked in order before a trait-filtered page falls back to the matching tokens (docs/api.md, "Traits"). */
-export const FILTER_WINDOW = 1_000
+export const FILTER_WINDOW = 256
 
 /**
  * A trait-filtered page's token ids in token order. PostgreSQL cannot
