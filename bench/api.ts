@@ -5,7 +5,9 @@
  *  1. Latency, server side: requests one at a time; each server measures from
  *     the arrival of the request to the end of its response. p50/p95 for the
  *     first page and for a page 1,000 pages deep (limit 20: 19,980 rows in;
- *     the deepest page there is when the list is shorter).
+ *     the deepest page there is when the list is shorter). Traits, trait
+ *     filters and sort=rarity run on the seed's 10,000-token collection with
+ *     8 trait types (TRAITS).
  *  2. Throughput through the full stack (credential, rate limits, tRPC, zod,
  *     ETag) next to the floor — the same SQL by bare node:http + pg
  *     (bench/floor-server.ts) — with the ratio; and the full stack once more
@@ -14,7 +16,8 @@
  *     in rounds (BENCH_ROUNDS, 3, of BENCH_SECONDS, 2 s each); each figure is
  *     the median round.
  *
- * BENCH_ONLY=<text> runs only the cases whose name contains it (e.g. `indexer/status`).
+ * BENCH_ONLY=<text>[,<text>…] runs only the cases whose name contains one of them (e.g. `indexer/status`,
+ * or `trait,rarity` for the traits, trait-filter and rarity cases).
  *
  * Servers run in child processes, so the load generator does not share their
  * event loop. Results: printed, and written to bench/results/api.json.
@@ -26,7 +29,7 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { BENCH_NETWORK, BIG, benchDatabaseUrl, scaleArgument, WHALE } from './seed'
+import { BENCH_NETWORK, BIG, benchDatabaseUrl, scaleArgument, TRAITS, WHALE } from './seed'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const LIMIT = 20
@@ -215,6 +218,48 @@ async function buildCases(pool: pg.Pool): Promise<Case[]> {
         `/v1/collections/${BIG}/nfts?include_burned=true&after_token_id=${nftsBurned.row.token_id}&after_id=${nftsBurned.row.id}`,
     ),
   )
+  // Traits, trait filters and rarity on TRAITS (10,000 tokens, 8 trait types: bench/seed.ts).
+  cases.push({ name: 'GET /v1/collections/{address}/traits', first: `/v1/collections/${TRAITS}/traits` })
+  const traitCase = async (name: string, params: Array<[string, string]>) => {
+    const query = params.map(([t, v]) => `trait=${encodeURIComponent(`${t}:${v}`)}`).join('&')
+    const documents = params.map(([t, v]) => JSON.stringify([{ trait_type: t, value: v }]))
+    const found = await at(
+      `SELECT token_id::text, id::text FROM tokens
+        WHERE collection_address = $1 AND NOT is_burned AND metadata_status = 'ok' AND attributes @> ALL($2::jsonb[])
+        ORDER BY token_id, id`,
+      [TRAITS, documents],
+    )
+    cases.push(
+      withDeep(
+        { name, first: `/v1/collections/${TRAITS}/nfts?${query}` },
+        found,
+        () =>
+          `/v1/collections/${TRAITS}/nfts?${query}&after_token_id=${found.row.token_id}&after_id=${found.row.id}`,
+      ),
+    )
+  }
+  await traitCase('GET /v1/collections/{address}/nfts?trait= (one trait)', [['Background', 'Red']])
+  await traitCase('GET /v1/collections/{address}/nfts?trait= (three traits)', [
+    ['Background', 'Blue'],
+    ['Body', 'Plain'],
+    ['Eyes', 'Eyes 1'],
+  ])
+  const ranked = await at(
+    `SELECT t.token_id::text, t.id::text FROM token_rarity r JOIN tokens t ON t.id = r.token_id
+      WHERE r.collection_address = $1 AND NOT t.is_burned AND t.metadata_status = 'ok' ORDER BY r.position`,
+    [TRAITS],
+  )
+  cases.push(
+    withDeep(
+      {
+        name: 'GET /v1/collections/{address}/nfts?sort=rarity',
+        first: `/v1/collections/${TRAITS}/nfts?sort=rarity`,
+      },
+      ranked,
+      () =>
+        `/v1/collections/${TRAITS}/nfts?sort=rarity&after_token_id=${ranked.row.token_id}&after_id=${ranked.row.id}`,
+    ),
+  )
   const { rows: some } = await pool.query(
     'SELECT token_id::text FROM tokens WHERE collection_address = $1 ORDER BY transfer_count DESC LIMIT 1',
     [BIG],
@@ -350,7 +395,9 @@ async function main() {
   )
   if (counts.rows[0].t === 0) throw new Error('empty: run `npm run bench:seed` first')
   const only = process.env.BENCH_ONLY
-  const cases = (await buildCases(pool)).filter((c) => !only || c.name.includes(only))
+  const cases = (await buildCases(pool)).filter(
+    (c) => !only || only.split(',').some((part) => c.name.includes(part)),
+  )
   await pool.end()
 
   // A real portal key: the full stack runs its whole credential path.
@@ -387,6 +434,7 @@ async function main() {
         'deep p50': f.deep ? f.deep[0].toFixed(2) : '',
         'deep p95': f.deep ? f.deep[1].toFixed(2) : '',
         'floor first p95': floorLatency[c.name]!.first[1].toFixed(2),
+        'floor deep p95': floorLatency[c.name]!.deep ? floorLatency[c.name]!.deep![1].toFixed(2) : '',
       })
     }
     console.table(rows)

@@ -11,13 +11,14 @@ import type { ReadContext } from '@/server/api/read/context'
 import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/v1/activity/activity.handler'
 import { getCollection, listCollections } from '@/server/api/v1/collections/collections.handler'
+import { getCollectionTraits } from '@/server/api/v1/collections/traits.handler'
 import { getIndexerStatus } from '@/server/api/v1/indexer/status.handler'
 import { getNft, listCollectionNfts } from '@/server/api/v1/nfts/nfts.handler'
 import { listOwnerNfts } from '@/server/api/v1/owners/owners.handler'
 import { listTransfers } from '@/server/api/v1/transfers/transfers.handler'
 
 type Query = Record<string, string>
-type Route = [RegExp, (ctx: ReadContext, m: string[], q: Query) => Promise<unknown>]
+type Route = [RegExp, (ctx: ReadContext, m: string[], q: Query, all: URLSearchParams) => Promise<unknown>]
 
 const num = (v: string | undefined) => (v === undefined ? undefined : Number(v))
 const time = (q: Query) => ({
@@ -37,14 +38,20 @@ const ROUTES: Route[] = [
   ],
   [
     /^\/v1\/collections\/(0x[0-9a-f]{40})\/nfts$/,
-    (ctx, m, q) =>
+    (ctx, m, q, all) =>
       listCollectionNfts(ctx, {
         address: m[1]!,
         limit: num(q.limit),
         after_token_id: q.after_token_id,
         after_id: num(q.after_id),
         include_burned: q.include_burned === 'true',
+        trait: all.has('trait') ? all.getAll('trait') : undefined,
+        sort: q.sort as 'token_id' | 'rarity' | undefined,
       }),
+  ],
+  [
+    /^\/v1\/collections\/(0x[0-9a-f]{40})\/traits$/,
+    async (ctx, m) => ({ data: await getCollectionTraits(ctx, { address: m[1]! }) }),
   ],
   [
     /^\/v1\/collections\/(0x[0-9a-f]{40})\/transfers$/,
@@ -125,7 +132,7 @@ export function createFloorServer(options: {
       }
       for (const [pattern, handler] of ROUTES) {
         const match = pattern.exec(url.pathname)
-        if (match) return handler(ctx, match, query)
+        if (match) return handler(ctx, match, query, url.searchParams)
       }
       return undefined
     }

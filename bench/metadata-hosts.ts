@@ -1,7 +1,7 @@
 /**
  * The metadata host simulator of `npm run bench:metadata`: many HTTP hosts on
  * distinct loopback addresses (127.0.1.x and up), each of one kind:
- *   fast  — a small JSON document at once (keep-alive);
+ *   fast  — a realistic JSON document at once (keep-alive): benchDocument;
  *   slow  — headers, then one byte every few seconds, never finished;
  *   dead  — a socket that never accepts (python3, listen backlog 0): connects time out;
  *   limit — 429 with Retry-After for its first 30 s, then fast.
@@ -24,6 +24,36 @@ export interface HostSimulator {
   /** Requests per kind of host; `limit429`: the 429 answers among the limit hosts' requests. */
   requests(): Record<HostKind | 'limit429', number>
   close(): Promise<void>
+}
+
+/**
+ * A document as collections serve them (about 1.2 kB): name, description,
+ * image, animation_url, external_url, background_color and 8 attributes,
+ * one of them numeric with a display_type. The indexer keeps it whole
+ * (token_documents) and normalizes its fields onto the token.
+ */
+export function benchDocument(host: number, id: string): string {
+  const n = Number(id) || 0
+  const pick = (values: readonly string[], salt: number) =>
+    values[(n * 31 + salt * 17 + host) % values.length]!
+  return JSON.stringify({
+    name: `Token ${id}`,
+    description: `Token ${id} of host ${host}: one of a collection of generated characters, each drawn from eight traits of varying rarity. Holders get access to the community and its events. This text is as long as a typical description.`,
+    image: `ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi/${id}.png`,
+    animation_url: `ipfs://bafybeibnsoufr2renqzsh347nrx54wcubt5lgkeivez63xvivplfwhtpym/${id}.mp4`,
+    external_url: `https://example.com/host-${host}/${id}`,
+    background_color: pick(['1f2a44', 'ffffff', 'a0c4ff', 'ffd6a5'], 0),
+    attributes: [
+      { trait_type: 'Background', value: pick(['Blue', 'Red', 'Green', 'Yellow', 'Purple'], 1) },
+      { trait_type: 'Body', value: pick(['Plain', 'Striped', 'Spotted', 'Robot', 'Zombie'], 2) },
+      { trait_type: 'Eyes', value: pick(['Wide', 'Sleepy', 'Laser', 'Closed', 'Wink', 'Glow'], 3) },
+      { trait_type: 'Mouth', value: pick(['Smile', 'Frown', 'Grin', 'Open'], 4) },
+      { trait_type: 'Hat', value: pick(['Cap', 'Crown', 'Beanie', 'Halo', 'None'], 5) },
+      { trait_type: 'Clothes', value: pick(['Hoodie', 'Suit', 'Tee', 'Armor'], 6) },
+      { trait_type: 'Accessory', value: pick(['Chain', 'Earring', 'Glasses', 'Pipe'], 7) },
+      { trait_type: 'Level', value: 1 + (n % 10), display_type: 'number' },
+    ],
+  })
 }
 
 /** The i-th loopback address of the simulator (127.0.1.1, 127.0.1.2, …, 127.0.2.0, …). */
@@ -49,9 +79,7 @@ export async function startHostSimulator(
       counts[kind]++
       const id = (req.url ?? '').split('/').pop()
       const ok = () =>
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(`{"name":"Token ${id}","description":"host ${i}"}`)
+        res.writeHead(200, { 'content-type': 'application/json' }).end(benchDocument(i, id ?? '0'))
       if (kind === 'fast') return ok()
       if (kind === 'limit') {
         firstHit ||= Date.now()

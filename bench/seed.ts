@@ -4,7 +4,10 @@
  * server; BENCH_DATABASE_URL to choose another).
  *
  *   scale 1 (default): 20,000 collections, 1,000,000 tokens (500,000 in one
- *   collection), 10,000,000 transfers, one owner with 100,000 tokens.
+ *   collection), 10,000,000 transfers, one owner with 100,000 tokens; one
+ *   collection of 10,000 tokens with 8 trait types (TRAITS, traitAttributes)
+ *   with its stored rarity and trait counts, as the indexer's rarity worker
+ *   leaves them.
  *   `--scale 0.001` builds the same shape a thousand times smaller (smoke test).
  *
  * The history is generated in chain order (5 transfers per 12-second block,
@@ -16,7 +19,8 @@
 
 import pg from 'pg'
 import { migrate } from '@/db/migrate'
-import { copyRows } from '@/indexer/store/pg-copy'
+import { copyRows, copyText } from '@/indexer/store/pg-copy'
+import { recomputeCollectionRarity } from '@/indexer/store/rarity'
 import { mulberry32 } from '@/lib/random'
 
 export interface SeedOptions {
@@ -30,6 +34,8 @@ export interface SeedShape {
   collections: number
   tokens: number
   bigTokens: number
+  /** Tokens of TRAITS, the collection with traits. */
+  traitTokens: number
   transfers: number
   whaleTokens: number
 }
@@ -44,6 +50,7 @@ export function shapeFor(scale: number): SeedShape {
     collections: Math.max(20, Math.round(20_000 * scale)),
     tokens,
     bigTokens: Math.floor(tokens / 2),
+    traitTokens: Math.min(10_000, Math.floor(tokens / 5)),
     transfers: Math.max(1000, Math.round(10_000_000 * scale)),
     whaleTokens: Math.floor(tokens / 10),
   }
@@ -54,8 +61,56 @@ export const collectionAddress = (i: number) => `0xc0${i.toString(16).padStart(3
 export const ownerAddress = (i: number) => `0xa0${i.toString(16).padStart(38, '0')}`
 export const WHALE = ownerAddress(0)
 export const BIG = collectionAddress(0)
+/** The collection with 8 trait types (traitAttributes). */
+export const TRAITS = collectionAddress(1)
 const ZERO = '0x0000000000000000000000000000000000000000'
 const OWNERS = 200_000
+
+/**
+ * The 8 trait types of TRAITS, drawn per token (deterministic in its number):
+ * each type's values by a Zipf-like law (value k about 1/(k+1) as frequent as
+ * the first), so a few values are common and the last ones rare (well under
+ * 1 %); Hat, Accessory and Special are missing from some tokens.
+ */
+export const TRAIT_TYPES: ReadonlyArray<{
+  type: string
+  values: ReadonlyArray<string | number>
+  present: number
+}> = [
+  {
+    type: 'Background',
+    values: ['Blue', 'Red', 'Green', 'Yellow', 'Purple', 'Orange', 'Black', 'Gold'],
+    present: 1,
+  },
+  {
+    type: 'Body',
+    values: ['Plain', 'Striped', 'Spotted', 'Robot', 'Zombie', 'Alien', 'Crystal', 'Ghost', 'Lava', 'Ice'],
+    present: 1,
+  },
+  { type: 'Eyes', values: Array.from({ length: 20 }, (_, i) => `Eyes ${i + 1}`), present: 1 },
+  { type: 'Mouth', values: Array.from({ length: 15 }, (_, i) => `Mouth ${i + 1}`), present: 1 },
+  { type: 'Hat', values: Array.from({ length: 30 }, (_, i) => `Hat ${i + 1}`), present: 0.8 },
+  { type: 'Clothes', values: Array.from({ length: 25 }, (_, i) => `Clothes ${i + 1}`), present: 0.97 },
+  { type: 'Accessory', values: Array.from({ length: 12 }, (_, i) => `Accessory ${i + 1}`), present: 0.4 },
+  { type: 'Level', values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], present: 0.99 },
+]
+
+export function traitAttributes(n: number): Array<{ trait_type: string; value: string | number }> {
+  const random = mulberry32(n * 7919 + 17)
+  const out: Array<{ trait_type: string; value: string | number }> = []
+  for (const { type, values, present } of TRAIT_TYPES) {
+    if (random() >= present) {
+      random()
+      continue
+    }
+    const weights = values.map((_, k) => 1 / (k + 1))
+    let r = random() * weights.reduce((a, b) => a + b, 0)
+    let k = 0
+    while (k < values.length - 1 && r >= weights[k]!) r -= weights[k++]!
+    out.push({ trait_type: type, value: values[k]! })
+  }
+  return out
+}
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString()
 
@@ -72,8 +127,10 @@ export async function seed(options: SeedOptions): Promise<SeedShape> {
   try {
     await client.query("SET maintenance_work_mem = '512MB'")
     await client.query('SET synchronous_commit = off')
+    // No triggers during the load (the rarity marks): every collection is computed after it.
+    await client.query('SET session_replication_role = replica')
     await client.query(
-      'TRUNCATE transfers, tokens, token_documents, collections, media_sources, media_objects, indexer_state, indexed_ranges RESTART IDENTITY CASCADE',
+      'TRUNCATE transfers, tokens, token_documents, collections, media_sources, media_objects, indexer_state, indexed_ranges, token_rarity, collection_rarity, rarity_dirty RESTART IDENTITY CASCADE',
     )
     // Secondary indexes go during the load and come back after it.
     const { rows: indexes } = await client.query<{ indexname: string; indexdef: string }>(
@@ -90,7 +147,8 @@ export async function seed(options: SeedOptions): Promise<SeedShape> {
     const tokenNumber = new Int32Array(shape.tokens)
     const perCollection = new Int32Array(shape.collections)
     for (let t = 0; t < shape.tokens; t++) {
-      const c = t < shape.bigTokens ? 0 : 1 + ((t - shape.bigTokens) % (shape.collections - 1))
+      const rest = t - shape.bigTokens - shape.traitTokens
+      const c = t < shape.bigTokens ? 0 : rest < 0 ? 1 : 2 + (rest % (shape.collections - 2))
       tokenCollection[t] = c
       tokenNumber[t] = ++perCollection[c]!
     }
@@ -164,17 +222,19 @@ export async function seed(options: SeedOptions): Promise<SeedShape> {
         const c = tokenCollection[t]!
         const n = tokenNumber[t]!
         const holder = burned[t] ? ZERO : ownerAddress(owner[t]!)
-        const withMeta = n % 3 !== 0
+        // The collection with traits: nearly every token's metadata fetched (1 in 50 still pending).
+        const withMeta = c === 1 ? n % 50 !== 0 : n % 3 !== 0
         const uri = withMeta ? `ipfs://bafybench${c}/${n}` : '\\N'
         const name = withMeta ? `Token ${n}` : '\\N'
         const image = withMeta ? `ipfs://bafybench${c}/${n}.png` : '\\N'
-        yield `${collectionAddress(c)}\t${n}\t${holder}\t${burned[t] ? 't' : 'f'}\t${transferCount[t]}\t${mintedBlock[t]}\t${lastBlock[t]}\t${uri}\t${withMeta ? 'ok' : 'pending'}\t${name}\t${image}\n`
+        const attributes = c === 1 && withMeta ? copyText(JSON.stringify(traitAttributes(n))) : '\\N'
+        yield `${collectionAddress(c)}\t${n}\t${holder}\t${burned[t] ? 't' : 'f'}\t${transferCount[t]}\t${mintedBlock[t]}\t${lastBlock[t]}\t${uri}\t${withMeta ? 'ok' : 'pending'}\t${name}\t${image}\t${attributes}\n`
       }
     }
     await copyRows(
       client,
       `COPY tokens (collection_address, token_id, current_owner, is_burned, transfer_count, minted_block,
-                    last_transfer_block, metadata_uri, metadata_status, name, image_url) FROM STDIN`,
+                    last_transfer_block, metadata_uri, metadata_status, name, image_url, attributes) FROM STDIN`,
       tokens(),
     )
     step(`${minted.toLocaleString()} tokens`)
@@ -219,7 +279,17 @@ export async function seed(options: SeedOptions): Promise<SeedShape> {
       [network, lastBlockNumber, lastBlockNumber - 12],
     )
     await client.query('INSERT INTO indexed_ranges (from_block, to_block) VALUES (0, $1)', [lastBlockNumber])
-    await client.query('VACUUM (ANALYZE) collections, tokens, transfers')
+    await client.query('SET session_replication_role = origin')
+    // The stored rarity and trait counts of TRAITS, as the rarity worker computes them. The other
+    // collections read as not computed yet (their ranks are not benchmarked).
+    const rankedAt = performance.now()
+    const { tokens: ranked } = await recomputeCollectionRarity(pool, TRAITS)
+    step(
+      `rarity of ${TRAITS}: ${ranked.toLocaleString()} tokens in ${Math.round(performance.now() - rankedAt)} ms`,
+    )
+    await client.query(
+      'VACUUM (ANALYZE) collections, tokens, transfers, token_rarity, collection_rarity, rarity_dirty',
+    )
     step('vacuum analyze')
   } finally {
     client.release()

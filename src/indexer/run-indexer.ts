@@ -5,6 +5,7 @@ import type { Config } from '@/config/env'
 import { ChainIdMismatchError, IndexerError } from './errors'
 import { type MetadataQueueOptions, runMetadataQueue } from './metadata/queue'
 import type { IndexerMetrics } from './metrics'
+import { type RarityWorkerOptions, runRarityWorker } from './rarity/worker'
 import { createRpc, splitRpcUrls } from './rpc/client'
 import { EndpointPool, type EndpointPoolOptions } from './rpc/endpoint-pool'
 import { AdaptiveRange } from './rpc/get-logs'
@@ -25,6 +26,8 @@ export interface RunIndexerOptions {
   signal: AbortSignal
   sync?: Partial<SyncOptions>
   metadata?: MetadataQueueOptions & { enabled?: boolean }
+  /** Stored rarity and trait counts (rarity/worker.ts). */
+  rarity?: RarityWorkerOptions & { enabled?: boolean }
   onCommit?: Syncer['onCommit']
   /** Endpoint tuning (time-out, concurrency); tests shorten the time-out. */
   rpc?: Partial<Omit<EndpointPoolOptions, 'urls'>>
@@ -34,8 +37,8 @@ export interface RunIndexerOptions {
 
 /**
  * The indexer: checks the chain id, takes the leader lock (waiting while
- * another instance holds it), then runs the sync loop and the metadata queue
- * until `signal` aborts. Rejects on a wrong chain or a lost leader lock.
+ * another instance holds it), then runs the sync loop, the metadata queue and
+ * the rarity worker until `signal` aborts. Rejects on a wrong chain or a lost leader lock.
  */
 export async function runIndexer(options: RunIndexerOptions): Promise<void> {
   const { config, pool, logger, metrics } = options
@@ -129,6 +132,9 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
           options.metadata,
         ),
       )
+    }
+    if (options.rarity?.enabled !== false) {
+      tasks.push(runRarityWorker({ pool, logger, signal }, options.rarity))
     }
     // Either task failing stops the other: the process is then restarted whole.
     await Promise.all(

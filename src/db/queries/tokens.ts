@@ -123,22 +123,24 @@ export async function selectCollectionTokens(
     params.push(after.tokenId)
     where.push('t.token_id >= $2::numeric')
   }
-  if (page.traits?.length) {
-    // The keyset order and cursor stay as without filters.
-    where.push(`t.metadata_status = 'ok'`, ...traitFilterSql(params, page.traits))
-  }
+  // The keyset order and cursor stay as without filters.
+  const filters = page.traits?.length
+    ? [`t.metadata_status = 'ok'`, ...traitFilterSql(params, page.traits)]
+    : []
   // One extra row when the cursor's own token may come back.
   params.push(page.rows + (after && includeBurned ? 1 : 0))
   // token_id is unique per collection, so ordering by it alone is the (token_id, id) order.
   const order = includeBurned ? 't.token_id' : 't.token_id, t.id'
+  const ids = filters.length
+    ? filteredPageIds({ where, filters, includeBurned, limit: `$${params.length}` })
+    : `SELECT t.id FROM tokens t WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT $${params.length}`
   const sql = `
     SELECT c.name AS collection_name, c.symbol AS collection_symbol,
            c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block, p.*
       FROM collections c
       LEFT JOIN LATERAL (
         SELECT ${nftColumns(page.withDocument ?? false)}
-          FROM (SELECT t.id FROM tokens t WHERE ${where.join(' AND ')}
-                 ORDER BY ${order} LIMIT $${params.length}) page
+          FROM (${ids}) page
           JOIN tokens t ON t.id = page.id
           ${MEDIA_JOINS}
       ) p ON true
@@ -146,6 +148,46 @@ export async function selectCollectionTokens(
      ORDER BY p.token_id::numeric, p.id::int8`
   const { rows } = await db.pool.query<CollectionNftRow>(sql, params)
   return rows
+}
+
+/** Tokens walked in order before a trait-filtered page falls back to the matching tokens (docs/api.md, "Traits"). */
+export const FILTER_WINDOW = 256
+
+/**
+ * A trait-filtered page's token ids in token order. PostgreSQL cannot
+ * estimate jsonb containment within one collection (it multiplies the
+ * collection's share by the value's share of all tokens), so the plan is
+ * fixed here: the first FILTER_WINDOW tokens after the cursor are walked in
+ * order (tokens_collection_live_idx) and filtered, which fills the page when
+ * the filter is not rare; only when it does not, the matching tokens after
+ * that window are taken from tokens_attributes_idx and sorted.
+ */
+function filteredPageIds(q: {
+  where: string[]
+  filters: string[]
+  includeBurned: boolean
+  limit: string
+}): string {
+  const base = q.where.join(' AND ')
+  const filters = q.filters.join(' AND ')
+  const order = q.includeBurned ? 't.token_id' : 't.token_id, t.id'
+  const afterEdge = q.includeBurned ? 't.token_id > e.token_id' : '(t.token_id, t.id) > (e.token_id, e.id)'
+  return `
+    WITH near AS MATERIALIZED (
+      SELECT t.id, t.token_id
+        FROM (SELECT t.id, t.token_id, t.attributes, t.metadata_status FROM tokens t
+               WHERE ${base} ORDER BY ${order} LIMIT ${FILTER_WINDOW}) t
+       WHERE ${filters} ORDER BY ${order} LIMIT ${q.limit}
+    ), edge AS MATERIALIZED (
+      SELECT t.token_id, t.id FROM tokens t WHERE ${base} ORDER BY ${order} OFFSET ${FILTER_WINDOW - 1} LIMIT 1
+    )
+    SELECT u.id FROM (
+      SELECT id, token_id FROM near
+      UNION ALL
+      (SELECT t.id, t.token_id FROM tokens t, edge e
+        WHERE (SELECT count(*) FROM near) < ${q.limit} AND ${base} AND ${filters} AND ${afterEdge}
+        ORDER BY ${order} LIMIT ${q.limit})
+    ) u ORDER BY u.token_id, u.id LIMIT ${q.limit}`
 }
 
 /**

@@ -39,6 +39,8 @@ export function startIndexer(
     ...options,
     sync: { pollIntervalMs: 100, ...options.sync },
     metadata: { idleMs: 200, ...options.metadata },
+    // Rankings follow metadata within a few hundred ms (docs/database.md, "Stored rarity").
+    rarity: { debounceMs: 200, pollMs: 100, ...options.rarity },
   })
   done.catch(() => undefined)
   return {

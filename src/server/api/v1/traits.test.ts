@@ -2,13 +2,15 @@
  * Traits, exact (docs/api.md, "Traits"): tokens with random attributes are
  * inserted straight into a scratch database, and GET
  * /v1/collections/{address}/traits is compared with counts computed here,
- * independently, from the inserted data.
+ * independently, from the inserted data, once the collection's counts and
+ * ranking are computed and stored as the indexer's rarity worker does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { selectCollectionTraits } from '@/db/queries/traits'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { addr } from '@/test/api-fixtures'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { computeRarity } from '@/test/rarity-fixtures'
 
 type Value = string | number | boolean
 interface Attribute {
@@ -138,6 +140,8 @@ beforeAll(async () => {
   tokens = randomTokens(600, random(SEED))
   await insert(db, collection, tokens)
   await insert(db, bare, [{ tokenId: 1, burned: false, status: 'pending', attributes: null }])
+  // Counts and ranks are the stored ones, which the indexer's rarity worker computes (src/indexer/store/rarity.ts).
+  await computeRarity(db.pool, collection)
   api = await startApiServer(db.url)
 }, 60_000)
 

@@ -1,7 +1,10 @@
 import { z } from 'zod'
 import { address, networkParam } from '@/lib/schemas'
 
-/** How much one /traits answer holds (docs/api.md, "Traits"). */
+/**
+ * How much one /traits answer holds (docs/api.md, "Traits"). The indexer stores this much of
+ * each collection's answer (STORED_TRAIT_CAPS, src/indexer/store/rarity.ts): raise both together.
+ */
 export const TRAIT_LIMITS = { types: 100, valuesPerType: 1_000 } as const
 
 const count = z.int().min(0)

@@ -277,7 +277,7 @@ export const listCollectionNftsInput = z
       .meta({
         default: 'token_id',
         description:
-          'Extension: `token_id` (the default) or `rarity`: rarest first (score descending, then token order), over the tokens whose metadata was fetched and that are not burned (not with `include_burned=true`), computed on read; each NFT then carries `rarity_score` and `rarity_rank`. The cursor is the same.',
+          'Extension: `token_id` (the default) or `rarity`: rarest first (score descending, then token order), over the tokens whose metadata was fetched and that are not burned (not with `include_burned=true`); each NFT then carries `rarity_score` and `rarity_rank`. Ranks are stored with the collection and recomputed by the indexer a few seconds after its metadata changes (about 8 s for 10,000 tokens); a collection not ranked yet lists no token. The cursor is the same.',
       })
       .optional(),
   })
