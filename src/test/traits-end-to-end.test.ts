@@ -19,6 +19,7 @@ import { startTestChain, type TestChain } from '@/indexer/test/chain'
 import { startServer, type TestServer } from '@/indexer/test/http-server'
 import { type RunningIndexer, startIndexer, testConfig } from '@/indexer/test/indexer'
 import { waitFor, waitForIndexed } from '@/indexer/test/oracle'
+import { mulberry32 } from '@/lib/random'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 
@@ -31,18 +32,6 @@ interface Attribute {
   trait_type: string
   value: Value
   display_type?: string
-}
-
-/** Deterministic (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -513,7 +502,7 @@ beforeAll(async () => {
     },
   })
   ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
-  const rand = random(SEED)
+  const rand = mulberry32(SEED)
   // Token ids of the second collection cross 2^64: keyset pages compare them as numbers.
   await mint('TRA', 1n, 200, rand)
   await mint('TRB', 2n ** 64n - 70n, 140, rand, true)
@@ -706,7 +695,7 @@ describe(`traits end to end (TRAITS_SEED=${SEED})`, () => {
   })
 
   it('random trait filters walk exactly the matching tokens, page after page', async () => {
-    const rand = random(SEED + 1)
+    const rand = mulberry32(SEED + 1)
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!
     for (const c of collections) {
       const { types } = expectedTraits(c.tokens)

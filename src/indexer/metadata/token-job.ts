@@ -4,7 +4,7 @@ import type { Hex } from 'viem'
 import { describeError } from '../errors'
 import type { Rpc } from '../rpc/client'
 import { backoffDelay } from '../rpc/retry'
-import { selectDueTokens } from '../store/metadata-queue'
+import { type DueTokenRow, selectDueTokens } from '../store/metadata-queue'
 import { selectPriorityTokens } from '../store/metadata-refresh'
 import { type FetchLimits, fetchMetadataJson, imageOf, loadUriBytes } from './document'
 import { HostBackedOff } from './host-scheduler'
@@ -82,27 +82,24 @@ export async function dueTokens(
   skipCollections: string[] = [],
 ): Promise<TokenJob[]> {
   const rows = await selectDueTokens(pool, limit, skipIds, skipCollections)
-  return rows.map((r) => ({
-    id: r.id,
-    collection: r.collection_address,
-    tokenId: BigInt(r.token_id),
-    attempts: r.metadata_attempts,
-    nextAttemptAt: r.next_at,
-    recheck: r.recheck,
-  }))
+  return rows.map((r) => toJob(r, r.recheck))
 }
 
 /** Tokens refreshed on request, due ahead of the backlog (store/metadata-refresh.ts). */
 export async function priorityTokens(pool: pg.Pool, limit: number, skipIds: string[]): Promise<TokenJob[]> {
   const rows = await selectPriorityTokens(pool, limit, skipIds)
-  return rows.map((r) => ({
+  return rows.map((r) => toJob(r, false))
+}
+
+function toJob(r: DueTokenRow, recheck: boolean): TokenJob {
+  return {
     id: r.id,
     collection: r.collection_address,
     tokenId: BigInt(r.token_id),
     attempts: r.metadata_attempts,
     nextAttemptAt: r.next_at,
-    recheck: false,
-  }))
+    recheck,
+  }
 }
 
 export async function readUris(deps: TokenJobDeps, jobs: TokenJob[]): Promise<Array<Hex | null>> {

@@ -10,6 +10,7 @@ import type { Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { selectCollectionTokensByRarity } from '@/db/queries/rarity'
 import { selectCollectionTraits } from '@/db/queries/traits'
+import { mulberry32 } from '@/lib/random'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import type { TransferEvent } from '../events/types'
 import { runRarityWorker } from '../rarity/worker'
@@ -25,18 +26,7 @@ const ALICE = '0x00000000000000000000000000000000000000a1' as Hex
 const BOB = '0x00000000000000000000000000000000000000b2' as Hex
 const NFT = '0x00000000000000000000000000000000000000f1' as Hex
 
-/** Deterministic (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-const rand = random(7_007)
+const rand = mulberry32(7_007)
 const TYPES = ['Background', 'Eyes', 'Hat', 'Level']
 const VALUES: Array<string | number | boolean> = ['Blue', 'Red', 'Green', 1, '1', 2, true, 'true', 'Gold']
 const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { selectCollectionTraits } from '@/db/queries/traits'
+import { mulberry32 } from '@/lib/random'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { addr } from '@/test/api-fixtures'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
@@ -22,18 +23,6 @@ interface InsertedToken {
   burned: boolean
   status: string
   attributes: Attribute[] | null
-}
-
-/** Deterministic (mulberry32): a failure replays with the same seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 const SEED = 42_042
@@ -137,7 +126,7 @@ let tokens: InsertedToken[]
 
 beforeAll(async () => {
   db = await createTestDatabase()
-  tokens = randomTokens(600, random(SEED))
+  tokens = randomTokens(600, mulberry32(SEED))
   await insert(db, collection, tokens)
   await insert(db, bare, [{ tokenId: 1, burned: false, status: 'pending', attributes: null }])
   // Counts and ranks are the stored ones, which the indexer's rarity worker computes (src/indexer/store/rarity.ts).
@@ -275,7 +264,7 @@ const query = (params: string[]) => params.map((p) => `trait=${encodeURIComponen
 
 describe('GET /v1/collections/{address}/nfts?trait=Type:Value', () => {
   it('walks exactly the matching tokens, in token order, for random filters', async () => {
-    const rand = random(SEED + 1)
+    const rand = mulberry32(SEED + 1)
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!
     let nonEmpty = 0
     for (let round = 0; round < 24; round++) {
