@@ -103,7 +103,11 @@ export async function saveCollectionInfo(
   )
 }
 
-/** Collection image from its lowest token id that has one, unless the contract declares its own. */
+/**
+ * Collection image from its lowest token id that has one, unless the contract declares its own.
+ * The contract test is also on the updated row: a contract image committed while this statement
+ * waited for the row is re-checked there (READ COMMITTED re-evaluates only the updated row).
+ */
 export async function refreshFallbackImages(db: Queryable, collections: string[]): Promise<void> {
   if (collections.length === 0) return
   await db.query(
@@ -113,7 +117,8 @@ export async function refreshFallbackImages(db: Queryable, collections: string[]
                                   ORDER BY t.token_id LIMIT 1) AS image_url
                FROM collections c2
               WHERE c2.address = ANY($1::varchar[]) AND c2.image_source IS DISTINCT FROM 'contract') AS low
-      WHERE c.address = low.address AND low.image_url IS NOT NULL AND c.image_url IS DISTINCT FROM low.image_url`,
+      WHERE c.address = low.address AND low.image_url IS NOT NULL AND c.image_url IS DISTINCT FROM low.image_url
+        AND c.image_source IS DISTINCT FROM 'contract'`,
     [collections],
   )
 }
