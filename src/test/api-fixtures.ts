@@ -281,19 +281,25 @@ export class SimulatedChain {
     while ((await processCollections(deps, 500)) > 0) {}
   }
 
-  /** Runs the indexer's token metadata job until the queue is empty. */
-  async fetchTokenMetadata(mediaDir: string): Promise<void> {
+  /**
+   * Runs the indexer's token metadata job until the queue is empty: `limits` replace the test
+   * defaults (testFetchLimits), `batch` tokens are taken per round.
+   */
+  async fetchTokenMetadata(
+    mediaDir: string,
+    options: { limits?: Partial<FetchLimits>; batch?: number } = {},
+  ): Promise<void> {
     const deps: TokenJobDeps = {
       pool: this.pool,
       rpc: fakeRpc(this.contracts),
       logger: silent,
-      limits: testFetchLimits(),
+      limits: { ...testFetchLimits(), ...options.limits },
       mediaDir,
       multicallEnabled: () => false,
       maxAttempts: 1,
       retryBaseMs: 1000,
       concurrency: 4,
     }
-    while ((await processTokens(deps, 200)) > 0) {}
+    while ((await processTokens(deps, options.batch ?? 200)) > 0) {}
   }
 }

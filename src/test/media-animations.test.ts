@@ -8,14 +8,11 @@
  */
 
 import pLimit from 'p-limit'
-import pino from 'pino'
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { FetchLimits } from '@/indexer/metadata/document'
-import { processTokens } from '@/indexer/metadata/token-metadata'
 import { startServer, type TestServer } from '@/indexer/test/http-server'
 import { type ApiServer, startApiServer } from '@/test/api-client'
-import { addr, fakeRpc, fixturePool, SimulatedChain, tempMediaDir, ZERO } from '@/test/api-fixtures'
+import { addr, fixturePool, SimulatedChain, tempMediaDir, ZERO } from '@/test/api-fixtures'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 
 const collection = addr('animations')
@@ -109,27 +106,17 @@ beforeAll(async () => {
       for (let id = 1n; id <= 13n; id++) emit({ collection, tokenId: id, from: ZERO, to: owner })
     })
     await chain.describeCollections()
-    const limits: FetchLimits = {
-      gateways: { ipfs: 'https://ipfs.invalid/ipfs/', arweave: 'https://arweave.invalid/' },
-      allowHosts: new Set([`127.0.0.1:${host.port}`]),
-      timeoutMs: 5_000,
-      maxMetadataBytes: MiB,
-      maxMediaBytes: MiB,
-      maxAnimationBytes: 4 * MiB,
-      animationSlots: pLimit(2),
-    }
-    const deps = {
-      pool,
-      rpc: fakeRpc(chain.contracts),
-      logger: pino({ level: 'silent' }),
-      limits,
-      mediaDir,
-      multicallEnabled: () => false,
-      maxAttempts: 1,
-      retryBaseMs: 1000,
-      concurrency: 4,
-    }
-    while ((await processTokens(deps, 20)) > 0) {}
+    await chain.fetchTokenMetadata(mediaDir, {
+      limits: {
+        allowHosts: new Set([`127.0.0.1:${host.port}`]),
+        timeoutMs: 5_000,
+        maxMetadataBytes: MiB,
+        maxMediaBytes: MiB,
+        maxAnimationBytes: 4 * MiB,
+        animationSlots: pLimit(2),
+      },
+      batch: 20,
+    })
   } finally {
     await pool.end()
   }

@@ -8,12 +8,10 @@
  */
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { FetchLimits } from '@/indexer/metadata/document'
 import { normalizeStoredDocuments } from '@/indexer/metadata/stored-documents'
-import { processTokens } from '@/indexer/metadata/token-metadata'
 import { json, startServer, type TestServer } from '@/indexer/test/http-server'
 import { type ApiServer, startApiServer } from '@/test/api-client'
-import { addr, fakeRpc, fixturePool, SimulatedChain, tempMediaDir, ZERO } from '@/test/api-fixtures'
+import { addr, fixturePool, SimulatedChain, tempMediaDir, ZERO } from '@/test/api-fixtures'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 
 const collection = addr('documents')
@@ -126,25 +124,15 @@ beforeAll(async () => {
       for (let id = 1n; id <= 13n; id++) emit({ collection, tokenId: id, from: ZERO, to: owner })
     })
     await chain.describeCollections()
-    const limits: FetchLimits = {
-      gateways: { ipfs: 'https://ipfs.invalid/ipfs/', arweave: 'https://arweave.invalid/' },
-      allowHosts: new Set([`127.0.0.1:${host.port}`]),
-      timeoutMs: 5_000,
-      maxMetadataBytes: 1024 * 1024,
-      maxMediaBytes: 1024 * 1024,
-    }
-    const deps = {
-      pool,
-      rpc: fakeRpc(chain.contracts),
-      logger: pino({ level: 'silent' }),
-      limits,
-      mediaDir: tempMediaDir(),
-      multicallEnabled: () => false,
-      maxAttempts: 1,
-      retryBaseMs: 1000,
-      concurrency: 4,
-    }
-    while ((await processTokens(deps, 5)) > 0) {}
+    await chain.fetchTokenMetadata(tempMediaDir(), {
+      limits: {
+        allowHosts: new Set([`127.0.0.1:${host.port}`]),
+        timeoutMs: 5_000,
+        maxMetadataBytes: 1024 * 1024,
+        maxMediaBytes: 1024 * 1024,
+      },
+      batch: 5,
+    })
   } finally {
     await pool.end()
   }
