@@ -1,0 +1,85 @@
+/**
+ * activity_journal: the last day's changes to the canonical transfers in
+ * commit order, written by triggers on transfers (prisma/migrations/
+ * 20261129100000_activity_journal; docs/push.md). Push delivery (the live
+ * stream and webhooks) reads it by sequence number; an entry's `seq` is its
+ * event id.
+ */
+import type { TransferRow } from './transfers'
+import { isoSql, microsSql, type ReadDb } from './sql'
+
+/** PostgreSQL channel: new journal entries were committed. */
+export const ACTIVITY_JOURNAL_CHANNEL = 'activity_journal'
+/** PostgreSQL channel: the indexer's head moved (the payload is the new head). */
+export const INDEXER_HEAD_CHANNEL = 'indexer_head'
+/** How long entries are kept (and which blocks are journaled at all: at most this old). */
+export const JOURNAL_RETENTION_MS = 24 * 60 * 60 * 1000
+
+export type JournalKind = 'added' | 'removed'
+
+/** One entry: the transfer as TransferRow (id: the transfers row's id), its block hash and collection name. */
+export type JournalEntry = TransferRow & {
+  seq: string
+  kind: JournalKind
+  block_hash: string | null
+  collection_name: string | null
+  recorded_at: string
+}
+
+/**
+ * Entries after `after` (a seq), oldest first, at most `limit`, optionally of
+ * one collection and one event type. `through` caps the seq read (a reader
+ * that must not pass a point it already fixed).
+ */
+export async function readJournal(
+  db: ReadDb,
+  options: { after: bigint; limit: number; collection?: string; eventType?: string; through?: bigint },
+): Promise<JournalEntry[]> {
+  const params: unknown[] = [options.after.toString(), options.limit]
+  const where = ['j.seq > $1']
+  if (options.through !== undefined) {
+    params.push(options.through.toString())
+    where.push(`j.seq <= $${params.length}`)
+  }
+  if (options.collection !== undefined) {
+    params.push(options.collection)
+    where.push(`j.collection_address = $${params.length}`)
+  }
+  if (options.eventType !== undefined) {
+    params.push(options.eventType)
+    where.push(`j.event_type = $${params.length}`)
+  }
+  const { rows } = await db.pool.query<JournalEntry>(
+    `SELECT j.seq::text AS seq, j.kind, j.transfer_id::text AS id, j.collection_address,
+            j.token_id::text AS token_id, j.from_address, j.to_address, j.event_type,
+            j.block_number::text AS block_number, j.block_hash, j.log_index, j.batch_index,
+            j.transaction_hash, ${isoSql('j.block_timestamp')} AS block_timestamp,
+            ${microsSql('j.block_timestamp')} AS block_us, ${isoSql('j.recorded_at')} AS recorded_at,
+            c.name AS collection_name
+       FROM activity_journal j LEFT JOIN collections c ON c.address = j.collection_address
+      WHERE ${where.join(' AND ')}
+      ORDER BY j.seq
+      LIMIT $2`,
+    params,
+  )
+  return rows
+}
+
+/** The journal's ends: the newest seq (0 when empty) and the oldest one kept (null when empty). */
+export async function journalBounds(db: ReadDb): Promise<{ newest: bigint; oldest: bigint | null }> {
+  const { rows } = await db.pool.query<{ newest: string | null; oldest: string | null }>(
+    `SELECT (SELECT max(seq) FROM activity_journal)::text AS newest,
+            (SELECT min(seq) FROM activity_journal)::text AS oldest`,
+  )
+  const row = rows[0]
+  return { newest: BigInt(row?.newest ?? '0'), oldest: row?.oldest == null ? null : BigInt(row.oldest) }
+}
+
+/** Deletes entries older than the retention; returns how many. */
+export async function pruneJournal(db: ReadDb, retentionMs = JOURNAL_RETENTION_MS): Promise<number> {
+  const { rowCount } = await db.pool.query(
+    `DELETE FROM activity_journal WHERE recorded_at < now() - $1 * interval '1 millisecond'`,
+    [retentionMs],
+  )
+  return rowCount ?? 0
+}
