@@ -128,6 +128,7 @@ const LAYERS: Record<string, string[][]> = {
     ['services'],
     ['portal-auth'],
     ['api'],
+    ['push'],
     ['rest'],
   ],
   [path.join('server', 'api')]: [['read'], ['trpc'], ['internals'], ['v1', 'portal']],

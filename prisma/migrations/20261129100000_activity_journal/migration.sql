@@ -21,9 +21,14 @@ CREATE TABLE "activity_journal" (
     "transaction_hash" VARCHAR(66) COLLATE "C" NOT NULL,
     "log_index" INTEGER NOT NULL,
     "batch_index" INTEGER NOT NULL,
+    "head_block" BIGINT NOT NULL,
 
     CONSTRAINT "activity_journal_pkey" PRIMARY KEY ("seq")
 );
+
+-- head_block: the indexer's head when the entry was recorded. A consumer that waits for
+-- confirmations receives an addition that was later removed only if it had them before
+-- its removal (head_block of the removal), so the decision is the same on every resume.
 
 -- Pruning by age; a repair's cancellation (below) finds an event's entry by identity.
 CREATE INDEX "activity_journal_recorded_at_idx" ON "activity_journal"("recorded_at");
@@ -41,10 +46,11 @@ DECLARE
 BEGIN
   INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
                                 event_type, block_number, block_hash, block_timestamp, transaction_hash,
-                                log_index, batch_index)
+                                log_index, batch_index, head_block)
   VALUES ('removed', OLD.id, OLD.collection_address, OLD.token_id, OLD.from_address, OLD.to_address,
           OLD.event_type, OLD.block_number, OLD.block_hash, OLD.block_timestamp, OLD.transaction_hash,
-          OLD.log_index, OLD.batch_index)
+          OLD.log_index, OLD.batch_index,
+          coalesce((SELECT max(last_seen_block) FROM indexer_state), 0))
   RETURNING seq INTO entry;
   IF coalesce(current_setting('nft.journal_removed_from', true), '') = '' THEN
     PERFORM set_config('nft.journal_removed_from', entry::text, true);
@@ -68,10 +74,11 @@ BEGIN
   END IF;
   INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
                                 event_type, block_number, block_hash, block_timestamp, transaction_hash,
-                                log_index, batch_index)
+                                log_index, batch_index, head_block)
   VALUES ('added', NEW.id, NEW.collection_address, NEW.token_id, NEW.from_address, NEW.to_address,
           NEW.event_type, NEW.block_number, NEW.block_hash, NEW.block_timestamp, NEW.transaction_hash,
-          NEW.log_index, NEW.batch_index);
+          NEW.log_index, NEW.batch_index,
+          coalesce((SELECT max(last_seen_block) FROM indexer_state), 0));
   PERFORM pg_notify('activity_journal', '');
   RETURN NULL;
 END $$;

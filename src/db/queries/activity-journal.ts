@@ -5,8 +5,9 @@
  * stream and webhooks) reads it by sequence number; an entry's `seq` is its
  * event id.
  */
-import type { TransferRow } from './transfers'
+
 import { isoSql, microsSql, type ReadDb } from './sql'
+import type { TransferRow } from './transfers'
 
 /** PostgreSQL channel: new journal entries were committed. */
 export const ACTIVITY_JOURNAL_CHANNEL = 'activity_journal'
@@ -24,6 +25,8 @@ export type JournalEntry = TransferRow & {
   block_hash: string | null
   collection_name: string | null
   recorded_at: string
+  /** The indexer's head when the entry was recorded. */
+  head_block: string
 }
 
 /**
@@ -55,7 +58,7 @@ export async function readJournal(
             j.block_number::text AS block_number, j.block_hash, j.log_index, j.batch_index,
             j.transaction_hash, ${isoSql('j.block_timestamp')} AS block_timestamp,
             ${microsSql('j.block_timestamp')} AS block_us, ${isoSql('j.recorded_at')} AS recorded_at,
-            c.name AS collection_name
+            j.head_block::text AS head_block, c.name AS collection_name
        FROM activity_journal j LEFT JOIN collections c ON c.address = j.collection_address
       WHERE ${where.join(' AND ')}
       ORDER BY j.seq
@@ -82,4 +85,36 @@ export async function pruneJournal(db: ReadDb, retentionMs = JOURNAL_RETENTION_M
     [retentionMs],
   )
   return rowCount ?? 0
+}
+
+/** Every entry of the events these entries name (by identity), in seq order: their additions and removals. */
+export async function journalEntriesOfEvents(
+  db: ReadDb,
+  events: Array<Pick<JournalEntry, 'transaction_hash' | 'log_index' | 'batch_index'>>,
+): Promise<
+  Array<
+    Pick<
+      JournalEntry,
+      | 'seq'
+      | 'kind'
+      | 'transaction_hash'
+      | 'log_index'
+      | 'batch_index'
+      | 'block_hash'
+      | 'block_number'
+      | 'head_block'
+    >
+  >
+> {
+  if (events.length === 0) return []
+  const { rows } = await db.pool.query(
+    `SELECT j.seq::text AS seq, j.kind, j.transaction_hash, j.log_index, j.batch_index, j.block_hash,
+            j.block_number::text AS block_number, j.head_block::text AS head_block
+       FROM activity_journal j
+       JOIN unnest($1::varchar[], $2::int4[], $3::int4[]) AS e(transaction_hash, log_index, batch_index)
+         ON j.transaction_hash = e.transaction_hash AND j.log_index = e.log_index AND j.batch_index = e.batch_index
+      ORDER BY j.seq`,
+    [events.map((e) => e.transaction_hash), events.map((e) => e.log_index), events.map((e) => e.batch_index)],
+  )
+  return rows
 }
