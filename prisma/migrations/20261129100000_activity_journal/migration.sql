@@ -30,65 +30,83 @@ CREATE TABLE "activity_journal" (
 -- confirmations receives an addition that was later removed only if it had them before
 -- its removal (head_block of the removal), so the decision is the same on every resume.
 
--- Pruning by age; a repair's cancellation (below) finds an event's entry by identity.
-CREATE INDEX "activity_journal_recorded_at_idx" ON "activity_journal"("recorded_at");
-CREATE INDEX "activity_journal_event_idx" ON "activity_journal"("transaction_hash", "log_index", "batch_index");
+-- Pruning by age: entries are appended in time order, so a BRIN index suffices.
+CREATE INDEX "activity_journal_recorded_at_idx" ON "activity_journal" USING BRIN ("recorded_at");
+-- Removals by event (rare: reorgs), for a consumer deciding on an addition; partial, so
+-- additions pay nothing for it (schema.prisma cannot state the predicate).
+CREATE INDEX "activity_journal_removed_idx" ON "activity_journal"("transaction_hash", "log_index", "batch_index")
+  WHERE "kind" = 'removed';
 
--- Rows from the chain whose block is at most a day old are journaled (the trigger's WHEN:
--- a backfill of old history is not news, and costs nothing here). A transaction that
--- removes a row and puts it back unchanged (a repair rewrites verified blocks) leaves
--- nothing: the insert cancels that transaction's 'removed' entry instead of journaling
--- an 'added' one. nft.journal_removed_from (transaction-local) is the first seq this
--- transaction journaled as removed.
+-- Statement-level triggers (one set-based insert per statement, not a function call per
+-- row): rows from the chain whose block is at most a day old are journaled; a backfill of
+-- old history is not news. A transaction that removes a row and puts it back unchanged
+-- (a repair rewrites the verified blocks) leaves nothing: the insert cancels that
+-- transaction's 'removed' entry instead of journaling an 'added' one.
+-- nft.journal_removed_from (transaction-local) is the first seq this transaction
+-- journaled as removed; the cancellation looks only at entries from there on.
 CREATE FUNCTION "activity_journal_removed"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
-  entry BIGINT;
+  head BIGINT := coalesce((SELECT max(last_seen_block) FROM indexer_state), 0);
+  first_seq BIGINT;
 BEGIN
-  INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
-                                event_type, block_number, block_hash, block_timestamp, transaction_hash,
-                                log_index, batch_index, head_block)
-  VALUES ('removed', OLD.id, OLD.collection_address, OLD.token_id, OLD.from_address, OLD.to_address,
-          OLD.event_type, OLD.block_number, OLD.block_hash, OLD.block_timestamp, OLD.transaction_hash,
-          OLD.log_index, OLD.batch_index,
-          coalesce((SELECT max(last_seen_block) FROM indexer_state), 0))
-  RETURNING seq INTO entry;
-  IF coalesce(current_setting('nft.journal_removed_from', true), '') = '' THEN
-    PERFORM set_config('nft.journal_removed_from', entry::text, true);
+  WITH journaled AS (
+    INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
+                                  event_type, block_number, block_hash, block_timestamp, transaction_hash,
+                                  log_index, batch_index, head_block)
+    SELECT 'removed', o.id, o.collection_address, o.token_id, o.from_address, o.to_address, o.event_type,
+           o.block_number, o.block_hash, o.block_timestamp, o.transaction_hash, o.log_index, o.batch_index, head
+      FROM old_rows o
+     WHERE o.source = 'rpc' AND o.block_timestamp > now() - interval '1 day'
+     ORDER BY o.id
+    RETURNING seq)
+  SELECT min(seq) INTO first_seq FROM journaled;
+  IF first_seq IS NOT NULL THEN
+    IF coalesce(current_setting('nft.journal_removed_from', true), '') = '' THEN
+      PERFORM set_config('nft.journal_removed_from', first_seq::text, true);
+    END IF;
+    PERFORM pg_notify('activity_journal', '');
   END IF;
-  PERFORM pg_notify('activity_journal', '');
   RETURN NULL;
 END $$;
 
 CREATE FUNCTION "activity_journal_added"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
+  head BIGINT := coalesce((SELECT max(last_seen_block) FROM indexer_state), 0);
   removed_from BIGINT := nullif(current_setting('nft.journal_removed_from', true), '')::bigint;
+  added BIGINT;
 BEGIN
-  IF removed_from IS NOT NULL THEN
-    DELETE FROM activity_journal
-     WHERE seq >= removed_from AND kind = 'removed'
-       AND transaction_hash = NEW.transaction_hash AND log_index = NEW.log_index
-       AND batch_index = NEW.batch_index AND block_hash IS NOT DISTINCT FROM NEW.block_hash;
-    IF FOUND THEN
-      RETURN NULL;
-    END IF;
+  WITH cancelled AS (
+    DELETE FROM activity_journal j USING new_rows n
+     WHERE removed_from IS NOT NULL AND j.seq >= removed_from AND j.kind = 'removed'
+       AND j.transaction_hash = n.transaction_hash AND j.log_index = n.log_index
+       AND j.batch_index = n.batch_index AND j.block_hash IS NOT DISTINCT FROM n.block_hash
+    RETURNING j.transaction_hash, j.log_index, j.batch_index
+  ), journaled AS (
+    INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
+                                  event_type, block_number, block_hash, block_timestamp, transaction_hash,
+                                  log_index, batch_index, head_block)
+    SELECT 'added', n.id, n.collection_address, n.token_id, n.from_address, n.to_address, n.event_type,
+           n.block_number, n.block_hash, n.block_timestamp, n.transaction_hash, n.log_index, n.batch_index, head
+      FROM new_rows n
+     WHERE n.source = 'rpc' AND n.block_timestamp > now() - interval '1 day'
+       AND NOT EXISTS (SELECT 1 FROM cancelled c
+                        WHERE c.transaction_hash = n.transaction_hash AND c.log_index = n.log_index
+                          AND c.batch_index = n.batch_index)
+     ORDER BY n.id
+    RETURNING seq)
+  SELECT count(*) INTO added FROM journaled;
+  IF added > 0 THEN
+    PERFORM pg_notify('activity_journal', '');
   END IF;
-  INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
-                                event_type, block_number, block_hash, block_timestamp, transaction_hash,
-                                log_index, batch_index, head_block)
-  VALUES ('added', NEW.id, NEW.collection_address, NEW.token_id, NEW.from_address, NEW.to_address,
-          NEW.event_type, NEW.block_number, NEW.block_hash, NEW.block_timestamp, NEW.transaction_hash,
-          NEW.log_index, NEW.batch_index,
-          coalesce((SELECT max(last_seen_block) FROM indexer_state), 0));
-  PERFORM pg_notify('activity_journal', '');
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER "transfers_journal_removed" AFTER DELETE ON "transfers" FOR EACH ROW
-  WHEN (OLD.source = 'rpc' AND OLD.block_timestamp > now() - interval '1 day')
+CREATE TRIGGER "transfers_journal_removed" AFTER DELETE ON "transfers"
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
   EXECUTE FUNCTION activity_journal_removed();
 
-CREATE TRIGGER "transfers_journal_added" AFTER INSERT ON "transfers" FOR EACH ROW
-  WHEN (NEW.source = 'rpc' AND NEW.block_timestamp > now() - interval '1 day')
+CREATE TRIGGER "transfers_journal_added" AFTER INSERT ON "transfers"
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
   EXECUTE FUNCTION activity_journal_added();
 
 -- Streams and webhooks that wait for confirmations wake when the head moves.

@@ -87,32 +87,23 @@ export async function pruneJournal(db: ReadDb, retentionMs = JOURNAL_RETENTION_M
   return rowCount ?? 0
 }
 
-/** Every entry of the events these entries name (by identity), in seq order: their additions and removals. */
-export async function journalEntriesOfEvents(
+/** The removals journaled for the events these entries name (by identity), in seq order. */
+export async function removalsOf(
   db: ReadDb,
   events: Array<Pick<JournalEntry, 'transaction_hash' | 'log_index' | 'batch_index'>>,
 ): Promise<
   Array<
-    Pick<
-      JournalEntry,
-      | 'seq'
-      | 'kind'
-      | 'transaction_hash'
-      | 'log_index'
-      | 'batch_index'
-      | 'block_hash'
-      | 'block_number'
-      | 'head_block'
-    >
+    Pick<JournalEntry, 'seq' | 'transaction_hash' | 'log_index' | 'batch_index' | 'block_hash' | 'head_block'>
   >
 > {
   if (events.length === 0) return []
   const { rows } = await db.pool.query(
-    `SELECT j.seq::text AS seq, j.kind, j.transaction_hash, j.log_index, j.batch_index, j.block_hash,
-            j.block_number::text AS block_number, j.head_block::text AS head_block
+    `SELECT j.seq::text AS seq, j.transaction_hash, j.log_index, j.batch_index, j.block_hash,
+            j.head_block::text AS head_block
        FROM activity_journal j
        JOIN unnest($1::varchar[], $2::int4[], $3::int4[]) AS e(transaction_hash, log_index, batch_index)
          ON j.transaction_hash = e.transaction_hash AND j.log_index = e.log_index AND j.batch_index = e.batch_index
+      WHERE j.kind = 'removed'
       ORDER BY j.seq`,
     [events.map((e) => e.transaction_hash), events.map((e) => e.log_index), events.map((e) => e.batch_index)],
   )

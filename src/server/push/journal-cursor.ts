@@ -4,7 +4,7 @@
  * decision depends only on the journal, never on when the consumer asks, so
  * a resumed consumer gets exactly what it would have got without the break.
  */
-import { type JournalEntry, journalEntriesOfEvents, readJournal } from '@/db/queries/activity-journal'
+import { type JournalEntry, readJournal, removalsOf } from '@/db/queries/activity-journal'
 import type { ReadDb } from '@/db/queries/sql'
 
 export interface ConsumerFilter {
@@ -33,7 +33,8 @@ const identity = (e: Pick<JournalEntry, 'transaction_hash' | 'log_index' | 'batc
  *    of it is already journaled, only if it had them before the removal
  *    (the removal's head_block), and otherwise never;
  *  - a removal is sent when its addition was (or would have been) sent by
- *    that rule, or when the addition is no longer in the journal;
+ *    that rule: it carries the addition's block and the head it was
+ *    recorded at;
  *  - the first addition still short of confirmations stops the read
  *    (journal order is kept: later entries wait behind it).
  */
@@ -51,11 +52,12 @@ export async function nextEvents(
     eventType: filter.eventType,
   })
   const m = BigInt(Math.max(0, filter.minConfirmations))
-  const related = m > 0n ? await journalEntriesOfEvents(db, rows) : []
-  const byEvent = new Map<string, typeof related>()
-  for (const r of related) {
+  const additions = rows.filter((r) => r.kind === 'added')
+  const removals = m > 0n ? await removalsOf(db, additions) : []
+  const removalsByEvent = new Map<string, typeof removals>()
+  for (const r of removals) {
     const key = identity(r)
-    byEvent.set(key, [...(byEvent.get(key) ?? []), r])
+    removalsByEvent.set(key, [...(removalsByEvent.get(key) ?? []), r])
   }
   const confirmedBefore = (blockNumber: string, headBlock: string) =>
     BigInt(headBlock) - BigInt(blockNumber) >= m
@@ -67,7 +69,7 @@ export async function nextEvents(
     if (m === 0n) {
       entries.push(row)
     } else if (row.kind === 'added') {
-      const removal = byEvent.get(identity(row))?.find((e) => e.kind === 'removed' && BigInt(e.seq) > seq)
+      const removal = removalsByEvent.get(identity(row))?.find((e) => BigInt(e.seq) > seq)
       if (removal) {
         if (confirmedBefore(row.block_number, removal.head_block)) entries.push(row)
       } else if (head - BigInt(row.block_number) >= m) {
@@ -75,12 +77,8 @@ export async function nextEvents(
       } else {
         return { entries, cursor, waiting: true }
       }
-    } else {
-      const addition = byEvent
-        .get(identity(row))
-        ?.filter((e) => e.kind === 'added' && BigInt(e.seq) < seq)
-        .at(-1)
-      if (!addition || confirmedBefore(addition.block_number, row.head_block)) entries.push(row)
+    } else if (confirmedBefore(row.block_number, row.head_block)) {
+      entries.push(row)
     }
     cursor = seq
   }
