@@ -14,6 +14,8 @@ const CHAIN_TABLES = [
   'blocks',
   'indexed_ranges',
   'indexer_state',
+  // Push delivery's record of changes to the transfers above (docs/push.md).
+  'activity_journal',
 ]
 
 /** Empties the chain tables (identities restart) over a connection of its own. */

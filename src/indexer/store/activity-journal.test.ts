@@ -7,6 +7,7 @@
 import type { Hex } from 'viem'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { journalBounds, pruneJournal, readJournal } from '@/db/queries/activity-journal'
+import { truncateChainData } from '@/db/queries/chain-data'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import type { TransferEvent } from '../events/types'
 import { commitBatch, commitWithin, type IngestBatch } from './commit'
@@ -153,5 +154,15 @@ describe('activity journal', () => {
     await db.pool.query(`UPDATE activity_journal SET recorded_at = now() - interval '2 days'`)
     expect(await pruneJournal(db)).toBe(1)
     expect((await journalBounds(db)).oldest).toBeNull()
+  })
+
+  it('a reset of the chain data empties the journal and restarts its ids', async () => {
+    await commitBatch(db.pool, ctx(null), mintBlock(1, 2))
+    expect((await journalBounds(db)).newest).toBeGreaterThan(0n)
+    await truncateChainData(db.url)
+    expect(await journalBounds(db)).toEqual({ newest: 0n, oldest: null })
+    await ensureIndexerState(db.pool, { network: 'devnet', chainId: 31337, startBlock: 1 })
+    await commitBatch(db.pool, ctx(null), mintBlock(1, 1))
+    expect((await readJournal(db, { after: 0n, limit: 10 })).map((e) => e.seq)).toEqual(['1'])
   })
 })
