@@ -208,8 +208,28 @@ describe('fetchLogs', () => {
      * Blocks and logs by hash come from current nodes.
      */
     const HEAD = 500
-    async function laggingLogNode(behind: number, empty: number[] = []) {
-      const logsOf = (b: number) => (empty.includes(b) ? [] : [0, 1, 2].map((i) => syntheticLog(b, i)))
+    async function laggingLogNode(
+      behind: number,
+      empty: number[] = [],
+      options: {
+        /** Blocks holding one log. */
+        single?: number[]
+        /** Range answers cut at the node behind before the others answer in full (default: all). */
+        shortAnswers?: number
+        /** Every answer by hash leaves one log out (a block of one log comes back empty). */
+        omitByHash?: boolean
+        /** Headers carry a logsBloom: naming a log where the block holds one, and in `falsePositive` too. */
+        bloom?: boolean
+        falsePositive?: number[]
+      } = {},
+    ) {
+      const logsOf = (b: number) =>
+        empty.includes(b)
+          ? []
+          : [0, 1, 2].slice(0, options.single?.includes(b) ? 1 : 3).map((i) => syntheticLog(b, i))
+      const bloomOf = (b: number) =>
+        `0x${'00'.repeat(255)}${logsOf(b).length > 0 || options.falsePositive?.includes(b) ? '01' : '00'}`
+      let rangeAnswers = 0
       const methods: string[] = []
       type Item = { id: number; method: string; params: [unknown, ...unknown[]] }
       const server = await startJsonRpcServer<Item | Item[]>((parsed, res) => {
@@ -222,13 +242,24 @@ describe('fetchLogs', () => {
               hash: blockHash(n),
               parentHash: blockHash(n - 1),
               timestamp: '0x1',
+              ...(options.bloom ? { logsBloom: bloomOf(n) } : {}),
             }
             return { jsonrpc: '2.0', id, result: n <= HEAD ? result : null }
           }
           const filter = params[0] as { fromBlock?: string; toBlock?: string; blockHash?: string }
-          if (filter.blockHash) return { jsonrpc: '2.0', id, result: logsOf(Number(filter.blockHash)) }
+          if (filter.blockHash)
+            return {
+              jsonrpc: '2.0',
+              id,
+              result: logsOf(Number(filter.blockHash)).slice(options.omitByHash ? 1 : 0),
+            }
+          const short = ++rangeAnswers <= (options.shortAnswers ?? Number.POSITIVE_INFINITY)
           const result = []
-          for (let b = Number(filter.fromBlock); b <= Math.min(Number(filter.toBlock), HEAD - behind); b++)
+          for (
+            let b = Number(filter.fromBlock);
+            b <= Math.min(Number(filter.toBlock), short ? HEAD - behind : HEAD);
+            b++
+          )
             result.push(...logsOf(b))
           return { jsonrpc: '2.0', id, result }
         }
@@ -260,6 +291,26 @@ describe('fetchLogs', () => {
       expect(blocksOf(logs)).toEqual([...expected(493, 495), ...expected(497, 497)])
       expect(count(node.methods, 'eth_getBlockByNumber')).toBe(6)
     })
+
+    it("reads the range again when a block's read by hash comes back empty while its bloom names a log", async () => {
+      // Block 498 holds one log, which every answer by hash leaves out; the first range answer stops at 495.
+      const node = await laggingLogNode(5, [496, 497], {
+        single: [498],
+        shortAnswers: 1,
+        omitByHash: true,
+        bloom: true,
+      })
+      expect(blocksOf(await node.read(480, 498))).toEqual([...expected(480, 495), '498:0'])
+      // The short answer, its three blocks by hash (498's seven times: 0.1 … 0.6 s apart), the range again.
+      expect(count(node.methods, 'eth_getLogs')).toBe(1 + 2 + 7 + 1)
+    })
+
+    it("takes a block's empty answers by hash when the range, read again, still leaves it out (a bloom's false positive)", async () => {
+      const node = await laggingLogNode(5, [496, 497, 498], { bloom: true, falsePositive: [498] })
+      expect(blocksOf(await node.read(480, 498))).toEqual(expected(480, 495))
+      // The range read four times, each answer followed by its blocks by hash.
+      expect(count(node.methods, 'eth_getLogs')).toBe(4 * (1 + 2 + 7))
+    }, 20_000)
 
     it('reads nothing more for an answer with logs up to its last block, or far below the head', async () => {
       const node = await laggingLogNode(0, [])

@@ -70,6 +70,8 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
   const out: RawLog[] = []
   let from = fromBlock
   let failures = 0
+  /** Reads of this range again since a block past its answer came back empty by hash against its bloom. */
+  let rereads = 0
   while (from <= toBlock) {
     const to = minBig(toBlock, from + options.range.size - 1n)
     const span = to - from + 1n
@@ -91,15 +93,25 @@ export async function fetchLogs(rpc: Rpc, fromBlock: bigint, toBlock: bigint, op
         )
         continue
       }
-      const tail = await logsPastAnswer(rpc, logs, from, to, options)
+      const tail = await logsPastAnswer(rpc, logs, from, to, options, rereads >= TAIL_REREADS)
       if (tail.length > 0 && servedBy) rpc.pool.observer?.rpcShortAnswer(servedBy.index)
       options.range.succeeded(span, logs.length, performance.now() - started)
       for (const log of logs) out.push(log)
       for (const log of tail) out.push(log)
       from = to + 1n
       failures = 0
+      rereads = 0
     } catch (err) {
       if (options.signal?.aborted) throw err
+      if (err instanceof BloomNamedLogsError) {
+        const delay = rpcRetryDelay(rereads++)
+        options.logger.warn(
+          { fromBlock: from, toBlock: to, block: err.block, attempt: rereads, retryInMs: Math.round(delay) },
+          `eth_getLogs answered blocks ${from}..${to} without logs of block ${err.block}, whose bloom names some, and its reads by hash came back empty: reading the range again`,
+        )
+        await sleep(delay, options.signal)
+        continue
+      }
       const tooLarge = isRangeTooLargeError(err) || (span > 1n && isTimeout(err))
       if (tooLarge && span > 1n) {
         options.range.refused(span, suggestedSpan(err, from))
@@ -157,6 +169,13 @@ async function cutAtSilentCap(rpc: Rpc, logs: RawLog[], to: bigint, options: Fet
 const LAG_MARGIN = 64n
 
 /**
+ * Reads of a range again (its answer short, a block past it empty by hash
+ * while its bloom names logs) before the block's empty answers are taken as
+ * the bloom's false positive.
+ */
+const TAIL_REREADS = 3
+
+/**
  * The logs of the blocks of a range's answer that the answer does not vouch
  * for: those after its last log's block (a log of block L shows the node had
  * every block up to L) and within LAG_MARGIN of the best head. They are read
@@ -164,6 +183,13 @@ const LAG_MARGIN = 64n
  * refuses with an error (EIP-234), or answers with none where the block's
  * bloom names some, rather than answering short. Far below the head, or with
  * logs up to the range's end (the common answer), nothing is read.
+ *
+ * A block whose reads by hash stay empty while its bloom names logs is not
+ * taken as empty: an answer by hash that leaves out a block's only log looks
+ * the same, and reads that all stopped short of the block would then agree on
+ * lacking its logs. BloomNamedLogsError has the range read again; only after
+ * TAIL_REREADS such reads (`takeEmpty`) is the empty answer taken, as the
+ * bloom's false positive (docs/indexer.md, "Providers").
  */
 async function logsPastAnswer(
   rpc: Rpc,
@@ -171,6 +197,7 @@ async function logsPastAnswer(
   from: bigint,
   to: bigint,
   options: FetchLogsOptions,
+  takeEmpty: boolean,
 ): Promise<RawLog[]> {
   const head = rpc.pool.head
   if (head < 0n || to <= head - LAG_MARGIN) return []
@@ -186,7 +213,14 @@ async function logsPastAnswer(
     numbers.map(async (n) => {
       const block = await getServedBlock(rpc, n, request, options.signal)
       if (!block) throw new BlockNotServedError(n)
-      return readBlockLogs(rpc, block, options.topics, { request, signal: options.signal })
+      const logs = await readBlockLogs(rpc, block, options.topics, { request, signal: options.signal })
+      if (logs.length > 0 || !bloomNames(block, options.topics)) return logs
+      if (!takeEmpty) throw new BloomNamedLogsError(n)
+      options.logger.warn(
+        { block: n.toString(), rangeReads: TAIL_REREADS + 1 },
+        `block ${n}: its bloom names logs that no read found (the range read ${TAIL_REREADS + 1} times, the block by hash after each): taken as the bloom's false positive`,
+      )
+      return logs
     }),
   )
   const tail = perBlock.flat()
@@ -221,10 +255,22 @@ export function readBlockLogs(
   let named: boolean | undefined
   const settled = (logs: RawLog[]) => {
     if (logs.length > 0) return true
-    named ??= block.logsBloom !== undefined && bloomMayHold(block.logsBloom, topics[0] ?? [])
+    named ??= bloomNames(block, topics)
     return !named
   }
   return readWhileBehind(read, settled, options.signal, 6)
+}
+
+/** Whether the block's logsBloom names one of the events asked for (false without a bloom). */
+const bloomNames = (block: RpcBlock, topics: Hex[][]) =>
+  block.logsBloom !== undefined && bloomMayHold(block.logsBloom, topics[0] ?? [])
+
+/** A block past a range's answer that its bloom says holds logs came back empty by hash: the range is read again. */
+class BloomNamedLogsError extends IndexerError {
+  constructor(readonly block: bigint) {
+    super(`Block ${block} answered without the logs its bloom names`)
+    this.name = 'BloomNamedLogsError'
+  }
 }
 
 /** A block at or below the best head that no endpoint serves yet (lag): the read is retried. */

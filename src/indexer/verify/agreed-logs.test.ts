@@ -91,6 +91,62 @@ describe('verified reads', () => {
     expect(node.answers()).toBeGreaterThan(2)
   })
 
+  it('do not settle on reads cut short of a block whose only log every answer by hash leaves out', async () => {
+    // Blocks 0..9 hold two logs each, block 10 one; the head is 12. The first two range answers
+    // stop at block 9 (a node behind the head), and every answer by hash leaves a log out, so
+    // block 10 comes back empty by hash although its bloom names logs.
+    const logOf = (b: number, i: number): RawLog => ({
+      blockNumber: `0x${b.toString(16)}`,
+      blockHash: `0x${b.toString(16).padStart(64, '0')}`,
+      transactionHash: `0x${(b * 2 + i).toString(16).padStart(64, '0')}`,
+      logIndex: `0x${i.toString(16)}`,
+      address: '0x00000000000000000000000000000000000000aa',
+      topics: [],
+      data: '0x',
+    })
+    const logsOf = (b: number) => (b <= 9 ? [logOf(b, 0), logOf(b, 1)] : b === 10 ? [logOf(b, 0)] : [])
+    let rangeAnswers = 0
+    type Call = Item & { params: [unknown, ...unknown[]] }
+    const answer = ({ id, method, params }: Call) => {
+      if (method === 'eth_getBlockByNumber') {
+        const n = Number(params[0])
+        const hash = (b: number) => `0x${b.toString(16).padStart(64, '0')}`
+        const bloom = `0x${(logsOf(n).length > 0 ? 'ff' : '00').repeat(256)}`
+        const block = {
+          number: `0x${n.toString(16)}`,
+          hash: hash(n),
+          parentHash: hash(n - 1),
+          timestamp: '0x1',
+        }
+        return { jsonrpc: '2.0', id, result: n <= 12 ? { ...block, logsBloom: bloom } : null }
+      }
+      if (method !== 'eth_getLogs')
+        return { jsonrpc: '2.0', id, error: { code: -32601, message: 'the method does not exist' } }
+      const filter = params[0] as { fromBlock?: string; toBlock?: string; blockHash?: string }
+      if (filter.blockHash) return { jsonrpc: '2.0', id, result: logsOf(Number(filter.blockHash)).slice(1) }
+      const to = ++rangeAnswers <= 2 ? 9 : Number(filter.toBlock)
+      const result: RawLog[] = []
+      for (let b = Number(filter.fromBlock); b <= to; b++) result.push(...logsOf(b))
+      return { jsonrpc: '2.0', id, result }
+    }
+    const server = await startJsonRpcServer<Call | Call[]>((body, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body))),
+    )
+    servers.push(server)
+    const rpc = createRpc({ url: server.origin, logger })
+    rpc.pool.endpoints[0]!.observeHead(12n)
+    rpc.pool.endpoints[0]!.takeServedHead(12n)
+    const verified = await readVerifiedLogs(
+      { rpc, range: new AdaptiveRange(1_000n), logger, omissions: seenClean() },
+      0n,
+      10n,
+    )
+    expect(verified.logs.map((l) => Number(l.blockNumber))).toContain(10)
+    expect(verified.logs).toHaveLength(21)
+  }, 20_000)
+
   it('name the method they used: reads of one endpoint, no proof, where the node has no receipts', async () => {
     const node = await scriptedNode(40, () => [])
     const verified = await readVerifiedLogs(
