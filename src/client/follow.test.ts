@@ -227,4 +227,53 @@ describe('followActivity', () => {
       await follower.stop()
     }
   })
+
+  it('resumes a stream that broke off from the last event id: nothing lost, nothing twice', async () => {
+    const resumedFrom: Array<string | null> = []
+    let cut = false
+    const follower = follow(
+      { intervalMs: 60_000, skipExisting: true, query: { collection: nft } },
+      {
+        fetch: async (request) => {
+          const response = await fetch(request)
+          if (!request.url.includes('/v1/activity/stream')) return response
+          resumedFrom.push(request.headers.get('Last-Event-ID'))
+          if (cut || !response.body) return response
+          cut = true
+          // The first connection breaks off right after its first event.
+          const reader = response.body.getReader()
+          let text = ''
+          const body = new ReadableStream<Uint8Array>({
+            async pull(controller) {
+              const { value, done } = await reader.read()
+              if (done) return controller.close()
+              controller.enqueue(value)
+              text += new TextDecoder().decode(value)
+              if (text.includes('\nid: ') || text.startsWith('id: ')) {
+                await reader.cancel()
+                controller.error(new TypeError('network error'))
+              }
+            },
+          })
+          return new Response(body, { status: response.status, headers: response.headers })
+        },
+      },
+    )
+    try {
+      await waitFor(async () => follower.modes.length > 0, 10_000, 'the stream')
+      await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[2], 600n])
+      await waitFor(async () => follower.events.length >= 1, 10_000, 'the first mint')
+      // Mined while the follower waits to reconnect.
+      await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[2], 601n])
+      await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[2], 602n])
+      await waitFor(async () => follower.events.length >= 3, 15_000, 'the mints after the break')
+      await new Promise((r) => setTimeout(r, 300))
+      expect(tokenIds(follower.events)).toEqual(['600', '601', '602'])
+      expect(resumedFrom).toHaveLength(2)
+      expect(resumedFrom[0]).toBeNull()
+      expect(resumedFrom[1]).toMatch(/^[1-9][0-9]*$/)
+    } finally {
+      await follower.stop()
+    }
+  })
 })
