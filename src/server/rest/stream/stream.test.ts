@@ -34,6 +34,8 @@ beforeAll(async () => {
     REDIS_KEY_PREFIX: `stream-${tdb.schema}:`,
     RATE_LIMIT_DEMO: TEST_LIMITS,
     RATE_LIMIT_IP_DEMO: TEST_LIMITS,
+    // Short leases: a stream's slot must outlive several of them (renewed).
+    RATE_LIMIT_LEASE_MS: '1000',
   }
   api = await startApiServer(tdb.url, env, { rest: TIMINGS })
   other = await startApiServer(tdb.url, env, { rest: TIMINGS })
@@ -287,6 +289,18 @@ describe('refusals of the live stream', () => {
     )
     expect(five.map((c) => c.status)).toEqual([200, 200, 200, 200, 200])
     expect((await stream(api, '', { credential: secret })).status).toBe(429)
+  })
+
+  it('an open stream keeps its slot past the lease (renewed) and goes on sending', async () => {
+    const { token } = await issueDemoToken(api.db, { clientIp: '192.0.2.8' })
+    await journal.commitBlock(1, 1)
+    const conn = await stream(api, '', { credential: token })
+    expect(conn.status).toBe(200)
+    await sleep(1600)
+    expect((await stream(other, '', { credential: token })).status).toBe(429)
+    await journal.commitBlock(2, 2)
+    await conn.waitFor(1)
+    expect(conn.isEnded()).toBe(false)
   })
 
   it('a revoked key: its open stream ends within the revocation bound', async () => {
