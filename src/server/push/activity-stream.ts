@@ -102,7 +102,8 @@ export class ActivityStream {
 
   private async sendDue() {
     const { db, network, filter } = this.options
-    const head = (await journalPulse(db, network)).head ?? 0n
+    const pulse = await journalPulse(db, network)
+    const head = pulse.head ?? 0n
     for (;;) {
       if (this.closed) return
       const from = this.cursor
@@ -115,7 +116,13 @@ export class ActivityStream {
       const last = next.entries.at(-1)
       if (last) this.lastSent = BigInt(last.seq)
       if (frames && !this.sink.write(frames)) await this.drained()
-      if (next.waiting || next.cursor === from) return
+      if (next.waiting) return
+      if (next.cursor === from) {
+        // Nothing more for this stream up to the newest entry seen before the read (seq order is
+        // commit order): a filtered stream need not read the other collections' entries again.
+        if (pulse.newest > this.cursor) this.cursor = pulse.newest
+        return
+      }
     }
   }
 
