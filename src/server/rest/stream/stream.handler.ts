@@ -106,7 +106,9 @@ export function createStreamHandler(services: Services, options: StreamOptions =
   const handle = async (req: IncomingMessage, res: ServerResponse, request: StreamRequest) => {
     const { credential } = request
     const input = streamInput.parse(queryInput(request.query))
-    const header = req.headers['last-event-id']
+    // An empty Last-Event-ID (a client that has received no event yet) is no resume point.
+    const raw = req.headers['last-event-id']
+    const header = raw === undefined || raw === '' ? undefined : raw
     let resume: string | undefined = input.since
     if (header !== undefined) {
       const parsed = eventId.safeParse(Array.isArray(header) ? header.join(',') : header.trim())

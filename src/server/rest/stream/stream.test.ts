@@ -244,6 +244,9 @@ describe('refusals of the live stream', () => {
       expect(conn.status, `${query} ${lastEventId}`).toBe(400)
       expect(envelope(conn).error.code).toBe('INVALID_ARGUMENT')
     }
+    // An empty header is no resume point (a client that has received nothing yet).
+    const empty = await stream(api, '', { lastEventId: '' })
+    expect(empty.status).toBe(200)
     // The header wins over since: a good header with a bad since is still refused (since is validated), a bad header with a good since too.
     const both = await stream(api, '?since=1', { lastEventId: 'x' })
     expect(both.status).toBe(400)
