@@ -76,6 +76,11 @@ export interface StreamOptions {
   recheckMs?: number
   /** The journal listener's fallback poll (ms); default 5 s. */
   pollMs?: number
+  /**
+   * The process's journal listener, when something else (webhook delivery) shares it;
+   * its owner closes it. Default: one made at the first stream, closed by close().
+   */
+  listener?: JournalListener
 }
 
 export interface StreamRequest {
@@ -99,7 +104,7 @@ export function createStreamHandler(services: Services, options: StreamOptions =
   const recheckMs = options.recheckMs ?? RECHECK_MS
   const limiter = services.access.limiter
   const leaseMs = limiter.leaseMs
-  let listener: JournalListener | undefined
+  let listener: JournalListener | undefined = options.listener
   const open = new Set<() => void>()
   let tokens = 0
 
@@ -234,7 +239,7 @@ export function createStreamHandler(services: Services, options: StreamOptions =
   return Object.assign(handle, {
     async close() {
       for (const end of [...open]) end()
-      await listener?.close()
+      if (listener !== options.listener) await listener?.close()
     },
   })
 }
