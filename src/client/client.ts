@@ -7,7 +7,7 @@
  */
 import createFetchClient, { type Client } from 'openapi-fetch'
 import { NftDataApiError } from './errors.js'
-import { type ActivityItem, type FollowOptions, followActivity } from './follow.js'
+import { type ActivityItem, type FollowOptions, followActivity, type OpenStream } from './follow.js'
 import { type RetryOptions, retryingFetch } from './retry.js'
 import type { components, paths } from './schema.js'
 
@@ -124,6 +124,20 @@ export function createNftDataClient(options: NftDataClientOptions): NftDataClien
     }
   }
 
+  /** GET /v1/activity/stream, unretried and unread: the follower reads (and resumes) the stream itself. */
+  const streamFetch = options.fetch ?? ((request: Request) => fetch(request))
+  const base = options.baseUrl.replace(/\/+$/, '')
+  const openStream: OpenStream = (query, lastEventId, signal) => {
+    const search = new URLSearchParams()
+    for (const [name, value] of Object.entries(query))
+      if (value !== undefined) search.set(name, String(value))
+    const headers: Record<string, string> = { Accept: 'text/event-stream' }
+    if (options.apiKey) headers.Authorization = `Bearer ${options.apiKey}`
+    if (lastEventId !== undefined) headers['Last-Event-ID'] = lastEventId
+    const qs = search.toString()
+    return streamFetch(new Request(`${base}/v1/activity/stream${qs ? `?${qs}` : ''}`, { headers, signal }))
+  }
+
   async function* items<P extends ListPath>(path: P, ...options: OptionsArg<P>) {
     for await (const page of pages(path, ...options)) {
       yield* (page as unknown as { data: ItemOf<P>[] }).data
@@ -136,7 +150,7 @@ export function createNftDataClient(options: NftDataClientOptions): NftDataClien
     pages,
     items,
     followActivity: (follow = {}) =>
-      followActivity((query, signal) => get('/v1/activity', { query, signal }), follow),
+      followActivity((query, signal) => get('/v1/activity', { query, signal }), follow, openStream),
     async issueDemoToken({ signal } = {}) {
       const { data, error, response } = await api.POST('/v1/demo-token', { signal, parseAs: 'text' })
       if (!response.ok) throw await NftDataApiError.from(response, error)

@@ -14,7 +14,19 @@
  * are yielded (oldest first) before the older rest of the burst. The
  * identities remembered are bounded (`memory`): an event older than that
  * many newer ones is not expected back on the first page.
+ *
+ * Extension: when the server has the live stream (GET /v1/activity/stream,
+ * Server-Sent Events), the follower uses it instead of polling: the stream
+ * is opened first, then (unless `skipExisting`) the first page is read and
+ * handed out, then the stream's events, each once. A broken connection is
+ * resumed from the last event id received (nothing lost, nothing twice);
+ * events a reorganisation took away go to `onRemoved`. A server without
+ * the stream (404, 405) or a runtime whose fetch cannot stream a body makes
+ * the follower poll as above.
  */
+import { createParser, type EventSourceMessage } from 'eventsource-parser'
+import { NftDataApiError } from './errors.js'
+import { retryDelayMs } from './retry.js'
 import type { paths } from './schema.js'
 
 type ActivityPage = paths['/v1/activity']['get']['responses'][200]['content']['application/json']
@@ -34,7 +46,23 @@ export interface FollowOptions {
   memory?: number
   /** Stops the follower (the generator returns). */
   signal?: AbortSignal
+  /** Use the live stream when the server has one (default true); false: always poll. */
+  stream?: boolean
+  /** With the live stream: an event handed out before that a reorganisation took away. */
+  onRemoved?: (event: ActivityItem) => void
+  /** Called once the follower knows how it follows: `stream` or `poll`. */
+  onMode?: (mode: 'stream' | 'poll') => void
 }
+
+/** The live stream's filters (those of the feed). */
+export type StreamQuery = Pick<ActivityQuery, 'collection' | 'event_type'>
+
+/** Opens GET /v1/activity/stream (after `lastEventId` when given); the response, whatever its status. */
+export type OpenStream = (
+  query: StreamQuery,
+  lastEventId: string | undefined,
+  signal: AbortSignal | undefined,
+) => Promise<Response>
 
 /** The identity of an event for deduplication. */
 export function eventKey(event: ActivityItem): string {
@@ -46,6 +74,19 @@ type ReadPage = (query: ActivityQuery, signal: AbortSignal | undefined) => Promi
 export async function* followActivity(
   readPage: ReadPage,
   options: FollowOptions = {},
+  openStream?: OpenStream,
+): AsyncGenerator<ActivityItem, void, undefined> {
+  if (openStream && options.stream !== false) {
+    const outcome = yield* followStream(readPage, openStream, options)
+    if (outcome === 'done') return
+  }
+  options.onMode?.('poll')
+  yield* pollActivity(readPage, options)
+}
+
+async function* pollActivity(
+  readPage: ReadPage,
+  options: FollowOptions,
 ): AsyncGenerator<ActivityItem, void, undefined> {
   const { signal } = options
   const intervalMs = options.intervalMs ?? 12_000
@@ -92,12 +133,133 @@ export async function* followActivity(
 
 type Cursor = Pick<ActivityQuery, 'before_timestamp' | 'before_id'>
 
+/** The stream's event JSON (ActivityPushEvent): its `data` is the activity item with `block_hash`. */
+interface PushEvent {
+  id: string
+  type: 'activity.added' | 'activity.removed'
+  data: ActivityItem & { block_hash?: string | null }
+}
+
+/**
+ * Follows through the live stream; 'unsupported' when the server or the
+ * runtime has none (before anything was handed out), 'done' when stopped.
+ */
+async function* followStream(
+  readPage: ReadPage,
+  openStream: OpenStream,
+  options: FollowOptions,
+): AsyncGenerator<ActivityItem, 'done' | 'unsupported', undefined> {
+  const { signal } = options
+  const seen = new RecentKeys(options.memory ?? 10_000)
+  const filters: StreamQuery = {}
+  if (options.query?.collection !== undefined) filters.collection = options.query.collection
+  if (options.query?.event_type !== undefined) filters.event_type = options.query.event_type
+  let lastEventId: string | undefined
+  let started = false
+  let failures = 0
+  let retryMs = 1000
+  while (!signal?.aborted) {
+    let response: Response
+    try {
+      response = await openStream(filters, lastEventId, signal)
+    } catch (err) {
+      if (signal?.aborted) return 'done'
+      if (!started) throw err
+      await pause(retryDelayMs(++failures, null), signal)
+      continue
+    }
+    const body = response.body
+    const streaming =
+      response.ok && body !== null && typeof body.getReader === 'function' && isEventStream(response)
+    if (!started && (response.status === 404 || response.status === 405 || (response.ok && !streaming))) {
+      await body?.cancel().catch(() => undefined)
+      return 'unsupported'
+    }
+    if (response.status === 410) {
+      // The resume point is older than the events kept: start over with new events (the gap is lost).
+      await body?.cancel().catch(() => undefined)
+      lastEventId = undefined
+      continue
+    }
+    if (response.status === 429 || response.status >= 500 || (response.ok && !streaming)) {
+      await body?.cancel().catch(() => undefined)
+      await pause(retryDelayMs(++failures, response.headers.get('Retry-After')), signal)
+      continue
+    }
+    if (!response.ok || !body) throw await NftDataApiError.from(response)
+    failures = 0
+    if (!started) {
+      started = true
+      options.onMode?.('stream')
+      // The stream is open (its start is fixed): what the feed holds now comes first.
+      if (!options.skipExisting) {
+        const page = await readPage({ limit: 100, ...options.query }, signal).catch((err) => {
+          if (signal?.aborted) return undefined
+          throw err
+        })
+        if (!page) return 'done'
+        for (const event of page.data.reverse()) {
+          seen.add(eventKey(event))
+          yield event
+        }
+      }
+    }
+    const messages: EventSourceMessage[] = []
+    const parser = createParser({
+      onEvent: (message) => messages.push(message),
+      onRetry: (ms) => {
+        retryMs = ms
+      },
+    })
+    const reader = body.getReader()
+    const decoder = new TextDecoder()
+    try {
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) break
+        parser.feed(decoder.decode(value, { stream: true }))
+        while (messages.length > 0) {
+          const message = messages.shift()!
+          const event = JSON.parse(message.data) as PushEvent
+          lastEventId = message.id ?? event.id
+          const { block_hash: _blockHash, ...item } = event.data
+          const key = eventKey(item)
+          if (event.type === 'activity.added') {
+            if (seen.has(key)) continue
+            seen.add(key)
+            yield item
+          } else if (event.type === 'activity.removed') {
+            // A transaction included again later is a new event.
+            seen.delete(key)
+            options.onRemoved?.(item)
+          }
+        }
+      }
+    } catch (err) {
+      if (signal?.aborted) return 'done'
+      if (err instanceof SyntaxError) throw err
+      // The connection broke off: resume below.
+    } finally {
+      await reader.cancel().catch(() => undefined)
+    }
+    await pause(retryMs, signal)
+  }
+  return 'done'
+}
+
+function isEventStream(response: Response): boolean {
+  return (response.headers.get('Content-Type') ?? '').toLowerCase().startsWith('text/event-stream')
+}
+
 /** A set that forgets its oldest entries beyond `capacity`. */
 class RecentKeys {
   private readonly keys = new Set<string>()
   constructor(private readonly capacity: number) {}
   has(key: string) {
     return this.keys.has(key)
+  }
+  delete(key: string) {
+    this.keys.delete(key)
   }
   add(key: string) {
     this.keys.add(key)

@@ -1,7 +1,7 @@
 /**
  * The typed client of the NFT Data API, for applications that call it from
- * a server (docs/client.md). It depends on openapi-fetch and the generated
- * types only: nothing of the service itself.
+ * a server (docs/client.md). It depends on openapi-fetch, eventsource-parser
+ * (the live stream) and the generated types only: nothing of the service itself.
  */
 export {
   type ActivityItem,
@@ -20,6 +20,6 @@ export {
   type Transfer,
 } from './client.js'
 export { type ClientErrorEnvelope, type ErrorCode, type ErrorEnvelope, NftDataApiError } from './errors.js'
-export { eventKey, type FollowOptions } from './follow.js'
+export { eventKey, type FollowOptions, type StreamQuery } from './follow.js'
 export { type RetryOptions, retryAfterMs, retryDelayMs, retryingFetch } from './retry.js'
 export type { components, operations, paths } from './schema.js'

@@ -13,7 +13,7 @@ describe('src/client', () => {
     expect(readFileSync(CLIENT_TYPES_FILE, 'utf8')).toBe(await clientTypes())
   })
 
-  it('imports nothing but its own modules and openapi-fetch', () => {
+  it('imports nothing but its own modules, openapi-fetch and eventsource-parser', () => {
     const dir = path.dirname(CLIENT_TYPES_FILE)
     const modules = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
     expect(modules).toContain('index.ts')
@@ -24,7 +24,9 @@ describe('src/client', () => {
       )
       for (const specifier of imports) {
         expect(
-          specifier === 'openapi-fetch' || /^\.\/[a-z-]+\.js$/.test(specifier!),
+          specifier === 'openapi-fetch' ||
+            specifier === 'eventsource-parser' ||
+            /^\.\/[a-z-]+\.js$/.test(specifier!),
           `${file} imports ${specifier}`,
         ).toBe(true)
       }

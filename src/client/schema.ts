@@ -362,6 +362,34 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/activity/stream': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Live activity stream (Server-Sent Events)
+     * @description Extension: the activity feed pushed as it happens, as Server-Sent Events (`text/event-stream`), instead of polling the first page of `/v1/activity`. Each event has `id:` (the event id, increasing), `event:` (`activity.added` or `activity.removed`) and `data:` (an `ActivityPushEvent`, JSON). A reorganisation that takes away an event that was sent sends `activity.removed` with the same identity and `block_hash`.
+     *
+     *     Without a resume point the stream starts with the next new event. To resume, send the id of the last event received as `Last-Event-ID` (a browser's EventSource does so by itself) or as `since`; the header wins when both are sent. Events of the last 24 hours are kept: a resume point inside them loses nothing and repeats nothing; an older one is refused with 410 `RESUME_POINT_EXPIRED`, whose message names the oldest id still available.
+     *
+     *     `min_confirmations` holds each addition until its block has that many blocks on top (later events wait behind it, order is kept); an event reorged away before it had them is never sent, nor its removal. The stream sends `retry: 3000` once and a `: heartbeat` comment every 15 s.
+     *
+     *     At most 5 streams per API key and 1 per demo token are open at once (429 beyond); the request itself counts against the usual limits. A stream ends when its credential is revoked, rotated out or expires (within about 2 s). Errors before the stream starts are JSON envelopes; after it started, the stream only ends.
+     *
+     *     Requires scope: `read:activity`.
+     */
+    get: operations['activity-stream']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
 }
 export type webhooks = Record<string, never>
 export interface components {
@@ -1003,6 +1031,7 @@ export interface components {
           | 'FORBIDDEN'
           | 'NOT_FOUND'
           | 'METHOD_NOT_ALLOWED'
+          | 'RESUME_POINT_EXPIRED'
           | 'PAYLOAD_TOO_LARGE'
           | 'RANGE_NOT_SATISFIABLE'
           | 'RATE_LIMITED'
@@ -1018,6 +1047,49 @@ export interface components {
          * @description Unique id of the request, also sent as X-Request-Id.
          */
         request_id?: string
+      }
+    }
+    ActivityPushEvent: {
+      /** @description The event id (increasing): the resume point of the stream, the idempotency key of a webhook. */
+      id: string
+      /**
+       * @description `activity.added`: the transfer became canonical. `activity.removed`: a reorganisation took away a transfer that was announced before (same identity and `block_hash`).
+       * @enum {string}
+       */
+      type: 'activity.added' | 'activity.removed'
+      /** @description When the change was recorded (RFC 3339, UTC). */
+      timestamp: string
+      /** @description The activity record as `/v1/activity` shows it, with `confirmations` when the event was sent. */
+      data: {
+        collection_address: string
+        token_id: string
+        network: string
+        /** @description The zero address for a mint. */
+        from_address: string
+        /** @description The zero address for a burn. */
+        to_address: string
+        /**
+         * @description From the zero address: mint; to the zero address: burn; otherwise transfer.
+         * @enum {string}
+         */
+        event_type: 'mint' | 'transfer' | 'burn'
+        /** @description Decimal string; '0' for imported historical rows whose block is unknown. */
+        block_number: string
+        log_index: number
+        /** @description Extension: position inside one log — 0, or the offset in an ERC-2309 range, where one log moves many tokens. (transaction_hash, log_index, batch_index) identifies a row. */
+        batch_index: number
+        transaction_hash: string
+        /**
+         * Format: date-time
+         * @description RFC 3339 timestamp, UTC
+         */
+        block_timestamp: string
+        /** @description Blocks mined on top of the event (X-Chain-Head minus block_number; 0 in the head block). Null when the block number is unknown — null is not zero. */
+        confirmations: number | null
+        /** @description The collection's name; '' when none. */
+        collection_name: string
+        /** @description Hash of the block holding the event: a reorg that moves a transaction to another block removes the old one. */
+        block_hash: string | null
       }
     }
   }
@@ -5553,6 +5625,248 @@ export interface operations {
           [name: string]: unknown
         }
         content?: never
+      }
+    }
+  }
+  'activity-stream': {
+    parameters: {
+      query?: {
+        /** @description Only events of this contract (lowercase address). */
+        collection?: string
+        /** @description Only events of this type: mint, transfer or burn. */
+        event_type?: 'mint' | 'transfer' | 'burn'
+        /** @description Blocks on top of an addition's block before it is sent, 0 to 64; default 0 (at once). */
+        min_confirmations?: number
+        /**
+         * @description Resume after this event id (`Last-Event-ID` wins when both are sent).
+         * @example 48213
+         */
+        since?: string
+      }
+      header?: {
+        /**
+         * @description Resume after this event id: the id of the last event received.
+         * @example 48213
+         */
+        'Last-Event-ID'?: string
+      }
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The stream: one Server-Sent Event per activity change; `data:` of each is an `ActivityPushEvent` (the schema describes the sequence of their `data` payloads). */
+      200: {
+        headers: {
+          /** @description Always `no-store`. */
+          'Cache-Control'?: 'no-store'
+          /** @description Always `no`: proxies must not buffer the stream. */
+          'X-Accel-Buffering'?: 'no'
+          'X-Request-Id': components['headers']['X-Request-Id']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          'text/event-stream': components['schemas']['ActivityPushEvent'][]
+        }
+      }
+      /** @description A bad parameter, or a `Last-Event-ID` / `since` that is not a positive integer or lies above the newest event id (`INVALID_ARGUMENT`). Not retried unchanged. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "INVALID_ARGUMENT",
+           *         "message": "Last-Event-ID: must be a positive integer (an event id)",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "UNAUTHORIZED",
+           *         "message": "A bearer credential is required. Send Authorization: Bearer <API key or demo token>.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description The credential lacks `read:activity`, or the origin is not allowed (`FORBIDDEN`). */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "FORBIDDEN",
+           *         "message": "This credential lacks the scope 'read:activity' that this endpoint needs.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Only GET (`METHOD_NOT_ALLOWED`); `Allow` lists it. */
+      405: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          Allow: components['headers']['Allow']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "METHOD_NOT_ALLOWED",
+           *         "message": "POST is not allowed here; use GET or HEAD.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description The resume point is older than the events kept (24 h) (`RESUME_POINT_EXPIRED`); the message names the oldest available id. Reconnect without a resume point (new events only), or from an id the message allows. */
+      410: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "RESUME_POINT_EXPIRED",
+           *         "message": "Last-Event-ID: events after 1200 are no longer kept (24 h); the oldest available event id is 48001. Resume from 48000 or later, or reconnect without a resume point for new events only.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A rate limit is exceeded, or 5 streams of this API key (1 of this demo token) are already open (`RATE_LIMITED`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "RATE_LIMITED",
+           *         "message": "At most 5 live streams per API key are open at once; close one first. Retry after 1 s.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE` or `RATE_LIMITER_UNAVAILABLE`). */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "SERVICE_UNAVAILABLE",
+           *         "message": "The database is unavailable; retry with backoff.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
       }
     }
   }

@@ -3,6 +3,7 @@ import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Config } from '@/config/env'
 import { ChainIdMismatchError, IndexerError } from './errors'
+import { type JournalPrunerOptions, runJournalPruner } from './journal-pruner'
 import { type MetadataQueueOptions, runMetadataQueue } from './metadata/queue'
 import type { IndexerMetrics } from './metrics'
 import { type RarityWorkerOptions, runRarityWorker } from './rarity/worker'
@@ -28,6 +29,8 @@ export interface RunIndexerOptions {
   metadata?: MetadataQueueOptions & { enabled?: boolean }
   /** Stored rarity and trait counts (rarity/worker.ts). */
   rarity?: RarityWorkerOptions & { enabled?: boolean }
+  /** Deletes activity journal entries past the retention (journal-pruner.ts). */
+  journalPruning?: JournalPrunerOptions
   onCommit?: Syncer['onCommit']
   /** Endpoint tuning (time-out, concurrency); tests shorten the time-out. */
   rpc?: Partial<Omit<EndpointPoolOptions, 'urls'>>
@@ -37,8 +40,8 @@ export interface RunIndexerOptions {
 
 /**
  * The indexer: checks the chain id, takes the leader lock (waiting while
- * another instance holds it), then runs the sync loop, the metadata queue and
- * the rarity worker until `signal` aborts. Rejects on a wrong chain or a lost leader lock.
+ * another instance holds it), then runs the sync loop, the metadata queue,
+ * the rarity worker and the activity journal's pruning until `signal` aborts. Rejects on a wrong chain or a lost leader lock.
  */
 export async function runIndexer(options: RunIndexerOptions): Promise<void> {
   const { config, pool, logger, metrics } = options
@@ -136,6 +139,7 @@ export async function runIndexer(options: RunIndexerOptions): Promise<void> {
     if (options.rarity?.enabled !== false) {
       tasks.push(runRarityWorker({ pool, logger, signal }, options.rarity))
     }
+    tasks.push(runJournalPruner({ pool, logger, signal }, options.journalPruning))
     // Either task failing stops the other: the process is then restarted whole.
     await Promise.all(
       tasks.map((t) =>

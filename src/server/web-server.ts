@@ -17,7 +17,7 @@ import { exportNextAuthUrl } from '@/config/next-auth-url'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
 import { CLIENT_IP_HEADER, clientIp } from '@/server/http/client-ip'
-import { createRestHandler } from '@/server/rest/handler'
+import { createRestHandler, type RestOptions } from '@/server/rest/handler'
 import { openApiDocument } from '@/server/rest/openapi'
 import { createReadiness } from '@/server/services/readiness'
 import { type Services, shareWithNext } from '@/server/services/web-services'
@@ -40,12 +40,18 @@ export interface WebServerOptions {
   services: Services
   /** Serve the portal through Next.js; off in API-only tests. */
   next?: { dev: boolean; dir?: string } | false
+  /** Options of the /v1 layer (the live stream's timings in tests). */
+  rest?: RestOptions
 }
 
-export async function createWebServer({ services, next = false }: WebServerOptions): Promise<WebServer> {
+export async function createWebServer({
+  services,
+  next = false,
+  rest: restOptions,
+}: WebServerOptions): Promise<WebServer> {
   // Requests fail closed until the limiter store (Redis when REDIS_URL is set) answers.
   await services.access.ready(2000)
-  const rest = createRestHandler(services)
+  const rest = createRestHandler(services, restOptions)
   const readiness = createReadiness(services)
   const metrics = services.metrics
   let nextHandler: NextHandler | undefined
@@ -134,6 +140,8 @@ export async function createWebServer({ services, next = false }: WebServerOptio
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections()
+      // Live streams never end on their own: end them, or close() waits for them.
+      await rest.close()
       await closed
       await closeNext?.()
     },

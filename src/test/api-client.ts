@@ -11,7 +11,7 @@ import { openDatabase } from '@/db/database'
 import { createApiKey, ensureUser } from '@/server/api/portal/keys/api-keys'
 import { clearIndexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { closeWebServices, createWebServices, type Services } from '@/server/services/web-services'
-import { createWebServer, type WebServer } from '@/server/web-server'
+import { createWebServer, type WebServer, type WebServerOptions } from '@/server/web-server'
 
 export const TEST_LIMITS = 'sec=100000,min=10000000,concurrent=1000'
 
@@ -35,7 +35,7 @@ export interface ApiServer {
 export async function startApiServer(
   databaseUrl: string,
   env: Record<string, string> = {},
-  options: { logger?: Logger } = {},
+  options: { logger?: Logger; rest?: WebServerOptions['rest'] } = {},
 ): Promise<ApiServer> {
   const config = parseConfig({
     NETWORK: 'devnet',
@@ -51,7 +51,7 @@ export async function startApiServer(
   const { secret } = await createApiKey(db, { userId: user.id, address: user.address }, { name: 'api tests' })
   const logger = options.logger ?? createLogger({ level: 'silent' })
   const services = createWebServices(config, { db, logger })
-  const web = await createWebServer({ services })
+  const web = await createWebServer({ services, rest: options.rest })
   await new Promise<void>((resolve) => web.server.listen(0, '127.0.0.1', resolve))
   const { port } = web.server.address() as AddressInfo
   const base = `http://127.0.0.1:${port}`

@@ -158,6 +158,22 @@ setInterval(async () => {
             disappear from the lists. Act on an event once its <code>confirmations</code> reach the depth you
             trust.
           </p>
+          <h3 id="live-stream">Live stream (extension)</h3>
+          <p>
+            Instead of polling, open <code>GET /v1/activity/stream</code> (scope <code>read:activity</code>,
+            same filters as the feed, plus <code>min_confirmations</code>): Server-Sent Events, one per
+            change,
+            <code>activity.added</code> or <code>activity.removed</code> (a reorganisation took a sent event
+            away). Resume after a break with the last event id as <code>Last-Event-ID</code>: nothing is lost
+            or repeated within 24 hours. At most 5 streams per key (1 per demo token). The TypeScript client’s{' '}
+            <code>follow()</code> uses it and falls back to polling.
+          </p>
+          <pre>
+            <code>{`const res = await fetch('${base}/v1/activity/stream?min_confirmations=2', {
+  headers: { Authorization: \`Bearer \${key}\`, 'Last-Event-ID': lastId },
+})
+// text/event-stream: "id: 48213\nevent: activity.added\ndata: {...}\n\n"`}</code>
+          </pre>
         </section>
 
         <ErrorsSection />

@@ -192,8 +192,9 @@ export function endpointsFromOpenApi(doc: {
 }): EndpointSpec[] {
   const endpoints: EndpointSpec[] = []
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    // The demo token comes from the token panel; media answers bytes, not JSON.
-    if (path === '/v1/demo-token' || path.startsWith('/v1/media')) continue
+    // The demo token comes from the token panel; media answers bytes, not JSON; the live
+    // stream never ends (the live panel watches it).
+    if (path === '/v1/demo-token' || path.startsWith('/v1/media') || path === '/v1/activity/stream') continue
     const op = item.get as OpenApiOperation | undefined
     if (!op) continue
     const params: ParamSpec[] = (op.parameters ?? [])

@@ -6,6 +6,7 @@ import { CurlCommand } from './curl-command'
 import { EndpointList } from './endpoint-list'
 import { buildUrl, type EndpointSpec, type ParamValues, startsFromCursor } from './endpoints'
 import { mmss } from './format'
+import { LiveActivity } from './live-activity'
 import { RequestForm } from './request-form'
 import { nextPageParams, ResponseView } from './response-view'
 import { TokenPanel } from './token-panel'
@@ -88,6 +89,7 @@ export function TryConsole({ endpoints, baseUrl }: { endpoints: EndpointSpec[]; 
           onSelect={select}
           headingId={`${id}-endpoints`}
         />
+        <LiveActivity token={demo.valid ? demo.token?.token : undefined} headingId={`${id}-live`} />
       </div>
 
       <div className="try-main">

@@ -16,6 +16,8 @@ export const API_ERROR_STATUS = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** Only GET /v1/activity/stream: a resume point older than the events kept (docs/push.md). */
+  RESUME_POINT_EXPIRED: 410,
   PAYLOAD_TOO_LARGE: 413,
   /** Only GET /v1/media: a byte range beyond the stored media. */
   RANGE_NOT_SATISFIABLE: 416,

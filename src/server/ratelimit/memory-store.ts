@@ -151,6 +151,16 @@ export class MemoryLimitStore implements LimitStore {
     s.slots.delete(token)
   }
 
+  async renew(policy: LimitPolicy, subject: string, token: string, leaseMs: number): Promise<boolean> {
+    const s = this.subjects.get(`${policy.id}:${subject}`)
+    const now = this.now()
+    const expiry = s?.slots.get(token)
+    if (!s || expiry === undefined || expiry <= now) return false
+    s.slots.set(token, now + leaseMs)
+    s.until = Math.max(s.until, now + leaseMs)
+    return true
+  }
+
   release(policy: LimitPolicy, subject: string, token: string): Promise<void> {
     const s = this.subjects.get(`${policy.id}:${subject}`)
     s?.slots.delete(token)

@@ -33,6 +33,12 @@ export type PolicyName =
   | 'portal'
   | 'ipPortal'
   | 'ipAuth'
+  | 'streamKey'
+  | 'streamDemo'
+
+/** Live activity streams open at once per API key and per demo token (docs/push.md, "Live stream"). */
+export const STREAMS_PER_KEY = 5
+export const STREAMS_PER_DEMO_TOKEN = 1
 
 export type Policies = Record<PolicyName, LimitPolicy>
 
@@ -56,6 +62,9 @@ export function policiesFromConfig(config: Config): Policies {
     ipPortal: toPolicy('ipp', config.RATE_LIMIT_PORTAL),
     // next-auth's endpoints (session, csrf, callback, signout): the portal's numbers, a bucket of their own.
     ipAuth: toPolicy('ipa', config.RATE_LIMIT_PORTAL),
+    // Open live streams per credential: slots only, held for the stream's life and renewed.
+    streamKey: { id: 'sk', windows: [], concurrent: STREAMS_PER_KEY },
+    streamDemo: { id: 'sd', windows: [], concurrent: STREAMS_PER_DEMO_TOKEN },
   }
 }
 

@@ -75,6 +75,19 @@ for i = 1, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
 return 0
 `
 
+// KEYS: the concurrency key. ARGV: token, lease ms. Returns 1 when the token held a live slot (now renewed), else 0.
+const RENEW = `
+if redis.replicate_commands then redis.replicate_commands() end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) <= now then return 0 end
+local leaseMs = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now + leaseMs, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < leaseMs then redis.call('PEXPIRE', KEYS[1], leaseMs) end
+return 1
+`
+
 interface Script {
   lua: string
   sha: string
@@ -83,6 +96,7 @@ interface Script {
 const script = (lua: string): Script => ({ lua, sha: createHash('sha1').update(lua).digest('hex') })
 const acquireScript = script(ACQUIRE)
 const refundScript = script(REFUND)
+const renewScript = script(RENEW)
 
 export interface RedisStoreOptions {
   url: string
@@ -193,6 +207,14 @@ export class RedisLimitStore implements LimitStore {
     const { windows, slots } = this.keys(policy, subject)
     try {
       await this.run(refundScript, [...windows, slots], [token])
+    } catch (err) {
+      throw new LimiterUnavailableError(err)
+    }
+  }
+
+  async renew(policy: LimitPolicy, subject: string, token: string, leaseMs: number): Promise<boolean> {
+    try {
+      return (await this.run(renewScript, [this.keys(policy, subject).slots], [token, leaseMs])) === 1
     } catch (err) {
       throw new LimiterUnavailableError(err)
     }

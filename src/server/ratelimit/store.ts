@@ -22,6 +22,12 @@ export interface LimitStore {
    * lease expires on its own.
    */
   release(policy: LimitPolicy, subject: string, token: string): Promise<void>
+  /**
+   * Extends the lease of this token's concurrency slot to `leaseMs` from now (a
+   * long-lived holder, such as a live stream). False when the token holds no slot
+   * (its lease expired, or the store lost it). Throws LimiterUnavailableError.
+   */
+  renew(policy: LimitPolicy, subject: string, token: string, leaseMs: number): Promise<boolean>
   /** Resolves when the store answers a round trip now; throws LimiterUnavailableError otherwise (readiness). */
   ping(): Promise<void>
   close(): Promise<void>

@@ -40,6 +40,12 @@ import { toApiError } from '@/server/errors/to-api-error'
 import { clientIp } from '@/server/http/client-ip'
 import { UNMATCHED_ROUTE } from '@/server/metrics/web-metrics'
 import { createMediaHandler, isMediaRequest, MEDIA_PATH } from '@/server/rest/media/media.handler'
+import {
+  createStreamHandler,
+  isStreamPath,
+  STREAM_PATH,
+  type StreamOptions,
+} from '@/server/rest/stream/stream.handler'
 import type { Services } from '@/server/services/web-services'
 
 const MIN_COMPRESS_BYTES = 1024
@@ -74,21 +80,34 @@ async function freshness(snapshot: () => Promise<IndexerSnapshot>): Promise<Reco
   }
 }
 
-export type RestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
+export type RestHandler = ((req: IncomingMessage, res: ServerResponse) => Promise<void>) & {
+  /** Ends the open live streams (the process stops). */
+  close(): Promise<void>
+}
 
-export function createRestHandler(services: Services): RestHandler {
+export interface RestOptions {
+  /** The live stream's timings (tests shorten them). */
+  stream?: StreamOptions
+}
+
+export function createRestHandler(services: Services, options: RestOptions = {}): RestHandler {
   const access = services.access
   const routes = routeTable(v1Router)
 
   // GET /v1/media answers bytes, not JSON: its own node:http handler (public, limited per IP).
   const media = createMediaHandler(services)
 
+  // GET /v1/activity/stream answers Server-Sent Events after the /v1 access checks (docs/push.md).
+  const stream = createStreamHandler(services, options.stream)
+
   const metrics = services.metrics
   /** Records the answered request under its route template (docs/operations.md, "Metrics"). */
   const observe = (route: string, method: string | undefined, status: number, started: number) =>
     metrics?.request(route, method ?? '', status, (performance.now() - started) / 1000)
 
-  return async function handleRest(req, res) {
+  return Object.assign(handleRest, { close: () => stream.close() })
+
+  async function handleRest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = metrics ? performance.now() : 0
     const requestId = randomUUID()
     if (isMediaRequest(req.url)) {
@@ -112,6 +131,22 @@ export function createRestHandler(services: Services): RestHandler {
     let routeLabel = UNMATCHED_ROUTE
     try {
       const { pathname, query } = parseTarget(req.url)
+      if (isStreamPath(pathname)) {
+        routeLabel = STREAM_PATH
+        const authorization = req.headers.authorization
+        await requestAccess.limitIp(ipPolicy(undefined, authorization), authorization)
+        if (req.method !== 'GET') {
+          throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET.`, {
+            headers: { Allow: 'GET' },
+          })
+        }
+        const credential = await requestAccess.authenticate(req.headers, 'read:activity', requestId)
+        req.resume()
+        const headers = { ...requestAccess.headers(), ...cors }
+        await stream(req, res, { requestId, credential, access: requestAccess, headers, query })
+        requestAccess.countResponse(200)
+        return observe(routeLabel, req.method, 200, started)
+      }
       const candidates = matchPath(routes, pathname)
       const route =
         candidates.find((r) => r.method === req.method) ??

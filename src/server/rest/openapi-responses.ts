@@ -161,6 +161,11 @@ export function notModifiedResponse(scoped: boolean): ResponseObject {
   }
 }
 
+/** The live stream's 200: the common headers but no compression, no ETag, no freshness. */
+export function streamHeaders() {
+  return headersOf(EVERY_JSON_RESPONSE.filter((n) => n !== 'Content-Encoding' && n !== 'Cache-Control'))
+}
+
 /** The media path's bytes (200, 206, 304) also carry the per-IP limit and may be embedded anywhere. */
 export function mediaSuccessHeaders(): Record<string, HeaderObject | { $ref: string }> {
   return {
@@ -211,6 +216,7 @@ function exampleMessage(status: number, c: ErrorContext): string {
   switch (status) {
     case 400:
       if (c.path === '/v1/media') return 'url: required'
+      if (c.path === '/v1/activity/stream') return 'Last-Event-ID: must be a positive integer (an event id)'
       if (c.parameterNames.includes('limit')) return 'limit: must be at most 100'
       if (c.parameterNames.includes('address'))
         return 'address: must be a lowercase 0x-prefixed 40-hex-digit address'
@@ -231,9 +237,13 @@ function exampleMessage(status: number, c: ErrorContext): string {
       return `There is no endpoint at ${c.path}.`
     case 405:
       return 'POST is not allowed here; use GET or HEAD.'
+    case 410:
+      return 'Last-Event-ID: events after 1200 are no longer kept (24 h); the oldest available event id is 48001. Resume from 48000 or later, or reconnect without a resume point for new events only.'
     case 416:
       return 'The range cannot be satisfied: the media has 48213 bytes.'
     case 429:
+      if (c.path === '/v1/activity/stream')
+        return 'At most 5 live streams per API key are open at once; close one first. Retry after 1 s.'
       return c.scope
         ? 'Rate limit exceeded for this API key: at most 5 requests per second. Retry after 1 s.'
         : c.path === '/v1/demo-token'

@@ -121,6 +121,25 @@ describe('live responses carry only declared headers', () => {
     expectDeclaredHeaders(media, 'GET', '/v1/media')
   })
 
+  it('the live stream: 200 (text/event-stream), 400, 401, 405', async () => {
+    const controller = new AbortController()
+    const live = await api.request('/v1/activity/stream', { signal: controller.signal })
+    expect(live.status).toBe(200)
+    expect(live.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
+    expectDeclaredHeaders(live, 'GET', '/v1/activity/stream')
+    controller.abort()
+    await live.body?.cancel().catch(() => undefined)
+    const bad = await api.request('/v1/activity/stream', { headers: { 'Last-Event-ID': 'x' } })
+    expect(bad.status).toBe(400)
+    expectDeclaredHeaders(bad, 'GET', '/v1/activity/stream')
+    const anonymous = await fetch(`${api.base}/v1/activity/stream`)
+    expect(anonymous.status).toBe(401)
+    expectDeclaredHeaders(anonymous, 'GET', '/v1/activity/stream')
+    const head = await api.request('/v1/activity/stream', { method: 'HEAD' })
+    expect(head.status).toBe(405)
+    expectDeclaredHeaders(head, 'GET', '/v1/activity/stream')
+  })
+
   it('429 with Retry-After and RateLimit-Reset', async () => {
     const limited = await startApiServer(db.url, { RATE_LIMIT_KEY: 'sec=1,min=100,concurrent=10' })
     try {
@@ -166,6 +185,13 @@ describe('the document', () => {
   it('documents HEAD for every GET, and 304 with If-None-Match on the JSON ones', () => {
     for (const [method, path, get] of operations()) {
       if (method !== 'get') continue
+      // The live stream answers GET only (HEAD: 405).
+      if (path === '/v1/activity/stream') {
+        expect(operation('HEAD', path)).toBeUndefined()
+        expect(Object.keys(get.responses ?? {})).not.toContain('304')
+        expect(Object.keys(get.responses ?? {})).toContain('410')
+        continue
+      }
       const head = operation('HEAD', path)
       expect(head, path).toBeDefined()
       expect(Object.keys(head.responses ?? {})).toEqual(Object.keys(get.responses ?? {}))

@@ -24,6 +24,8 @@ import { LICENCE_NAME, LICENCE_SECTION_ID } from '@/lib/licence'
 import { routeTable } from '@/server/api/internals/routes'
 import { v1Router } from '@/server/api/v1/router'
 import { mediaPathItem } from '@/server/rest/media/media.openapi'
+import { STREAM_PATH } from '@/server/rest/stream/stream.handler'
+import { pushEventSchema, STREAM_EVENT_SCHEMA, streamPathItem } from '@/server/rest/stream/stream.openapi'
 import {
   type ErrorContext,
   errorEnvelopeSchema,
@@ -32,6 +34,7 @@ import {
   ifNoneMatchParameter,
   mediaSuccessHeaders,
   notModifiedResponse,
+  streamHeaders,
   successHeaders,
 } from './openapi-responses'
 import { completeSchemas, networkParameterSchema, removeUnusedComponents } from './openapi-schemas'
@@ -69,11 +72,19 @@ export function openApiDocument(config: Pick<Config, 'PUBLIC_URL' | 'NETWORK'>):
   }) as OpenAPIObject
   doc.info.contact = { name: 'API documentation', url: `${config.PUBLIC_URL}/docs` }
   doc.info.license = { name: LICENCE_NAME, url: `${config.PUBLIC_URL}/docs#${LICENCE_SECTION_ID}` }
-  doc.paths = { ...doc.paths, '/v1/media': structuredClone(mediaPathItem) as never }
+  doc.paths = {
+    ...doc.paths,
+    '/v1/media': structuredClone(mediaPathItem) as never,
+    [STREAM_PATH]: structuredClone(streamPathItem) as never,
+  }
   completeOperations(doc, config.NETWORK)
   doc.tags = usedTags(doc).map((name) => ({ name, description: TAGS[name] ?? name }))
   doc.components ??= {}
-  doc.components.schemas = { ...doc.components.schemas, ErrorEnvelope: errorEnvelopeSchema }
+  doc.components.schemas = {
+    ...doc.components.schemas,
+    ErrorEnvelope: errorEnvelopeSchema,
+    [STREAM_EVENT_SCHEMA]: pushEventSchema() as SchemaObject,
+  }
   doc.components.headers = { ...headerComponents }
   completeSchemas(doc, config.NETWORK)
   removeUnusedComponents(doc)
@@ -85,7 +96,10 @@ type Method = 'get' | 'head' | 'post'
 
 /** The scope of each /v1 operation, from the procedures' meta (the REST layer checks the same). */
 function scopes(): Map<string, string | undefined> {
-  return new Map(routeTable(v1Router).map((r) => [`${r.method} ${r.path}`, r.meta.scope]))
+  const table = new Map(routeTable(v1Router).map((r) => [`${r.method} ${r.path}`, r.meta.scope]))
+  // The live stream's access checks are /v1/activity's (rest/stream/stream.handler.ts).
+  table.set(`GET ${STREAM_PATH}`, 'read:activity')
+  return table
 }
 
 function completeOperations(doc: OpenAPIObject, network: string): void {
@@ -111,19 +125,23 @@ function completeOperations(doc: OpenAPIObject, network: string): void {
         parameterNames: parameters.map((p) => p.name),
       }
       const media = path === '/v1/media'
+      const stream = path === STREAM_PATH
       for (const [status, r] of Object.entries(responses)) {
         const code = Number(status)
         if (code >= 400) {
           // The media path's own descriptions and extra headers (Content-Range on 416) are kept.
           const own = media ? { ...r.headers } : {}
           delete own['X-Request-Id']
-          responses[status] = errorResponse(code, context, own, media ? r.description : undefined)
+          responses[status] = errorResponse(code, context, own, media || stream ? r.description : undefined)
         } else if (media) {
           r.headers = { ...r.headers, ...mediaSuccessHeaders() }
+        } else if (stream) {
+          r.headers = { ...r.headers, ...streamHeaders() }
         } else if (code === 200) {
           r.headers = { ...r.headers, ...successHeaders(scope !== undefined) }
         }
       }
+      if (stream) continue
       if (method === 'get' && !media) {
         operation.parameters = [...parameters, ifNoneMatchParameter as ParameterObject]
         responses['304'] = notModifiedResponse(scope !== undefined)

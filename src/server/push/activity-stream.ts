@@ -1,0 +1,150 @@
+/**
+ * One live activity stream (docs/push.md, "Live stream"): the events a
+ * consumer at journal position `after` receives, written as Server-Sent
+ * Events as they are committed. What is sent is nextEvents' decision
+ * (journal-cursor.ts), so a stream resumed from the id of the last event
+ * it sent goes on exactly where it stopped: nothing lost, nothing twice.
+ * The process's JournalListener wakes it; a heartbeat comment keeps idle
+ * connections open through proxies. Access control and the HTTP exchange
+ * before the first byte are the REST layer's (src/server/rest/stream).
+ */
+import type { Logger } from '@/config/logger'
+import { journalPulse } from '@/db/queries/journal-notifications'
+import type { ReadDb } from '@/db/queries/sql'
+import { toPushEvent } from './activity-event'
+import { type ConsumerFilter, nextEvents } from './journal-cursor'
+import type { JournalListener } from './journal-listener'
+
+/** Journal entries read per query; a stream far behind catches up in batches of this size. */
+const BATCH = 500
+
+/** Where the frames go: a ServerResponse, or anything with its write/drain contract. */
+export interface StreamSink {
+  write(chunk: string): boolean
+  once(event: 'drain', listener: () => void): unknown
+  off(event: 'drain', listener: () => void): unknown
+}
+
+export interface ActivityStreamOptions {
+  db: ReadDb
+  listener: JournalListener
+  network: string
+  filter: ConsumerFilter
+  /** The resume point: events with a greater id are sent. */
+  after: bigint
+  /** Between heartbeat comments (ms). */
+  heartbeatMs: number
+  logger?: Logger
+}
+
+/** An SSE frame of one push event: id, event type and the event's JSON. */
+export function eventFrame(event: { id: string; type: string }): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`
+}
+
+export const HEARTBEAT_FRAME = ': heartbeat\n\n'
+
+export class ActivityStream {
+  private cursor: bigint
+  /** The id of the last event written (the client's Last-Event-ID); the start point before any. */
+  lastSent: bigint
+  private waiting = false
+  private pumping = false
+  private again = false
+  private closed = false
+  private readonly heartbeat: NodeJS.Timeout
+  private readonly unsubscribe: () => void
+  private drainWaiter: (() => void) | undefined
+
+  constructor(
+    private readonly sink: StreamSink,
+    private readonly options: ActivityStreamOptions,
+  ) {
+    this.cursor = options.after
+    this.lastSent = options.after
+    this.unsubscribe = options.listener.subscribe({
+      journal: () => this.wake(),
+      // A head move matters only to an addition held for its confirmations.
+      head: () => {
+        if (this.waiting) this.wake()
+      },
+    })
+    this.heartbeat = setInterval(() => {
+      if (!this.closed) this.sink.write(HEARTBEAT_FRAME)
+    }, options.heartbeatMs)
+    this.wake()
+  }
+
+  /** Reads and sends what is due; a wake during a read runs another read after it. */
+  wake(): void {
+    if (this.closed) return
+    if (this.pumping) {
+      this.again = true
+      return
+    }
+    this.pumping = true
+    void this.pump().finally(() => {
+      this.pumping = false
+    })
+  }
+
+  private async pump() {
+    do {
+      this.again = false
+      try {
+        await this.sendDue()
+      } catch (err) {
+        // The database failed: the listener's poll (or the next notification) wakes the stream again.
+        this.options.logger?.warn({ err }, 'live stream read failed')
+      }
+    } while (this.again && !this.closed)
+  }
+
+  private async sendDue() {
+    const { db, network, filter } = this.options
+    const pulse = await journalPulse(db, network)
+    const head = pulse.head ?? 0n
+    for (;;) {
+      if (this.closed) return
+      const from = this.cursor
+      const next = await nextEvents(db, head, from, filter, BATCH)
+      if (this.closed) return
+      let frames = ''
+      for (const entry of next.entries) frames += eventFrame(toPushEvent(entry, network, head))
+      this.cursor = next.cursor
+      this.waiting = next.waiting
+      const last = next.entries.at(-1)
+      if (last) this.lastSent = BigInt(last.seq)
+      if (frames && !this.sink.write(frames)) await this.drained()
+      if (next.waiting) return
+      if (next.cursor === from) {
+        // Nothing more for this stream up to the newest entry seen before the read (seq order is
+        // commit order): a filtered stream need not read the other collections' entries again.
+        if (pulse.newest > this.cursor) this.cursor = pulse.newest
+        return
+      }
+    }
+  }
+
+  private drained(): Promise<void> {
+    return new Promise((resolve) => {
+      this.drainWaiter = () => {
+        this.drainWaiter = undefined
+        resolve()
+      }
+      this.sink.once('drain', this.drainWaiter)
+    })
+  }
+
+  /** Stops reading and writing (the response ends elsewhere). Idempotent. */
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    clearInterval(this.heartbeat)
+    this.unsubscribe()
+    if (this.drainWaiter) {
+      this.sink.off('drain', this.drainWaiter)
+      this.drainWaiter()
+    }
+  }
+}

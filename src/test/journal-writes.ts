@@ -1,0 +1,87 @@
+/**
+ * Writes to the activity journal for push tests, through the indexer's own
+ * store functions (commitBatch, rollbackAfter): one mint per block, reorgs
+ * back to an ancestor, head moves. The triggers on transfers journal them
+ * and notify listeners, as they do for the running indexer.
+ */
+import type pg from 'pg'
+import type { Hex } from 'viem'
+import type { TransferEvent } from '@/indexer/events/types'
+import { commitBatch, type IngestBatch } from '@/indexer/store/commit'
+import { rollbackAfter } from '@/indexer/store/rollback'
+import { ensureIndexerState } from '@/indexer/store/state'
+
+const hex = (n: number, bytes: number) => `0x${n.toString(16).padStart(bytes * 2, '0')}` as Hex
+
+export const JOURNAL_COLLECTION = hex(0xf1, 20)
+export const OTHER_COLLECTION = hex(0xf2, 20)
+
+export class JournalWriter {
+  private lastIndexed: bigint | null = null
+  private readonly now = BigInt(Math.floor(Date.now() / 1000))
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** Empties the chain tables and the journal, and starts the indexer state over. */
+  async reset() {
+    await this.pool.query(
+      'TRUNCATE transfers, tokens, collections, collection_holders, blocks, indexed_ranges, indexer_state, activity_journal',
+    )
+    await ensureIndexerState(this.pool, { network: 'devnet', chainId: 31337, startBlock: 1 })
+    this.lastIndexed = null
+  }
+
+  /** Commits block `block` of fork `fork` with one mint (token fork*1000+block), the head at `head`. */
+  async commitBlock(block: number, head: number, fork = 0, collection: Hex = JOURNAL_COLLECTION) {
+    const hash = hex(fork * 1_000 + block, 32)
+    const transfer: TransferEvent = {
+      collection,
+      tokenId: BigInt(fork * 1_000 + block),
+      from: hex(0, 20),
+      to: hex(0xa1, 20),
+      blockNumber: BigInt(block),
+      blockHash: hash,
+      blockTimestamp: this.now + BigInt(block),
+      transactionHash: hash,
+      logIndex: 0,
+      batchIndex: 0,
+      standard: 'ERC721',
+    }
+    const batch: IngestBatch = {
+      fromBlock: BigInt(block),
+      toBlock: BigInt(block),
+      transfers: [transfer],
+      metadataUpdates: [],
+      verified: false,
+      blocks: [
+        {
+          number: BigInt(block),
+          hash,
+          parentHash: hex(fork * 1_000 + block - 1, 32),
+          timestamp: this.now + BigInt(block),
+        },
+      ],
+      lastSeenBlock: BigInt(head),
+      chainConfirmedBlock: 0n,
+    }
+    const ctx = { network: 'devnet', startBlock: 1n, expectedLastIndexed: this.lastIndexed, keepBlocks: 64n }
+    this.lastIndexed = (await commitBatch(this.pool, ctx, batch)).lastIndexedBlock
+    return hash
+  }
+
+  /** A reorg back to `ancestor` seen at head `head`. */
+  async reorgTo(ancestor: number, head: number) {
+    await this.setHead(head)
+    const progress = await rollbackAfter(
+      this.pool,
+      { network: 'devnet', startBlock: 1n, lastSeenBlock: BigInt(head), chainConfirmedBlock: 0n },
+      BigInt(ancestor),
+    )
+    this.lastIndexed = progress.lastIndexedBlock
+  }
+
+  /** Moves the head (the indexer saw a new block): notifies indexer_head. */
+  async setHead(head: number) {
+    await this.pool.query('UPDATE indexer_state SET last_seen_block = $1', [head])
+  }
+}
