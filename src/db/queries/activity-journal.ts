@@ -87,15 +87,17 @@ export async function pruneJournal(db: ReadDb, retentionMs = JOURNAL_RETENTION_M
   return rowCount ?? 0
 }
 
+/** A removal as a consumer deciding on an addition needs it. */
+export type JournalRemoval = Pick<
+  JournalEntry,
+  'seq' | 'transaction_hash' | 'log_index' | 'batch_index' | 'block_hash' | 'head_block'
+>
+
 /** The removals journaled for the events these entries name (by identity), in seq order. */
 export async function removalsOf(
   db: ReadDb,
   events: Array<Pick<JournalEntry, 'transaction_hash' | 'log_index' | 'batch_index'>>,
-): Promise<
-  Array<
-    Pick<JournalEntry, 'seq' | 'transaction_hash' | 'log_index' | 'batch_index' | 'block_hash' | 'head_block'>
-  >
-> {
+): Promise<JournalRemoval[]> {
   if (events.length === 0) return []
   const { rows } = await db.pool.query(
     `SELECT j.seq::text AS seq, j.transaction_hash, j.log_index, j.batch_index, j.block_hash,

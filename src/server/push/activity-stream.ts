@@ -9,11 +9,10 @@
  * before the first byte are the REST layer's (src/server/rest/stream).
  */
 import type { Logger } from '@/config/logger'
-import { journalPulse } from '@/db/queries/journal-notifications'
-import type { ReadDb } from '@/db/queries/sql'
 import { toPushEvent } from './activity-event'
 import { type ConsumerFilter, nextEvents } from './journal-cursor'
 import type { JournalListener } from './journal-listener'
+import type { JournalTail } from './journal-tail'
 
 /** Journal entries read per query; a stream far behind catches up in batches of this size. */
 const BATCH = 500
@@ -26,7 +25,8 @@ export interface StreamSink {
 }
 
 export interface ActivityStreamOptions {
-  db: ReadDb
+  /** The process's window on the newest entries, shared by its streams. */
+  tail: JournalTail
   listener: JournalListener
   network: string
   filter: ConsumerFilter
@@ -101,13 +101,13 @@ export class ActivityStream {
   }
 
   private async sendDue() {
-    const { db, network, filter } = this.options
-    const pulse = await journalPulse(db, network)
-    const head = pulse.head ?? 0n
+    const { tail, network, filter } = this.options
+    const pulse = await tail.refresh()
+    const head = pulse.head
     for (;;) {
       if (this.closed) return
       const from = this.cursor
-      const next = await nextEvents(db, head, from, filter, BATCH)
+      const next = await nextEvents(tail.source, head, from, filter, BATCH)
       if (this.closed) return
       let frames = ''
       for (const entry of next.entries) frames += eventFrame(toPushEvent(entry, network, head))

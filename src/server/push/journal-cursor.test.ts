@@ -11,6 +11,7 @@ import { rollbackAfter } from '@/indexer/store/rollback'
 import { ensureIndexerState } from '@/indexer/store/state'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { nextEvents } from './journal-cursor'
+import { databaseSource, JournalTail } from './journal-tail'
 
 let db: TestDatabase
 
@@ -78,7 +79,7 @@ async function reorgTo(ancestor: number, head: number) {
 }
 
 const sent = async (head: number, after: bigint, minConfirmations: number) => {
-  const next = await nextEvents(db, BigInt(head), after, { minConfirmations })
+  const next = await nextEvents(databaseSource(db), BigInt(head), after, { minConfirmations })
   return {
     events: next.entries.map((e) => `${e.kind}:${e.token_id}`),
     cursor: next.cursor,
@@ -96,7 +97,7 @@ describe('next events of a push consumer', () => {
     expect(all.events).toEqual(['added:1', 'added:2', 'removed:2', 'added:1002'])
     expect(all.waiting).toBe(false)
     // Resuming after the second event gives the rest, nothing twice.
-    const first = await nextEvents(db, 2n, 0n, { minConfirmations: 0 }, 2)
+    const first = await nextEvents(databaseSource(db), 2n, 0n, { minConfirmations: 0 }, 2)
     expect((await sent(2, first.cursor, 0)).events).toEqual(['removed:2', 'added:1002'])
   })
 
@@ -122,5 +123,36 @@ describe('next events of a push consumer', () => {
     // Waiting for two, block 2's first event never had them before it was removed: neither half is sent.
     const early = await sent(6, 0n, 2)
     expect(early.events).toEqual(['added:1', 'added:1002', 'added:1003'])
+  })
+
+  it('a process window on the newest entries decides as the database does, and falls back to it behind the window', async () => {
+    const tail = new JournalTail(db, 'devnet', 4)
+    await tail.refresh()
+    await commitBlock(1, 1)
+    await commitBlock(2, 2)
+    await commitBlock(3, 3)
+    await reorgTo(1, 3)
+    await commitBlock(2, 4, 1)
+    await commitBlock(3, 6, 1)
+    const pulse = await tail.refresh()
+    expect(pulse.head).toBe(6n)
+    const seqs = (await nextEvents(databaseSource(db), 6n, 0n, { minConfirmations: 0 })).entries.map((e) =>
+      BigInt(e.seq),
+    )
+    expect(pulse.newest).toBe(seqs.at(-1))
+    const from = [0n, ...seqs]
+    for (const minConfirmations of [0, 1, 2]) {
+      for (const after of from) {
+        const fromWindow = await nextEvents(tail.source, 6n, after, { minConfirmations })
+        const fromDatabase = await nextEvents(databaseSource(db), 6n, after, { minConfirmations })
+        expect(fromWindow).toEqual(fromDatabase)
+      }
+    }
+    // The window holds the last 4 entries: reads there no longer need the table.
+    await db.pool.query('DELETE FROM activity_journal')
+    const inWindow = await nextEvents(tail.source, 6n, seqs.at(-4)!, { minConfirmations: 0 })
+    expect(inWindow.entries.map((e) => BigInt(e.seq))).toEqual(seqs.slice(-3))
+    const behind = await nextEvents(tail.source, 6n, 0n, { minConfirmations: 0 })
+    expect(behind.entries).toEqual([])
   })
 })

@@ -4,8 +4,8 @@
  * decision depends only on the journal, never on when the consumer asks, so
  * a resumed consumer gets exactly what it would have got without the break.
  */
-import { type JournalEntry, readJournal, removalsOf } from '@/db/queries/activity-journal'
-import type { ReadDb } from '@/db/queries/sql'
+import type { JournalEntry } from '@/db/queries/activity-journal'
+import type { JournalSource } from './journal-tail'
 
 export interface ConsumerFilter {
   collection?: string | undefined
@@ -39,13 +39,13 @@ const identity = (e: Pick<JournalEntry, 'transaction_hash' | 'log_index' | 'batc
  *    (journal order is kept: later entries wait behind it).
  */
 export async function nextEvents(
-  db: ReadDb,
+  source: JournalSource,
   head: bigint,
   after: bigint,
   filter: ConsumerFilter,
   limit = 500,
 ): Promise<NextEvents> {
-  const rows = await readJournal(db, {
+  const rows = await source.read({
     after,
     limit,
     collection: filter.collection,
@@ -53,7 +53,7 @@ export async function nextEvents(
   })
   const m = BigInt(Math.max(0, filter.minConfirmations))
   const additions = rows.filter((r) => r.kind === 'added')
-  const removals = m > 0n ? await removalsOf(db, additions) : []
+  const removals = m > 0n ? await source.removalsOf(additions) : []
   const removalsByEvent = new Map<string, typeof removals>()
   for (const r of removals) {
     const key = identity(r)

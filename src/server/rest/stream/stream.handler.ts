@@ -29,6 +29,7 @@ import type { VerifiedCredential } from '@/server/credentials/verifier'
 import { ApiError } from '@/server/errors/api-error'
 import { ActivityStream } from '@/server/push/activity-stream'
 import { createJournalListener, type JournalListener } from '@/server/push/journal-listener'
+import { JournalTail } from '@/server/push/journal-tail'
 import { rateLimitedError } from '@/server/ratelimit/errors'
 import { STREAMS_PER_DEMO_TOKEN, STREAMS_PER_KEY } from '@/server/ratelimit/policy'
 import type { Services } from '@/server/services/web-services'
@@ -105,6 +106,7 @@ export function createStreamHandler(services: Services, options: StreamOptions =
   const limiter = services.access.limiter
   const leaseMs = limiter.leaseMs
   let listener: JournalListener | undefined = options.listener
+  let tail: JournalTail | undefined
   const open = new Set<() => void>()
   let tokens = 0
 
@@ -181,8 +183,9 @@ export function createStreamHandler(services: Services, options: StreamOptions =
     // The request's own concurrency slots were for its admission: the stream holds its stream slot instead.
     request.access.release()
 
+    tail ??= new JournalTail(services.db, services.config.NETWORK)
     const stream = new ActivityStream(res, {
-      db: services.db,
+      tail,
       listener,
       network: services.config.NETWORK,
       filter: {
