@@ -133,7 +133,10 @@ describe('activity journal', () => {
       const rolledBack = await rollbackWithin(client, state, 1n)
       await commitWithin(client, { ...ctx(rolledBack.lastIndexedBlock), keepBlocks: 64n }, mintBlock(2, 2))
     })
-    expect(await entries()).toEqual([...before, { kind: 'added', block: '2', hash: hex(2, 32), token: '2001' }])
+    expect(await entries()).toEqual([
+      ...before,
+      { kind: 'added', block: '2', hash: hex(2, 32), token: '2001' },
+    ])
     // The next transaction starts without the repair's mark: a plain rollback is journaled again.
     await rollbackAfter(db.pool, state, 1n)
     const removed = (await entries()).filter((e) => e.kind === 'removed').map((e) => e.token)

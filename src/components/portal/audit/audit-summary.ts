@@ -11,6 +11,12 @@ export const ACTION_LABELS: Record<string, string> = {
   key_revoked: 'Key revoked',
   token_refresh_requested: 'Token refresh',
   collection_refresh_requested: 'Collection refresh',
+  webhook_created: 'Webhook created',
+  webhook_enabled: 'Webhook enabled',
+  webhook_disabled: 'Webhook disabled',
+  webhook_secret_rotated: 'Webhook secret rotated',
+  webhook_deleted: 'Webhook deleted',
+  webhook_redelivered: 'Webhook redelivery',
 }
 
 /** Why a sign-in was refused, from the server's code (src/server/portal-auth/siwe.ts). */
