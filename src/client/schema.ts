@@ -363,7 +363,52 @@ export interface paths {
     trace?: never
   }
 }
-export type webhooks = Record<string, never>
+export interface webhooks {
+  'activity.added': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * A transfer became canonical
+     * @description An `activity.added` event: the transfer in `data` became canonical.
+     *
+     *     Sent to each enabled webhook endpoint whose filters match, signed with its secret (Standard Webhooks; verify with `verifyWebhook` of the typed client). Delivery is at least once and not ordered: deduplicate by `webhook-id`, order by `id`. Answer 2xx within 10 seconds; anything else (a redirect included) is retried with backoff for more than a day.
+     */
+    post: operations['webhook-activity-added']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'activity.removed': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * A reorganisation removed a transfer
+     * @description An `activity.removed` event: a reorganisation took away the transfer in `data`, which was sent before.
+     *
+     *     Sent to each enabled webhook endpoint whose filters match, signed with its secret (Standard Webhooks; verify with `verifyWebhook` of the typed client). Delivery is at least once and not ordered: deduplicate by `webhook-id`, order by `id`. Answer 2xx within 10 seconds; anything else (a redirect included) is retried with backoff for more than a day.
+     */
+    post: operations['webhook-activity-removed']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+}
 export interface components {
   schemas: {
     /**
@@ -1018,6 +1063,49 @@ export interface components {
          * @description Unique id of the request, also sent as X-Request-Id.
          */
         request_id?: string
+      }
+    }
+    ActivityPushEvent: {
+      /** @description The event id (increasing): the resume point of the stream, the idempotency key of a webhook. */
+      id: string
+      /**
+       * @description `activity.added`: the transfer became canonical. `activity.removed`: a reorganisation took away a transfer that was announced before (same identity and `block_hash`).
+       * @enum {string}
+       */
+      type: 'activity.added' | 'activity.removed'
+      /** @description When the change was recorded (RFC 3339, UTC). */
+      timestamp: string
+      /** @description The activity record as `/v1/activity` shows it, with `confirmations` when the event was sent. */
+      data: {
+        collection_address: string
+        token_id: string
+        network: string
+        /** @description The zero address for a mint. */
+        from_address: string
+        /** @description The zero address for a burn. */
+        to_address: string
+        /**
+         * @description From the zero address: mint; to the zero address: burn; otherwise transfer.
+         * @enum {string}
+         */
+        event_type: 'mint' | 'transfer' | 'burn'
+        /** @description Decimal string; '0' for imported historical rows whose block is unknown. */
+        block_number: string
+        log_index: number
+        /** @description Extension: position inside one log — 0, or the offset in an ERC-2309 range, where one log moves many tokens. (transaction_hash, log_index, batch_index) identifies a row. */
+        batch_index: number
+        transaction_hash: string
+        /**
+         * Format: date-time
+         * @description RFC 3339 timestamp, UTC
+         */
+        block_timestamp: string
+        /** @description Blocks mined on top of the event (X-Chain-Head minus block_number; 0 in the head block). Null when the block number is unknown — null is not zero. */
+        confirmations: number | null
+        /** @description The collection's name; '' when none. */
+        collection_name: string
+        /** @description Hash of the block holding the event: a reorg that moves a transaction to another block removes the old one. */
+        block_hash: string | null
       }
     }
   }
@@ -5550,6 +5638,78 @@ export interface operations {
           'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
           /** @description Seconds to wait. */
           'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  'webhook-activity-added': {
+    parameters: {
+      query?: never
+      header: {
+        /** @description The event id (the body's `id`): the same on every attempt and redelivery, for deduplication. */
+        'webhook-id': string
+        /** @description When this attempt was signed, in Unix seconds. Refuse messages more than 5 minutes off. */
+        'webhook-timestamp': string
+        /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 with the endpoint's secret over `{webhook-id}.{webhook-timestamp}.{body}`. */
+        'webhook-signature': string
+      }
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ActivityPushEvent']
+      }
+    }
+    responses: {
+      /** @description Received (any 2xx counts as delivered; the body is ignored). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Refused (any status outside 2xx is a failed attempt and is retried). */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  'webhook-activity-removed': {
+    parameters: {
+      query?: never
+      header: {
+        /** @description The event id (the body's `id`): the same on every attempt and redelivery, for deduplication. */
+        'webhook-id': string
+        /** @description When this attempt was signed, in Unix seconds. Refuse messages more than 5 minutes off. */
+        'webhook-timestamp': string
+        /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 with the endpoint's secret over `{webhook-id}.{webhook-timestamp}.{body}`. */
+        'webhook-signature': string
+      }
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ActivityPushEvent']
+      }
+    }
+    responses: {
+      /** @description Received (any 2xx counts as delivered; the body is ignored). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Refused (any status outside 2xx is a failed attempt and is retried). */
+      400: {
+        headers: {
           [name: string]: unknown
         }
         content?: never
