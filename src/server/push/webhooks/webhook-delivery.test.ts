@@ -304,6 +304,20 @@ describe('webhook delivery', () => {
     expect(log[0]!.last_duration_ms).toBeGreaterThanOrEqual(950)
   })
 
+  it('an answer larger than the cap is a failed attempt, even with a 2xx', async () => {
+    const { endpoint } = await createEndpoint()
+    replies = [(res) => res.writeHead(200).end('x'.repeat(4096))]
+    await startDelivery({ maxResponseBytes: 1024 })
+    await commitBlock(1, 1)
+    const log = await until('the oversized attempt', async () => {
+      const d = await deliveries(endpoint.id)
+      return d[0]?.attempts === 1 && d[0].status === 'retrying' ? d : null
+    })
+    expect(log[0]).toMatchObject({ last_status_code: 200, last_error: 'Answer larger than 1024 bytes' })
+    // The retry is answered normally and delivers.
+    await until('delivered on retry', async () => (await deliveries(endpoint.id))[0]?.status === 'delivered')
+  })
+
   it('sends the removal of a sent event after a reorg, and holds additions for their confirmations', async () => {
     await createEndpoint()
     const confirmed = await createEndpoint({ min_confirmations: 2, path: '/confirmed' })
