@@ -343,15 +343,24 @@ describe('webhook delivery', () => {
     expect(sent).toEqual(['1'])
   })
 
-  it('refuses a private address at delivery when it is not allow-listed', async () => {
+  it('refuses a private address at delivery when it is not allow-listed (literal or resolved)', async () => {
     const { endpoint } = await createEndpoint()
+    // A host name allowed when it was created, whose DNS answer is loopback.
+    const byName = await portal({
+      ...allowAll(),
+      allowHosts: parseAllowHosts([`localhost:${port}`]),
+    }).webhooks.create({ key_id: keyId, url: `http://localhost:${port}/by-name` })
     await startDelivery({ settings: { ...allowAll(), allowHosts: new Set() } })
     await commitBlock(1, 1)
-    const log = await until('the refused attempt', async () => {
-      const d = await deliveries(endpoint.id)
-      return d[0] && d[0].attempts >= 1 ? d : null
-    })
-    expect(log[0]!.last_error).toMatch(/Refused 127\.0\.0\.1 \(loopback\)/)
+    const refused = async (id: string) =>
+      until('the refused attempt', async () => {
+        const d = await deliveries(id)
+        return d[0] && d[0].attempts >= 1 ? d[0] : null
+      })
+    expect((await refused(endpoint.id)).last_error).toMatch(/Refused 127\.0\.0\.1 \(loopback\)/)
+    expect((await refused(byName.endpoint.id)).last_error).toMatch(
+      /Refused localhost -> (127\.0\.0\.1|::1) \(loopback\)/,
+    )
     expect(received).toEqual([])
   })
 
