@@ -364,6 +364,48 @@ describe('webhook delivery', () => {
     expect(received).toEqual([])
   })
 
+  it('two processes share the work: every event delivered once, none twice', async () => {
+    await createEndpoint()
+    const other = new WebhookDelivery({
+      db: asDatabase(db),
+      connectionString: db.url,
+      network: 'devnet',
+      settings: allowAll(),
+      logger: createLogger({ level: 'silent' }),
+      pollMs: 50,
+      jobPollSeconds: 0.5,
+    })
+    await startDelivery({ pollMs: 50 })
+    await other.start()
+    try {
+      for (let block = 1; block <= 6; block++) {
+        await commitBlock(block, block)
+        other.wake()
+        delivery!.wake()
+      }
+      await until('six deliveries', () => received.length >= 6)
+      await new Promise((r) => setTimeout(r, 1_000))
+      const ids = received.map((r) => String(r.headers['webhook-id']))
+      expect(new Set(ids).size).toBe(6)
+      expect(ids.length).toBe(6)
+    } finally {
+      await other.stop()
+    }
+  })
+
+  it('prunes deliveries older than the log keeps', async () => {
+    const { endpoint } = await createEndpoint()
+    await db.pool.query(
+      `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, payload, enqueued, status, created_at)
+       VALUES ($1, 1, 'activity.added', '{}', true, 'delivered', now() - interval '8 days'),
+              ($1, 2, 'activity.added', '{}', true, 'delivered', now() - interval '6 days')`,
+      [endpoint.id],
+    )
+    const d = await startDelivery()
+    await d.dispatch()
+    expect((await deliveries(endpoint.id)).map((x) => x.event_id)).toEqual(['2'])
+  })
+
   it('disables an endpoint whose deliveries fail for the whole run; it gets nothing until enabled again', async () => {
     const { endpoint } = await createEndpoint()
     fallback = (res) => res.writeHead(503).end()
