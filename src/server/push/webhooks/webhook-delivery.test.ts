@@ -364,6 +364,20 @@ describe('webhook delivery', () => {
     expect(received).toEqual([])
   })
 
+  it('a secret sealed under another server secret is a failed attempt that says to rotate it', async () => {
+    const { endpoint } = await createEndpoint()
+    await startDelivery({
+      settings: { ...allowAll(), sealKey: deriveSealKey('another-server-secret-of-32-characters!!') },
+    })
+    await commitBlock(1, 1)
+    const log = await until('the failed attempt', async () => {
+      const d = await deliveries(endpoint.id)
+      return d[0] && d[0].attempts >= 1 ? d : null
+    })
+    expect(log[0]!.last_error).toMatch(/signing secret cannot be read.*rotate/)
+    expect(received).toEqual([])
+  })
+
   it('two processes share the work: every event delivered once, none twice', async () => {
     await createEndpoint()
     const other = new WebhookDelivery({

@@ -20,6 +20,7 @@ import type { ReadDb } from '@/db/queries/sql'
 import {
   claimUnqueued,
   currentSchema,
+  type DeliveryTarget,
   endpointsToDispatch,
   findDeliveryTarget,
   hasUnqueued,
@@ -36,7 +37,7 @@ import { openSecret, type WebhookSettings } from '@/server/credentials/webhook-s
 import { toPushEvent } from '@/server/push/activity-event'
 import { nextEvents } from '@/server/push/journal-cursor'
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule, retryDelayMs } from './schedule'
-import { sendWebhook } from './send'
+import { type AttemptResult, sendWebhook } from './send'
 
 export const DELIVERY_QUEUE = 'webhook-delivery'
 
@@ -219,23 +220,17 @@ export class WebhookDelivery {
     )
   }
 
-  /** One attempt of one delivery. */
-  private async attempt(job: DeliveryJob): Promise<void> {
-    const { db, settings, logger } = this.options
-    const deliveryId = BigInt(job.deliveryId)
-    const target = await findDeliveryTarget(db, deliveryId)
-    // Gone (its endpoint deleted), finished, or this attempt already recorded (a job run twice).
-    if (!target || target.status === 'delivered' || target.status === 'failed' || target.status === 'skipped')
-      return
-    if (target.attempts >= job.attempt) return
-    if (!target.enabled) {
-      await recordSkipped(db, deliveryId, 'The endpoint is disabled.')
-      return
+  /** Signs and sends one attempt. */
+  private async send(target: DeliveryTarget): Promise<AttemptResult> {
+    let secret: string
+    try {
+      secret = openSecret(this.options.settings.sealKey, BigInt(target.endpoint_id), target.secret_ciphertext)
+    } catch {
+      return { ok: false, statusCode: null, error: UNREADABLE_SECRET, durationMs: 0 }
     }
-    const secret = openSecret(settings.sealKey, BigInt(target.endpoint_id), target.secret_ciphertext)
     const timestamp = new Date()
     const signature = new Webhook(secret).sign(target.event_id, timestamp, target.payload)
-    const result = await sendWebhook(
+    return sendWebhook(
       target.url,
       target.payload,
       {
@@ -246,9 +241,25 @@ export class WebhookDelivery {
       {
         timeoutMs: this.options.timeoutMs ?? 10_000,
         maxResponseBytes: this.options.maxResponseBytes ?? 64 * 1024,
-        allowHosts: settings.allowHosts,
+        allowHosts: this.options.settings.allowHosts,
       },
     )
+  }
+
+  /** One attempt of one delivery. */
+  private async attempt(job: DeliveryJob): Promise<void> {
+    const { db, logger } = this.options
+    const deliveryId = BigInt(job.deliveryId)
+    const target = await findDeliveryTarget(db, deliveryId)
+    // Gone (its endpoint deleted), finished, or this attempt already recorded (a job run twice).
+    if (!target || target.status === 'delivered' || target.status === 'failed' || target.status === 'skipped')
+      return
+    if (target.attempts >= job.attempt) return
+    if (!target.enabled) {
+      await recordSkipped(db, deliveryId, 'The endpoint is disabled.')
+      return
+    }
+    const result = await this.send(target)
     if (result.ok) {
       await recordDelivered(db, deliveryId, { statusCode: result.statusCode!, durationMs: result.durationMs })
       return
@@ -280,6 +291,10 @@ export class WebhookDelivery {
       logger.info({ endpointId: target.endpoint_id }, 'webhook endpoint disabled after its failure run')
   }
 }
+
+/** A secret that no longer opens (AUTH_SECRET changed): a failed attempt that says what to do. */
+const UNREADABLE_SECRET =
+  'The signing secret cannot be read (the server secret changed); rotate the secret in the portal.'
 
 function formatSpan(ms: number): string {
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000} hours`
