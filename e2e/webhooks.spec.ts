@@ -102,3 +102,12 @@ test('create an endpoint, see its secret once, a delivery in the log, and redeli
     await new Promise((resolve) => receiver.close(resolve))
   }
 })
+
+test('the docs describe the webhooks: the guide section and the reference', async ({ page }) => {
+  await page.goto('/docs')
+  await expect(page.getByRole('heading', { name: 'Webhooks', level: 2 })).toBeVisible()
+  const reference = page.getByTestId('api-reference')
+  await expect(reference.locator('.opblock').first()).toBeVisible({ timeout: 20_000 })
+  await expect(reference.getByText('activity.added').first()).toBeVisible()
+  await expect(reference.getByText('activity.removed').first()).toBeVisible()
+})

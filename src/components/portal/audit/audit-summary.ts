@@ -78,6 +78,8 @@ export function auditSummary(event: AuditEventView): string | null {
   if (event.action === 'collection_refresh_requested' && typeof d.collection_address === 'string') {
     return d.collection_address
   }
+  if (event.action.startsWith('webhook_') && typeof d.url === 'string') return d.url
+  if (event.action === 'webhook_redelivered' && typeof d.event_id === 'string') return `event ${d.event_id}`
   if (event.action === 'sign_out_everywhere' && typeof d.sessions === 'number') {
     return `${d.sessions} session${d.sessions === 1 ? '' : 's'} ended`
   }
