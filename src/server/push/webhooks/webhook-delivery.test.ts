@@ -407,6 +407,31 @@ describe('webhook delivery', () => {
     }
   })
 
+  it('applies the filters, and passes over what they exclude (the cursor reaches the journal end)', async () => {
+    const burns = await portal(allowAll()).webhooks.create({
+      key_id: keyId,
+      url: `http://127.0.0.1:${port}/burns`,
+      event_type: 'burn',
+    })
+    const other = await portal(allowAll()).webhooks.create({
+      key_id: keyId,
+      url: `http://127.0.0.1:${port}/other`,
+      collection: '0x00000000000000000000000000000000000000f2',
+    })
+    await createEndpoint()
+    const d = await startDelivery()
+    await commitBlock(1, 1)
+    await commitBlock(2, 2)
+    await until('the mints', () => events().length === 2)
+    await d.dispatch()
+    expect(received.every((r) => r.path === '/hook')).toBe(true)
+    const { rows } = await db.pool.query<{ id: string; cursor: string; newest: string }>(
+      'SELECT id::text AS id, cursor::text AS cursor, (SELECT max(seq) FROM activity_journal)::text AS newest FROM webhook_endpoints',
+    )
+    for (const id of [burns.endpoint.id, other.endpoint.id])
+      expect(rows.find((r) => r.id === id)).toMatchObject({ cursor: rows[0]!.newest })
+  })
+
   it('prunes deliveries older than the log keeps', async () => {
     const { endpoint } = await createEndpoint()
     await db.pool.query(

@@ -16,6 +16,7 @@
 import PgBoss from 'pg-boss'
 import { Webhook } from 'standardwebhooks'
 import type { Logger } from '@/config/logger'
+import { journalBounds, readJournal } from '@/db/queries/activity-journal'
 import type { ReadDb } from '@/db/queries/sql'
 import {
   claimUnqueued,
@@ -204,8 +205,24 @@ export class WebhookDelivery {
           })
           await this.enqueue(tx, deliveryId, 1)
         }
-        if (next.cursor !== BigInt(endpoint.cursor)) await tx.setCursor(id, next.cursor)
-        return !next.waiting && next.cursor !== BigInt(endpoint.cursor)
+        let cursor = next.cursor
+        if (!next.waiting && (endpoint.collection !== null || endpoint.event_type !== null)) {
+          // Filtered: entries past the last match are passed over too, so that the endpoint
+          // is not read again until something new is journaled (seq order is commit order).
+          const { newest } = await journalBounds(tx.reads)
+          if (newest > cursor) {
+            const rest = await readJournal(tx.reads, {
+              after: cursor,
+              limit: 1,
+              collection: endpoint.collection ?? undefined,
+              eventType: endpoint.event_type ?? undefined,
+              through: newest,
+            })
+            if (rest.length === 0) cursor = newest
+          }
+        }
+        if (cursor !== BigInt(endpoint.cursor)) await tx.setCursor(id, cursor)
+        return !next.waiting && next.entries.length > 0
       })
       if (!more) return
     }
