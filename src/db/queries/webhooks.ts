@@ -332,12 +332,12 @@ async function insertRedelivery(
   return rows[0] ?? null
 }
 
-/** Ids of the enabled endpoints whose cursor is behind the journal (or that wait for confirmations). */
+/** Ids of the enabled endpoints of active keys whose cursor is behind the journal (or that wait for confirmations). */
 export async function endpointsToDispatch(db: ReadDb): Promise<bigint[]> {
   const { rows } = await db.pool.query<{ id: string }>(
-    `SELECT id::text AS id FROM webhook_endpoints
-      WHERE enabled AND cursor < COALESCE((SELECT max(seq) FROM activity_journal), 0)
-      ORDER BY id`,
+    `SELECT e.id::text AS id FROM webhook_endpoints e JOIN api_keys k ON k.id = e.key_id AND k.status = 'active'
+      WHERE e.enabled AND e.cursor < COALESCE((SELECT max(seq) FROM activity_journal), 0)
+      ORDER BY e.id`,
   )
   return rows.map((r) => BigInt(r.id))
 }
@@ -381,13 +381,17 @@ export interface DeliveryTarget {
   url: string
   secret_ciphertext: string
   enabled: boolean
+  /** A revoked key's endpoints receive nothing. */
+  key_active: boolean
 }
 
 export async function findDeliveryTarget(db: ReadDb, deliveryId: bigint): Promise<DeliveryTarget | null> {
   const { rows } = await db.pool.query<DeliveryTarget>(
     `SELECT d.id::text AS delivery_id, d.event_id::text AS event_id, d.payload, d.status, d.attempts,
-            e.id::text AS endpoint_id, e.url, e.secret_ciphertext, e.enabled
+            e.id::text AS endpoint_id, e.url, e.secret_ciphertext, e.enabled,
+            k.status = 'active' AS key_active
        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            JOIN api_keys k ON k.id = e.key_id
       WHERE d.id = $1`,
     [deliveryId.toString()],
   )

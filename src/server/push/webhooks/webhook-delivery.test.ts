@@ -432,6 +432,20 @@ describe('webhook delivery', () => {
       expect(rows.find((r) => r.id === id)).toMatchObject({ cursor: rows[0]!.newest })
   })
 
+  it("a revoked key's endpoints receive nothing", async () => {
+    const key = (await portal(allowAll()).keys.create({ name: 'short-lived' })).key.id
+    await portal(allowAll()).webhooks.create({ key_id: key, url: `http://127.0.0.1:${port}/revoked` })
+    await createEndpoint()
+    await startDelivery()
+    await commitBlock(1, 1)
+    await until('the first event at both', () => events('/revoked').length === 1 && events().length === 1)
+    await portal(allowAll()).keys.revoke({ id: key })
+    await commitBlock(2, 2)
+    await until('the second event at the live key', () => events().length === 2)
+    await new Promise((r) => setTimeout(r, 500))
+    expect(events('/revoked').length).toBe(1)
+  })
+
   it('prunes deliveries older than the log keeps', async () => {
     const { endpoint } = await createEndpoint()
     await db.pool.query(

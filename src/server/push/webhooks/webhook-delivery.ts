@@ -272,8 +272,12 @@ export class WebhookDelivery {
     if (!target || target.status === 'delivered' || target.status === 'failed' || target.status === 'skipped')
       return
     if (target.attempts >= job.attempt) return
-    if (!target.enabled) {
-      await recordSkipped(db, deliveryId, 'The endpoint is disabled.')
+    if (!target.enabled || !target.key_active) {
+      await recordSkipped(
+        db,
+        deliveryId,
+        target.enabled ? 'The API key is revoked.' : 'The endpoint is disabled.',
+      )
       return
     }
     const result = await this.send(target)
