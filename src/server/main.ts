@@ -39,6 +39,7 @@ if (services.webhooks) {
     network: config.NETWORK,
     settings: services.webhooks,
     logger: logger.child({ component: 'webhooks' }),
+    metrics: services.metrics,
   })
   webhooks = delivery
   delivery.start().then(

@@ -22,6 +22,7 @@ import { portalRouter } from '@/server/api/portal/router'
 import type { PortalContext } from '@/server/api/trpc/portal'
 import { CredentialVerifier } from '@/server/credentials/verifier'
 import { deriveSealKey, type WebhookSettings } from '@/server/credentials/webhook-secrets'
+import { WebMetrics } from '@/server/metrics/web-metrics'
 import type { SessionUser } from '@/server/portal-auth/session-user'
 import { pushEvent } from '@/server/push/activity-event'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
@@ -247,7 +248,8 @@ describe('webhook delivery', () => {
   it('retries a 500 and delivers on the 200, with the same webhook-id; a redelivery sends it again', async () => {
     const { endpoint } = await createEndpoint()
     replies = [(res) => res.writeHead(500).end('down')]
-    await startDelivery()
+    const metrics = new WebMetrics(db.pool)
+    await startDelivery({ metrics })
     await commitBlock(1, 1)
     await until('the retry', () => received.length === 2)
     expect(received[0]!.headers['webhook-id']).toBe(received[1]!.headers['webhook-id'])
@@ -257,6 +259,9 @@ describe('webhook delivery', () => {
       return d[0]?.status === 'delivered' ? d : null
     })
     expect(log[0]).toMatchObject({ attempts: 2, last_status_code: 204 })
+    const text = await metrics.registry.metrics()
+    expect(text).toContain('nft_webhook_attempts_total{outcome="delivered"} 1\n')
+    expect(text).toContain('nft_webhook_attempts_total{outcome="failed"} 1\n')
     // One click: the same event again, same id and body.
     const again = await portal(allowAll()).webhooks.redeliver({ id: endpoint.id, delivery_id: log[0]!.id })
     expect(again.event_id).toBe(log[0]!.event_id)

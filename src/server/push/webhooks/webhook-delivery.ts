@@ -35,6 +35,7 @@ import {
   type WebhookTx,
 } from '@/db/queries/webhooks'
 import { openSecret, type WebhookSettings } from '@/server/credentials/webhook-secrets'
+import type { WebMetrics } from '@/server/metrics/web-metrics'
 import { toPushEvent } from '@/server/push/activity-event'
 import { nextEvents } from '@/server/push/journal-cursor'
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule, retryDelayMs } from './schedule'
@@ -65,6 +66,8 @@ export interface WebhookDeliveryOptions {
   workers?: number
   /** Deliveries kept in the log; default 7 days. */
   logRetentionMs?: number
+  /** The process's metrics (METRICS_PORT), if any. */
+  metrics?: Pick<WebMetrics, 'webhookAttempt' | 'webhookEndpointDisabled'> | undefined
 }
 
 interface DeliveryJob {
@@ -281,6 +284,7 @@ export class WebhookDelivery {
       return
     }
     const result = await this.send(target)
+    this.options.metrics?.webhookAttempt(result.ok)
     if (result.ok) {
       await recordDelivered(db, deliveryId, { statusCode: result.statusCode!, durationMs: result.durationMs })
       return
