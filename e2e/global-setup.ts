@@ -44,6 +44,8 @@ export default async function globalSetup() {
     DATA_DIR: dataDir,
     LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'info',
     AUTH_SECRET: randomBytes(32).toString('hex'),
+    // The receiver of e2e/webhooks.spec.ts, on loopback: allow-listed as an operator would.
+    WEBHOOK_ALLOW_HOSTS: `127.0.0.1:${process.env.E2E_WEBHOOK_PORT}`,
   }
   delete env.RPC_URL
   if (database) env.DATABASE_URL = database.url

@@ -9,6 +9,8 @@ import { freePort } from '../src/test/free-port'
 // A port nothing listens on, chosen once here; Playwright's workers inherit the environment.
 process.env.E2E_PORT ??= String(await freePort())
 const baseURL = `http://localhost:${process.env.E2E_PORT}`
+// The port of the webhook receiver e2e/webhooks.spec.ts starts; the service allow-lists it.
+process.env.E2E_WEBHOOK_PORT ??= String(await freePort())
 
 export default defineConfig({
   testDir: '.',

@@ -23,3 +23,9 @@ export { type ClientErrorEnvelope, type ErrorCode, type ErrorEnvelope, NftDataAp
 export { eventKey, type FollowOptions, type StreamQuery } from './follow.js'
 export { type RetryOptions, retryAfterMs, retryDelayMs, retryingFetch } from './retry.js'
 export type { components, operations, paths } from './schema.js'
+export {
+  type ActivityPushEvent,
+  verifyWebhook,
+  type WebhookHeaders,
+  WebhookSignatureError,
+} from './webhooks.js'

@@ -161,18 +161,22 @@ const listed = [
 ] as const
 
 describe('the client package', () => {
-  it("installs from its tarball into an empty project with its dependencies (openapi-fetch, eventsource-parser), on the service's Node.js versions", () => {
+  it("installs from its tarball into an empty project with its dependencies (openapi-fetch, eventsource-parser, standardwebhooks), on the service's Node.js versions", () => {
     const installed = JSON.parse(
       readFileSync(path.join(project, 'node_modules/@nft-data-service/client/package.json'), 'utf8'),
     )
     expect(installed.dependencies).toEqual({
       'eventsource-parser': expect.any(String),
       'openapi-fetch': expect.any(String),
+      standardwebhooks: expect.any(String),
     })
     const service = JSON.parse(readFileSync(path.join(repository, 'package.json'), 'utf8'))
     expect(installed.engines).toEqual({ node: service.engines.node })
     expect(readFileSync(path.join(project, 'node_modules/openapi-fetch/package.json'), 'utf8')).toContain(
       '"name": "openapi-fetch"',
+    )
+    expect(readFileSync(path.join(project, 'node_modules/standardwebhooks/package.json'), 'utf8')).toContain(
+      '"name": "standardwebhooks"',
     )
   })
 

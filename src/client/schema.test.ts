@@ -13,8 +13,13 @@ describe('src/client', () => {
     expect(readFileSync(CLIENT_TYPES_FILE, 'utf8')).toBe(await clientTypes())
   })
 
-  it('imports nothing but its own modules, openapi-fetch and eventsource-parser', () => {
+  it('imports nothing but its own modules and its dependencies (openapi-fetch, eventsource-parser, standardwebhooks)', () => {
     const dir = path.dirname(CLIENT_TYPES_FILE)
+    const dependencies = Object.keys(
+      (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { dependencies: object })
+        .dependencies,
+    )
+    expect(dependencies.sort()).toEqual(['eventsource-parser', 'openapi-fetch', 'standardwebhooks'])
     const modules = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
     expect(modules).toContain('index.ts')
     for (const file of modules) {
@@ -24,9 +29,7 @@ describe('src/client', () => {
       )
       for (const specifier of imports) {
         expect(
-          specifier === 'openapi-fetch' ||
-            specifier === 'eventsource-parser' ||
-            /^\.\/[a-z-]+\.js$/.test(specifier!),
+          dependencies.includes(specifier!) || /^\.\/[a-z-]+\.js$/.test(specifier!),
           `${file} imports ${specifier}`,
         ).toBe(true)
       }

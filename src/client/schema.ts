@@ -391,7 +391,52 @@ export interface paths {
     trace?: never
   }
 }
-export type webhooks = Record<string, never>
+export interface webhooks {
+  'activity.added': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * A transfer became canonical
+     * @description An `activity.added` event: the transfer in `data` became canonical.
+     *
+     *     Sent to each enabled webhook endpoint whose filters match, signed with its secret (Standard Webhooks; verify with `verifyWebhook` of the typed client). Delivery is at least once and not ordered: deduplicate by `webhook-id`, order by `id`. Answer 2xx within 10 seconds; anything else (a redirect included) is retried with backoff for more than a day.
+     */
+    post: operations['webhook-activity-added']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  'activity.removed': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * A reorganisation removed a transfer
+     * @description An `activity.removed` event: a reorganisation took away the transfer in `data`, which was sent before.
+     *
+     *     Sent to each enabled webhook endpoint whose filters match, signed with its secret (Standard Webhooks; verify with `verifyWebhook` of the typed client). Delivery is at least once and not ordered: deduplicate by `webhook-id`, order by `id`. Answer 2xx within 10 seconds; anything else (a redirect included) is retried with backoff for more than a day.
+     */
+    post: operations['webhook-activity-removed']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+}
 export interface components {
   schemas: {
     /**
@@ -5867,6 +5912,78 @@ export interface operations {
            */
           'application/json': components['schemas']['ErrorEnvelope']
         }
+      }
+    }
+  }
+  'webhook-activity-added': {
+    parameters: {
+      query?: never
+      header: {
+        /** @description The event id (the body's `id`): the same on every attempt and redelivery, for deduplication. */
+        'webhook-id': string
+        /** @description When this attempt was signed, in Unix seconds. Refuse messages more than 5 minutes off. */
+        'webhook-timestamp': string
+        /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 with the endpoint's secret over `{webhook-id}.{webhook-timestamp}.{body}`. */
+        'webhook-signature': string
+      }
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ActivityPushEvent']
+      }
+    }
+    responses: {
+      /** @description Received (any 2xx counts as delivered; the body is ignored). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Refused (any status outside 2xx is a failed attempt and is retried). */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  'webhook-activity-removed': {
+    parameters: {
+      query?: never
+      header: {
+        /** @description The event id (the body's `id`): the same on every attempt and redelivery, for deduplication. */
+        'webhook-id': string
+        /** @description When this attempt was signed, in Unix seconds. Refuse messages more than 5 minutes off. */
+        'webhook-timestamp': string
+        /** @description Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 with the endpoint's secret over `{webhook-id}.{webhook-timestamp}.{body}`. */
+        'webhook-signature': string
+      }
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ActivityPushEvent']
+      }
+    }
+    responses: {
+      /** @description Received (any 2xx counts as delivered; the body is ignored). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Refused (any status outside 2xx is a failed attempt and is retried). */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
       }
     }
   }

@@ -136,6 +136,10 @@ export const envSchema = z.object({
   FETCH_ALLOW_HOSTS: optional(
     z.string().regex(/^[^\s,]+(,[^\s,]+)*$/, 'must be a comma-separated list of host:port'),
   ),
+  /** host:port pairs webhook endpoints may reach although they are private (docs/push.md, "Webhooks"). */
+  WEBHOOK_ALLOW_HOSTS: optional(
+    z.string().regex(/^[^\s,]+(,[^\s,]+)*$/, 'must be a comma-separated list of host:port'),
+  ),
   /**
    * `development` under `npm run dev`; `npm start` runs its processes with `production`, which
    * skips the /v1 response parse (docs/api.md, "The request path, and what it costs").
@@ -221,11 +225,15 @@ export const envSchema = z.object({
 export type Env = z.infer<typeof envSchema>
 
 export interface Config
-  extends Omit<Env, 'CONFIRMATIONS' | 'PUBLIC_URL' | 'FETCH_ALLOW_HOSTS' | 'MEDIA_DIR'> {
+  extends Omit<
+    Env,
+    'CONFIRMATIONS' | 'PUBLIC_URL' | 'FETCH_ALLOW_HOSTS' | 'WEBHOOK_ALLOW_HOSTS' | 'MEDIA_DIR'
+  > {
   PUBLIC_URL: string
   CONFIRMATIONS: number
   MEDIA_DIR: string
   FETCH_ALLOW_HOSTS: string[]
+  WEBHOOK_ALLOW_HOSTS: string[]
   /** No DATABASE_URL: the embedded PGlite database is (or will be) used. */
   embeddedDatabase: boolean
   /** No RPC_URL: the embedded anvil devnet is (or will be) used. */
@@ -300,6 +308,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     CONFIRMATIONS: e.CONFIRMATIONS ?? (embeddedChain ? 2 : 12),
     MEDIA_DIR: e.MEDIA_DIR ?? `${e.DATA_DIR}/media`,
     FETCH_ALLOW_HOSTS: e.FETCH_ALLOW_HOSTS?.split(',') ?? [],
+    WEBHOOK_ALLOW_HOSTS: e.WEBHOOK_ALLOW_HOSTS?.split(',') ?? [],
     embeddedDatabase: e.DATABASE_URL === undefined,
     embeddedChain,
   }

@@ -7,6 +7,8 @@ import { portRefusal } from '@/config/listen-port'
 import { captureConsole, createLogger } from '@/config/logger'
 import { type MetricsEndpoint, metricsPort, serveMetrics } from '@/config/metrics-endpoint'
 import { STOP_SIGNALS } from '@/config/stop-signals'
+import { createJournalListener } from '@/server/push/journal-listener'
+import { WebhookDelivery } from '@/server/push/webhooks/webhook-delivery'
 import { closeWebServices, createWebServices } from '@/server/services/web-services'
 import { createWebServer } from '@/server/web-server'
 
@@ -22,11 +24,40 @@ if (!config.DATABASE_URL) {
 }
 // The process's one set of services, shared by the REST layer and Next.js.
 const services = createWebServices(config, { logger })
+// One LISTEN connection per process wakes both live streams and webhook delivery (docs/push.md).
+const journalListener = createJournalListener(services.db, { network: config.NETWORK, logger })
 const web = await createWebServer({
   services,
+  rest: { stream: { listener: journalListener } },
   // `--api-only`: no portal, so no portal build (the tests' web processes, src/test/web-process.ts).
   next: process.argv.includes('--api-only') ? false : { dev: config.NODE_ENV === 'development' },
 })
+// Webhook delivery runs in every web process; pg-boss's locking and the endpoints' row locks
+// share the work between them (docs/push.md, "Where delivery runs"). Started in the background:
+// the server listens meanwhile, and a queue that cannot start leaves the feature off, said once.
+let webhooks: WebhookDelivery | undefined
+if (services.webhooks) {
+  const delivery = new WebhookDelivery({
+    db: services.db,
+    connectionString: config.DATABASE_URL,
+    network: config.NETWORK,
+    settings: services.webhooks,
+    logger: logger.child({ component: 'webhooks' }),
+    metrics: services.metrics,
+  })
+  webhooks = delivery
+  delivery.start().then(
+    () => {
+      logger.debug('webhook delivery started')
+      journalListener.subscribe({ journal: () => delivery.wake(), head: () => delivery.wake() })
+    },
+    (err) => {
+      logger.warn({ err }, 'webhook delivery is off: its job queue (pg-boss) could not start')
+      webhooks = undefined
+      void delivery.stop().catch(() => {})
+    },
+  )
+}
 web.server.listen(config.PORT, () =>
   logger.info({ port: config.PORT, url: config.PUBLIC_URL }, 'web server listening'),
 )
@@ -62,6 +93,8 @@ async function stop(signal: string) {
   const force = setTimeout(() => process.exit(1), 10_000)
   force.unref()
   await web.close().catch(() => {})
+  await webhooks?.stop().catch(() => {})
+  await journalListener.close().catch(() => {})
   await metricsEndpoint?.close().catch(() => {})
   await closeWebServices(services).catch(() => {})
   process.exit(0)

@@ -77,6 +77,8 @@ async function dropSchema(serverUrl: string, schema: string): Promise<void> {
   await client.connect()
   try {
     await client.query(`DROP SCHEMA IF EXISTS ${quoteIdentifier(schema)} CASCADE`)
+    // The webhook job queue's schema beside it (docs/push.md, "Where delivery runs").
+    await client.query(`DROP SCHEMA IF EXISTS ${quoteIdentifier(`${schema}_pgboss`)} CASCADE`)
   } finally {
     await client.end()
   }

@@ -16,6 +16,7 @@ const SECTIONS = [
   ['scopes', 'Scopes'],
   ['pagination', 'Pagination'],
   ['polling', 'Polling for new events'],
+  ['webhooks', 'Webhooks'],
   ['errors', 'Errors and retries'],
   ['limits', 'Rate limits'],
   ['artwork', 'Artwork'],
@@ -134,7 +135,7 @@ export default function DocsPage() {
         <section id="polling" aria-labelledby="h-polling">
           <h2 id="h-polling">Polling for new events</h2>
           <p>
-            The service is polled; there are no webhooks. To follow new transfers, request the{' '}
+            To follow new transfers by polling (or see <a href="#webhooks">Webhooks</a>), request the{' '}
             <strong>first page</strong> of <code>/v1/activity</code> (or a transfer list) at an interval close
             to the chain’s block time — every 12 seconds suits most chains — and deduplicate locally on{' '}
             <code>transaction_hash</code> + <code>log_index</code>, the identity of an event. Reach older
@@ -173,6 +174,28 @@ setInterval(async () => {
   headers: { Authorization: \`Bearer \${key}\`, 'Last-Event-ID': lastId },
 })
 // text/event-stream: "id: 48213\nevent: activity.added\ndata: {...}\n\n"`}</code>
+          </pre>
+        </section>
+
+        <section id="webhooks" aria-labelledby="h-webhooks">
+          <h2 id="h-webhooks">Webhooks</h2>
+          <p>
+            Instead of polling, create webhook endpoints for a key in the portal (Webhooks): an https URL, an
+            optional collection and event type, and how many confirmations to wait for. Each new transfer is
+            POSTed as JSON (<code>activity.added</code>), and a transfer that a reorganisation removes after
+            it was sent as <code>activity.removed</code> — the <code>ActivityPushEvent</code> of the reference
+            below, under “Webhooks”. Requests are signed the Standard Webhooks way with the endpoint’s{' '}
+            <code>whsec_…</code> secret, shown once: verify every request, answer 2xx within 10 seconds, and
+            deduplicate by <code>webhook-id</code> (delivery is at least once, in no guaranteed order; order
+            by <code>id</code>). Failed deliveries are retried with backoff for more than a day; an endpoint
+            that fails for a whole day is disabled, and the portal shows why.
+          </p>
+          <pre>
+            <code>{`import { verifyWebhook } from '@nft-data-service/client'
+
+// Node: the raw body, exactly as received
+const event = verifyWebhook(rawBody, req.headers, process.env.WEBHOOK_SECRET)
+if (!alreadyHandled(event.id)) handle(event)   // event.type: 'activity.added' | 'activity.removed'`}</code>
           </pre>
         </section>
 

@@ -35,6 +35,7 @@ export default async function PortalLayout({ children }: { children: ReactNode }
               </NavLink>
               <NavLink href="/portal/audit">Audit trail</NavLink>
               <NavLink href="/portal/tokens">Tokens</NavLink>
+              <NavLink href="/portal/webhooks">Webhooks</NavLink>
             </nav>
             <div className="account">
               <span className="muted small">Signed in as</span>{' '}

@@ -13,6 +13,7 @@ import { auditEventStatements } from './audit-events'
 import { metadataRefreshStatements } from './metadata-refresh'
 import { portalSessionStatements } from './portal-sessions'
 import { userStatements } from './users'
+import { webhookStatements } from './webhooks'
 
 /** A Prisma transaction client, or the client itself (statements in autocommit). */
 export type Tx = Prisma.TransactionClient
@@ -31,6 +32,7 @@ const statements = {
   metadataRefresh: metadataRefreshStatements,
   portalSessions: portalSessionStatements,
   users: userStatements,
+  webhooks: webhookStatements,
 }
 
 export type TxQueries = { [G in keyof typeof statements]: Bound<(typeof statements)[G]> }
@@ -48,6 +50,7 @@ function bindAll(tx: Tx): TxQueries {
     metadataRefresh: bind(tx, statements.metadataRefresh),
     portalSessions: bind(tx, statements.portalSessions),
     users: bind(tx, statements.users),
+    webhooks: bind(tx, statements.webhooks),
   }
 }
 

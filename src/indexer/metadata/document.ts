@@ -1,9 +1,10 @@
 import type { LimitFunction } from 'p-limit'
+import { hostKey } from '@/net/guarded-lookup'
 import type { HostScheduler } from './host-scheduler'
 import { wellFormed } from './normalize'
 import { FetchFailure } from './outcome'
 import { type Gateways, gatewayList, resolveUri } from './resolve-uri'
-import { hostKey, safeFetch } from './safe-fetch'
+import { safeFetch } from './safe-fetch'
 import { sniffMediaType } from './sniff'
 
 export interface FetchLimits {

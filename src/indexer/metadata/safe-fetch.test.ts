@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseAllowHosts } from '@/net/guarded-lookup'
 import { startServer, type TestServer } from '../test/http-server'
 import { FetchFailure } from './outcome'
-import { parseAllowHosts, retryAfterMs, safeFetch } from './safe-fetch'
+import { retryAfterMs, safeFetch } from './safe-fetch'
 
 let publicLike: TestServer
 let internal: TestServer

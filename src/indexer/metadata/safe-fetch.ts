@@ -1,8 +1,6 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
-import { isIP } from 'node:net'
-import { blockedReason } from './ip-guard'
+import { BlockedAddressError, guardedLookup, isAllowedHost, literalHostRefusal } from '@/net/guarded-lookup'
 import { FetchFailure } from './outcome'
 
 export interface SafeFetchOptions {
@@ -42,23 +40,6 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
   }
 }
 
-export function hostKey(url: URL): string {
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80')
-  return `${url.hostname.replace(/^\[|\]$/g, '')}:${port}`
-}
-
-export function parseAllowHosts(entries: string[]): Set<string> {
-  return new Set(
-    entries.map((e) =>
-      e
-        .trim()
-        .toLowerCase()
-        .replace(/^\[|\]$/g, '')
-        .replace(/\]:/, ':'),
-    ),
-  )
-}
-
 function requestOnce(
   target: string,
   options: SafeFetchOptions,
@@ -75,12 +56,9 @@ function requestOnce(
   }
   if (url.username || url.password)
     throw new FetchFailure('invalid_uri', 'URLs with credentials are not fetched')
-  const allowed = options.allowHosts?.has(hostKey(url).toLowerCase()) ?? false
-  const hostname = url.hostname.replace(/^\[|\]$/g, '')
-  if (!allowed && isIP(hostname)) {
-    const reason = blockedReason(hostname)
-    if (reason) throw new FetchFailure('blocked_address', `Refused ${hostname} (${reason})`)
-  }
+  const allowed = isAllowedHost(url, options.allowHosts)
+  const refusal = literalHostRefusal(url, options.allowHosts)
+  if (refusal) throw new FetchFailure('blocked_address', refusal)
   const client = url.protocol === 'https:' ? https : http
   return new Promise((resolve, reject) => {
     const req = client.request(
@@ -88,7 +66,7 @@ function requestOnce(
       {
         method: 'GET',
         signal,
-        lookup: allowed ? undefined : checkedLookup,
+        lookup: allowed ? undefined : guardedLookup,
         headers: { 'user-agent': 'nft-data-service-indexer', accept: '*/*', 'accept-encoding': 'identity' },
       },
       (res) => {
@@ -155,6 +133,7 @@ function requestOnce(
 
 function toFailure(err: Error, signal: AbortSignal): FetchFailure {
   if (err instanceof FetchFailure) return err
+  if (err instanceof BlockedAddressError) return new FetchFailure('blocked_address', err.message)
   const cause = (err as { cause?: unknown }).cause
   if (cause instanceof FetchFailure) return cause
   if (signal.aborted || err.name === 'AbortError' || err.name === 'TimeoutError') {
@@ -175,32 +154,4 @@ export function retryAfterMs(value: string | string[] | undefined, now = Date.no
   if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000
   const at = Date.parse(text)
   return Number.isFinite(at) ? Math.max(0, at - now) : undefined
-}
-
-type LookupCallback = (
-  err: NodeJS.ErrnoException | null,
-  address: string | LookupAddress[],
-  family?: number,
-) => void
-
-/** DNS lookup that refuses the host when ANY resolved address is in a blocked range. */
-function checkedLookup(hostname: string, options: { all?: boolean }, callback: LookupCallback): void {
-  dnsLookup(hostname, { all: true }, (err, addresses) => {
-    if (err) return callback(err, [])
-    const bad = addresses.find((a) => blockedReason(a.address) !== null)
-    if (bad || addresses.length === 0) {
-      const failure = new FetchFailure(
-        'blocked_address',
-        bad
-          ? `Refused ${hostname} -> ${bad.address} (${blockedReason(bad.address)})`
-          : `No address for ${hostname}`,
-      )
-      return callback(
-        Object.assign(new Error(failure.message), { cause: failure }) as NodeJS.ErrnoException,
-        [],
-      )
-    }
-    if (options.all) return callback(null, addresses)
-    callback(null, addresses[0]!.address, addresses[0]!.family)
-  })
 }

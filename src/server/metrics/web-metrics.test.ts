@@ -20,6 +20,10 @@ describe('WebMetrics', () => {
     metrics.credentialCache(false)
     metrics.credentialCache(true)
     metrics.credentialCache(true)
+    metrics.webhookAttempt(true)
+    metrics.webhookAttempt(false)
+    metrics.webhookAttempt(false)
+    metrics.webhookEndpointDisabled()
     const text = await metrics.registry.metrics()
     const series = '{route="/v1/collections/{address}",method="GET",status="200"'
     const bucket = (le: string) =>
@@ -45,6 +49,9 @@ describe('WebMetrics', () => {
     )
     expect(text).toContain('nft_credential_cache_total{result="hit"} 2\n')
     expect(text).toContain('nft_credential_cache_total{result="miss"} 1\n')
+    expect(text).toContain('nft_webhook_attempts_total{outcome="delivered"} 1\n')
+    expect(text).toContain('nft_webhook_attempts_total{outcome="failed"} 2\n')
+    expect(text).toContain('nft_webhook_endpoints_disabled_total 1\n')
     expect(text).toContain('nft_db_pool_max_connections 7\n')
     expect(text).toContain('nft_db_pool_connections 0\n')
     await pool.end()

@@ -1,7 +1,7 @@
 /**
  * The web process's Prometheus metrics (docs/operations.md, "Metrics"): requests
  * by route template and status, rate-limiter decisions, the credential cache,
- * the database pool. Built only when METRICS_PORT is set; without it nothing
+ * webhook attempts, the database pool. Built only when METRICS_PORT is set; without it nothing
  * is recorded (every recording site checks `metrics?.`).
  *
  * The request path only adds to numbers in place: each label set (route,
@@ -132,6 +132,8 @@ export class WebMetrics {
   }
   private readonly cacheHits: CounterCell
   private readonly cacheMisses: CounterCell
+  private readonly webhookAttempts: { delivered: CounterCell; failed: CounterCell }
+  private readonly webhookDisabled: CounterCell
 
   constructor(pool: pg.Pool) {
     const registry = this.registry
@@ -152,6 +154,20 @@ export class WebMetrics {
     )
     this.cacheHits = cache.cell({ result: 'hit' })
     this.cacheMisses = cache.cell({ result: 'miss' })
+    const attempts = new CellCounter(
+      'nft_webhook_attempts_total',
+      'Webhook delivery attempts by this process, by outcome (delivered: a 2xx; failed: anything else).',
+      registry,
+    )
+    this.webhookAttempts = {
+      delivered: attempts.cell({ outcome: 'delivered' }),
+      failed: attempts.cell({ outcome: 'failed' }),
+    }
+    this.webhookDisabled = new CellCounter(
+      'nft_webhook_endpoints_disabled_total',
+      'Webhook endpoints this process disabled after their failure run.',
+      registry,
+    ).cell({})
     // The pool's counts are read when Prometheus scrapes: nothing to do per checkout.
     const poolGauge = (name: string, help: string, read: () => number) =>
       new Gauge({
@@ -210,6 +226,16 @@ export class WebMetrics {
       byPolicy.set(policy, cell)
     }
     cell.value++
+  }
+
+  /** One webhook attempt (docs/push.md, "Attempts and retries"). */
+  webhookAttempt(delivered: boolean): void {
+    ;(delivered ? this.webhookAttempts.delivered : this.webhookAttempts.failed).value++
+  }
+
+  /** A webhook endpoint disabled after its failure run. */
+  webhookEndpointDisabled(): void {
+    this.webhookDisabled.value++
   }
 
   /** One credential verification: from the cache, or a database lookup. */

@@ -24,6 +24,12 @@ export const AUDIT_ACTIONS = [
   'key_revoked',
   'token_refresh_requested',
   'collection_refresh_requested',
+  'webhook_created',
+  'webhook_enabled',
+  'webhook_disabled',
+  'webhook_secret_rotated',
+  'webhook_deleted',
+  'webhook_redelivered',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

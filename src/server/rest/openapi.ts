@@ -15,14 +15,17 @@ import type {
   OpenAPIObject,
   OperationObject,
   ParameterObject,
+  PathItemObject,
   ResponseObject,
   SchemaObject,
 } from 'openapi3-ts/oas31'
 import { generateOpenApiDocument } from 'trpc-to-openapi'
+import { createSchema } from 'zod-openapi'
 import type { Config } from '@/config/env'
 import { LICENCE_NAME, LICENCE_SECTION_ID } from '@/lib/licence'
 import { routeTable } from '@/server/api/internals/routes'
 import { v1Router } from '@/server/api/v1/router'
+import { pushEvent } from '@/server/push/activity-event'
 import { mediaPathItem } from '@/server/rest/media/media.openapi'
 import { STREAM_PATH } from '@/server/rest/stream/stream.handler'
 import { pushEventSchema, STREAM_EVENT_SCHEMA, streamPathItem } from '@/server/rest/stream/stream.openapi'
@@ -49,6 +52,7 @@ const TAGS: Record<string, string> = {
     'Every canonical transfer of the network, newest first; poll its first page to follow new events.',
   Indexer: "The index's coverage and freshness.",
   Media: "The service's stored copies of NFT media.",
+  Webhooks: 'Signed POSTs to the endpoints created in the portal, per API key.',
 }
 
 let cached: { key: string; doc: OpenAPIObject } | undefined
@@ -78,6 +82,7 @@ export function openApiDocument(config: Pick<Config, 'PUBLIC_URL' | 'NETWORK'>):
     [STREAM_PATH]: structuredClone(streamPathItem) as never,
   }
   completeOperations(doc, config.NETWORK)
+  doc.webhooks = webhookPathItems()
   doc.tags = usedTags(doc).map((name) => ({ name, description: TAGS[name] ?? name }))
   doc.components ??= {}
   doc.components.schemas = {
@@ -86,6 +91,7 @@ export function openApiDocument(config: Pick<Config, 'PUBLIC_URL' | 'NETWORK'>):
     [STREAM_EVENT_SCHEMA]: pushEventSchema() as SchemaObject,
   }
   doc.components.headers = { ...headerComponents }
+  doc.components.schemas = { ...doc.components.schemas, ...pushEventSchemas() }
   completeSchemas(doc, config.NETWORK)
   removeUnusedComponents(doc)
   cached = { key, doc }
@@ -93,6 +99,69 @@ export function openApiDocument(config: Pick<Config, 'PUBLIC_URL' | 'NETWORK'>):
 }
 
 type Method = 'get' | 'head' | 'post'
+
+/** ActivityPushEvent (src/server/push/activity-event.ts): the webhook body and the stream's data. */
+function pushEventSchemas(): Record<string, SchemaObject> {
+  return (createSchema(pushEvent, { io: 'output' }).components ?? {}) as Record<string, SchemaObject>
+}
+
+const WEBHOOK_HEADERS: Array<[string, string]> = [
+  [
+    'webhook-id',
+    "The event id (the body's `id`): the same on every attempt and redelivery, for deduplication.",
+  ],
+  [
+    'webhook-timestamp',
+    'When this attempt was signed, in Unix seconds. Refuse messages more than 5 minutes off.',
+  ],
+  [
+    'webhook-signature',
+    "Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 with the endpoint's secret over `{webhook-id}.{webhook-timestamp}.{body}`.",
+  ],
+]
+
+/**
+ * The webhooks an endpoint created in the portal receives (OpenAPI 3.1
+ * `webhooks`; docs/push.md, "Webhooks"): POSTs of ActivityPushEvent, signed
+ * the Standard Webhooks way.
+ */
+function webhookPathItems(): Record<string, PathItemObject> {
+  const item = (type: 'activity.added' | 'activity.removed', description: string): PathItemObject => ({
+    post: {
+      operationId: `webhook-${type.replace('.', '-')}`,
+      summary:
+        type === 'activity.added' ? 'A transfer became canonical' : 'A reorganisation removed a transfer',
+      description: `${description}\n\nSent to each enabled webhook endpoint whose filters match, signed with its secret (Standard Webhooks; verify with \`verifyWebhook\` of the typed client). Delivery is at least once and not ordered: deduplicate by \`webhook-id\`, order by \`id\`. Answer 2xx within 10 seconds; anything else (a redirect included) is retried with backoff for more than a day.`,
+      tags: ['Webhooks'],
+      security: [],
+      parameters: WEBHOOK_HEADERS.map(([name, text]) => ({
+        name,
+        in: 'header' as const,
+        required: true,
+        description: text,
+        schema: { type: 'string' as const },
+      })),
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ActivityPushEvent' } } },
+      },
+      responses: {
+        '200': { description: 'Received (any 2xx counts as delivered; the body is ignored).' },
+        '400': { description: 'Refused (any status outside 2xx is a failed attempt and is retried).' },
+      },
+    },
+  })
+  return {
+    'activity.added': item(
+      'activity.added',
+      'An `activity.added` event: the transfer in `data` became canonical.',
+    ),
+    'activity.removed': item(
+      'activity.removed',
+      'An `activity.removed` event: a reorganisation took away the transfer in `data`, which was sent before.',
+    ),
+  }
+}
 
 /** The scope of each /v1 operation, from the procedures' meta (the REST layer checks the same). */
 function scopes(): Map<string, string | undefined> {
@@ -189,7 +258,7 @@ function headOperation(get: OperationObject, path: string): OperationObject {
 
 function usedTags(doc: OpenAPIObject): string[] {
   const names = new Set<string>()
-  for (const item of Object.values(doc.paths ?? {})) {
+  for (const item of [...Object.values(doc.paths ?? {}), ...Object.values(doc.webhooks ?? {})]) {
     for (const operation of Object.values(item as Record<string, OperationObject>)) {
       for (const tag of operation.tags ?? []) names.add(tag)
     }

@@ -15,6 +15,7 @@ import { createLogger, type Logger } from '@/config/logger'
 import { type Database, openDatabase } from '@/db/database'
 import { openReadReplicas, type ReadReplicas } from '@/db/read-replicas'
 import { type AccessControl, createAccessControl } from '@/server/credentials/access'
+import { type WebhookSettings, webhookSettings } from '@/server/credentials/webhook-secrets'
 import { WebMetrics } from '@/server/metrics/web-metrics'
 import { PoolShares } from '@/server/ratelimit/pool-shares'
 
@@ -36,6 +37,8 @@ export interface Services {
   reads: ReadReplicas
   /** Prometheus metrics; undefined when METRICS_PORT is unset (nothing is recorded). */
   metrics: WebMetrics | undefined
+  /** Webhook secrets' sealing key and allow-list; undefined without AUTH_SECRET (no webhooks). */
+  webhooks: WebhookSettings | undefined
 }
 
 export interface WebServicesOptions {
@@ -69,6 +72,7 @@ export function createWebServices(config: Config, options: WebServicesOptions = 
     access: createAccessControl({ config, db, credentialDb, logger, metrics }),
     // The read replicas (DATABASE_READ_URL) and their probe.
     reads: openReadReplicas(config, db, logger),
+    webhooks: config.AUTH_SECRET ? webhookSettings(config) : undefined,
   }
 }
 

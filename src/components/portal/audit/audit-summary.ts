@@ -11,6 +11,12 @@ export const ACTION_LABELS: Record<string, string> = {
   key_revoked: 'Key revoked',
   token_refresh_requested: 'Token refresh',
   collection_refresh_requested: 'Collection refresh',
+  webhook_created: 'Webhook created',
+  webhook_enabled: 'Webhook enabled',
+  webhook_disabled: 'Webhook disabled',
+  webhook_secret_rotated: 'Webhook secret rotated',
+  webhook_deleted: 'Webhook deleted',
+  webhook_redelivered: 'Webhook redelivery',
 }
 
 /** Why a sign-in was refused, from the server's code (src/server/portal-auth/siwe.ts). */
@@ -72,6 +78,8 @@ export function auditSummary(event: AuditEventView): string | null {
   if (event.action === 'collection_refresh_requested' && typeof d.collection_address === 'string') {
     return d.collection_address
   }
+  if (event.action.startsWith('webhook_') && typeof d.url === 'string') return d.url
+  if (event.action === 'webhook_redelivered' && typeof d.event_id === 'string') return `event ${d.event_id}`
   if (event.action === 'sign_out_everywhere' && typeof d.sessions === 'number') {
     return `${d.sessions} session${d.sessions === 1 ? '' : 's'} ended`
   }

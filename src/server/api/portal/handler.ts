@@ -77,6 +77,7 @@ export function createPortalHandler(
           user,
           poolShares: services.poolShares,
           limitStore: services.access.limiter.store,
+          webhooks: services.webhooks,
         }
         return await fetchRequestHandler({
           endpoint: '/api/trpc',

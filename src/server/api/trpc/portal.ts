@@ -19,6 +19,7 @@ import { ZodError } from 'zod'
 import type { Database } from '@/db/database'
 import { userSubject } from '@/server/credentials/access'
 import type { CredentialVerifier } from '@/server/credentials/verifier'
+import type { WebhookSettings } from '@/server/credentials/webhook-secrets'
 import { ApiError, type ErrorCode } from '@/server/errors/api-error'
 import { describeZodError, toApiError } from '@/server/errors/to-api-error'
 import type { SessionUser } from '@/server/portal-auth/session-user'
@@ -38,6 +39,8 @@ export interface PortalContext {
   poolShares?: PoolShares
   /** The rate-limit store (Redis, or in-process when embedded): the per-user refresh limit counts there. */
   limitStore?: LimitStore
+  /** Sealing key of webhook secrets and the webhook allow-list (docs/push.md, "Webhooks"). */
+  webhooks?: WebhookSettings
 }
 
 /** What a client sees of an unexpected failure. */

@@ -1,0 +1,492 @@
+/**
+ * Webhook delivery end to end on a real database and pg-boss, to a real HTTP
+ * receiver on 127.0.0.1 (allow-listed): Standard Webhooks signatures, the
+ * same webhook-id on every attempt and redelivery, retries, redirects not
+ * followed, deadlines, reorg removals, confirmations, the SSRF guard at
+ * delivery, and automatic disabling after a failure run. Transfers are
+ * written through the indexer's store (commit and rollback), which the
+ * journal's triggers record.
+ */
+import http from 'node:http'
+import type { Hex } from 'viem'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { verifyWebhook } from '@/client'
+import { createLogger } from '@/config/logger'
+import type { TransferEvent } from '@/indexer/events/types'
+import { commitBatch, type IngestBatch } from '@/indexer/store/commit'
+import { rollbackAfter } from '@/indexer/store/rollback'
+import { ensureIndexerState } from '@/indexer/store/state'
+import { parseAllowHosts } from '@/net/guarded-lookup'
+import { ensureUser } from '@/server/api/portal/keys/api-keys'
+import { portalRouter } from '@/server/api/portal/router'
+import type { PortalContext } from '@/server/api/trpc/portal'
+import { CredentialVerifier } from '@/server/credentials/verifier'
+import { deriveSealKey, type WebhookSettings } from '@/server/credentials/webhook-secrets'
+import { WebMetrics } from '@/server/metrics/web-metrics'
+import type { SessionUser } from '@/server/portal-auth/session-user'
+import { pushEvent } from '@/server/push/activity-event'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { freePort } from '@/test/free-port'
+import { asDatabase } from '@/test/serve-api'
+import { WebhookDelivery, type WebhookDeliveryOptions } from './webhook-delivery'
+
+let db: TestDatabase
+let user: SessionUser
+let keyId: string
+
+// ── The receiver ───────────────────────────────────────────────────────────
+
+interface Received {
+  path: string
+  headers: http.IncomingHttpHeaders
+  body: string
+}
+type Reply = (res: http.ServerResponse) => void
+let received: Received[] = []
+let replies: Reply[] = []
+let fallback: Reply = (res) => res.writeHead(204).end()
+let receiver: http.Server
+let port: number
+const hanging = new Set<http.ServerResponse>()
+
+beforeAll(async () => {
+  db = await createTestDatabase({ poolSize: 8 })
+  user = await ensureUser(asDatabase(db), '0x00000000000000000000000000000000000A11CE')
+  keyId = (await portal(allowAll()).keys.create({ name: 'hooks' })).key.id
+  port = await freePort()
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() })
+      ;(replies.shift() ?? fallback)(res)
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(port, '127.0.0.1', resolve))
+}, 60_000)
+
+afterAll(async () => {
+  for (const res of hanging) res.destroy()
+  await new Promise((resolve) => receiver?.close(resolve))
+  await db?.drop()
+})
+
+let delivery: WebhookDelivery | undefined
+let lastIndexed: bigint | null = null
+
+beforeEach(async () => {
+  await db.pool.query(
+    'TRUNCATE transfers, tokens, collections, collection_holders, blocks, indexed_ranges, indexer_state, activity_journal, webhook_deliveries, webhook_endpoints CASCADE',
+  )
+  await ensureIndexerState(db.pool, { network: 'devnet', chainId: 31337, startBlock: 1 })
+  lastIndexed = null
+  received = []
+  replies = []
+  fallback = (res) => res.writeHead(204).end()
+})
+
+afterEach(async () => {
+  await delivery?.stop()
+  delivery = undefined
+})
+
+// ── Helpers ────────────────────────────────────────────────────────────────
+
+const AUTH_SECRET = 'a-test-secret-of-at-least-32-characters!'
+const allowAll = (): WebhookSettings => ({
+  sealKey: deriveSealKey(AUTH_SECRET),
+  allowHosts: parseAllowHosts([`127.0.0.1:${port}`]),
+})
+
+function portal(webhooks: WebhookSettings, who: SessionUser | null = user) {
+  const d = asDatabase(db)
+  const ctx: PortalContext = {
+    db: d,
+    credentials: new CredentialVerifier(d, { cacheMs: 1000, publicOrigin: 'http://localhost:3000' }),
+    clientIp: '203.0.113.7',
+    userAgent: 'vitest',
+    user: who,
+    webhooks,
+  }
+  return portalRouter.createCaller(ctx)
+}
+
+async function startDelivery(options: Partial<WebhookDeliveryOptions> = {}) {
+  delivery = new WebhookDelivery({
+    db: asDatabase(db),
+    connectionString: db.url,
+    network: 'devnet',
+    settings: allowAll(),
+    logger: createLogger({ level: 'silent' }),
+    retry: { attempts: 3, baseMs: 300, factor: 2, capMs: 2_000, jitter: 0 },
+    timeoutMs: 1_000,
+    pollMs: 100,
+    jobPollSeconds: 0.5,
+    workers: 4,
+    ...options,
+  })
+  await delivery.start()
+  return delivery
+}
+
+async function createEndpoint(input: { min_confirmations?: number; path?: string } = {}) {
+  return portal(allowAll()).webhooks.create({
+    key_id: keyId,
+    url: `http://127.0.0.1:${port}${input.path ?? '/hook'}`,
+    min_confirmations: input.min_confirmations ?? 0,
+  })
+}
+
+const hex = (n: number, bytes: number) => `0x${n.toString(16).padStart(bytes * 2, '0')}` as Hex
+const NOW = BigInt(Math.floor(Date.now() / 1000))
+
+/** Commits block `block` (of fork `fork`) with one mint of token fork*1000+block, the head at `head`. */
+async function commitBlock(block: number, head: number, fork = 0) {
+  const hash = hex(fork * 1_000 + block, 32)
+  const transfer: TransferEvent = {
+    collection: hex(0xf1, 20),
+    tokenId: BigInt(fork * 1_000 + block),
+    from: hex(0, 20),
+    to: hex(0xa1, 20),
+    blockNumber: BigInt(block),
+    blockHash: hash,
+    blockTimestamp: NOW + BigInt(block),
+    transactionHash: hash,
+    logIndex: 0,
+    batchIndex: 0,
+    standard: 'ERC721',
+  }
+  const batch: IngestBatch = {
+    fromBlock: BigInt(block),
+    toBlock: BigInt(block),
+    transfers: [transfer],
+    metadataUpdates: [],
+    verified: false,
+    blocks: [{ number: BigInt(block), hash, parentHash: hex(block - 1, 32), timestamp: NOW + BigInt(block) }],
+    lastSeenBlock: BigInt(head),
+    chainConfirmedBlock: 0n,
+  }
+  const ctx = { network: 'devnet', startBlock: 1n, expectedLastIndexed: lastIndexed, keepBlocks: 64n }
+  lastIndexed = (await commitBatch(db.pool, ctx, batch)).lastIndexedBlock
+}
+
+async function reorgTo(ancestor: number, head: number) {
+  await db.pool.query('UPDATE indexer_state SET last_seen_block = $1', [head])
+  const progress = await rollbackAfter(
+    db.pool,
+    { network: 'devnet', startBlock: 1n, lastSeenBlock: BigInt(head), chainConfirmedBlock: 0n },
+    BigInt(ancestor),
+  )
+  lastIndexed = progress.lastIndexedBlock
+}
+
+async function until<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 8_000,
+): Promise<Exclude<T, null | undefined | false>> {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value) return value as Exclude<T, null | undefined | false>
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/** The events received at `path`, in event id order (delivery order is not guaranteed: docs/push.md, "Order"). */
+const events = (path = '/hook') =>
+  received
+    .filter((r) => r.path === path)
+    .map((r) => JSON.parse(r.body) as { id: string; type: string; data: { token_id: string } })
+    .sort((a, b) => Number(BigInt(a.id) - BigInt(b.id)))
+const summary = () => events().map((e) => `${e.type}:${e.data.token_id}`)
+
+async function deliveries(endpointId: string) {
+  return portal(allowAll()).webhooks.deliveries({ id: endpointId })
+}
+
+// ── Tests ──────────────────────────────────────────────────────────────────
+
+describe('webhook delivery', () => {
+  it('POSTs the push event signed the Standard Webhooks way, and logs the delivery', async () => {
+    const { endpoint, secret } = await createEndpoint()
+    await startDelivery()
+    await commitBlock(1, 1)
+    await until('a delivery', () => received.length === 1)
+    const [request] = received
+    const headers = {
+      'webhook-id': String(request!.headers['webhook-id']),
+      'webhook-timestamp': String(request!.headers['webhook-timestamp']),
+      'webhook-signature': String(request!.headers['webhook-signature']),
+    }
+    // The receiver's check, with the secret shown at creation (the typed client's helper).
+    const event = pushEvent.parse(verifyWebhook(request!.body, request!.headers, secret))
+    expect(event.type).toBe('activity.added')
+    expect(event.data.token_id).toBe('1')
+    const { rows } = await db.pool.query<{ seq: string }>('SELECT seq::text AS seq FROM activity_journal')
+    expect(event.id).toBe(rows[0]!.seq)
+    expect(headers['webhook-id']).toBe(event.id)
+    expect(request!.headers['content-type']).toBe('application/json')
+    // Another secret does not verify it.
+    expect(() =>
+      verifyWebhook(request!.body, headers, `whsec_${Buffer.alloc(32, 7).toString('base64')}`),
+    ).toThrow(/signature/i)
+    const log = await until('the log', async () => {
+      const d = await deliveries(endpoint.id)
+      return d[0]?.status === 'delivered' ? d : null
+    })
+    expect(log[0]).toMatchObject({
+      event_id: event.id,
+      event_type: 'activity.added',
+      attempts: 1,
+      last_status_code: 204,
+    })
+    expect(log[0]!.last_duration_ms).toBeGreaterThanOrEqual(0)
+  })
+
+  it('retries a 500 and delivers on the 200, with the same webhook-id; a redelivery sends it again', async () => {
+    const { endpoint } = await createEndpoint()
+    replies = [(res) => res.writeHead(500).end('down')]
+    const metrics = new WebMetrics(db.pool)
+    await startDelivery({ metrics })
+    await commitBlock(1, 1)
+    await until('the retry', () => received.length === 2)
+    expect(received[0]!.headers['webhook-id']).toBe(received[1]!.headers['webhook-id'])
+    expect(received[0]!.body).toBe(received[1]!.body)
+    const log = await until('delivered', async () => {
+      const d = await deliveries(endpoint.id)
+      return d[0]?.status === 'delivered' ? d : null
+    })
+    expect(log[0]).toMatchObject({ attempts: 2, last_status_code: 204 })
+    const text = await metrics.registry.metrics()
+    expect(text).toContain('nft_webhook_attempts_total{outcome="delivered"} 1\n')
+    expect(text).toContain('nft_webhook_attempts_total{outcome="failed"} 1\n')
+    // One click: the same event again, same id and body.
+    const again = await portal(allowAll()).webhooks.redeliver({ id: endpoint.id, delivery_id: log[0]!.id })
+    expect(again.event_id).toBe(log[0]!.event_id)
+    await until('the redelivery', () => received.length === 3)
+    expect(received[2]!.headers['webhook-id']).toBe(received[0]!.headers['webhook-id'])
+    expect(received[2]!.body).toBe(received[0]!.body)
+  })
+
+  it('does not follow a redirect, cuts a hanging receiver at the deadline, and counts a 4xx as a failure', async () => {
+    const { endpoint } = await createEndpoint()
+    replies = [
+      (res) => res.writeHead(302, { location: `http://127.0.0.1:${port}/elsewhere` }).end(),
+      (res) => hanging.add(res),
+      (res) => res.writeHead(410).end(),
+    ]
+    await startDelivery()
+    await commitBlock(1, 1)
+    const log = await until(
+      'three failed attempts',
+      async () => {
+        const d = await deliveries(endpoint.id)
+        return d[0]?.status === 'failed' ? d : null
+      },
+      12_000,
+    )
+    expect(received.map((r) => r.path)).toEqual(['/hook', '/hook', '/hook'])
+    expect(log[0]).toMatchObject({ attempts: 3, last_status_code: 410, next_attempt_at: null })
+    const errors = (
+      await db.pool.query<{ last_error: string }>('SELECT last_error FROM webhook_deliveries')
+    ).rows.map((r) => r.last_error)
+    expect(errors[0]).toBe('HTTP 410')
+  }, 20_000)
+
+  it('a hanging receiver is a failed attempt with no status', async () => {
+    const { endpoint } = await createEndpoint()
+    replies = [(res) => hanging.add(res)]
+    await startDelivery()
+    await commitBlock(1, 1)
+    const log = await until('the timed-out attempt', async () => {
+      const d = await deliveries(endpoint.id)
+      return d[0]?.attempts === 1 && d[0].status === 'retrying' ? d : null
+    })
+    expect(log[0]!.last_status_code).toBeNull()
+    expect(log[0]!.last_error).toMatch(/No complete answer within 1000 ms/)
+    expect(log[0]!.last_duration_ms).toBeGreaterThanOrEqual(950)
+  })
+
+  it('an answer larger than the cap is a failed attempt, even with a 2xx', async () => {
+    const { endpoint } = await createEndpoint()
+    replies = [(res) => res.writeHead(200).end('x'.repeat(4096))]
+    await startDelivery({ maxResponseBytes: 1024 })
+    await commitBlock(1, 1)
+    const log = await until('the oversized attempt', async () => {
+      const d = await deliveries(endpoint.id)
+      return d[0]?.attempts === 1 && d[0].status === 'retrying' ? d : null
+    })
+    expect(log[0]).toMatchObject({ last_status_code: 200, last_error: 'Answer larger than 1024 bytes' })
+    // The retry is answered normally and delivers.
+    await until('delivered on retry', async () => (await deliveries(endpoint.id))[0]?.status === 'delivered')
+  })
+
+  it('sends the removal of a sent event after a reorg, and holds additions for their confirmations', async () => {
+    await createEndpoint()
+    const confirmed = await createEndpoint({ min_confirmations: 2, path: '/confirmed' })
+    await startDelivery()
+    await commitBlock(1, 1)
+    await commitBlock(2, 2)
+    await reorgTo(1, 2)
+    await commitBlock(2, 2, 1)
+    await until('four events at once', () => received.filter((r) => r.path === '/hook').length === 4)
+    expect(summary()).toEqual([
+      'activity.added:1',
+      'activity.added:2',
+      'activity.removed:2',
+      'activity.added:1002',
+    ])
+    // The endpoint that waits for 2 confirmations got nothing yet (head 2: block 1 has 1).
+    expect(received.some((r) => r.path === '/confirmed')).toBe(false)
+    expect((await deliveries(confirmed.endpoint.id)).length).toBe(0)
+    await commitBlock(3, 3, 1)
+    await until('the confirmed event', () => received.some((r) => r.path === '/confirmed'))
+    const sent = received.filter((r) => r.path === '/confirmed').map((r) => JSON.parse(r.body).data.token_id)
+    // Block 1 has its two confirmations; block 2's first event never had them, so neither half is sent.
+    expect(sent).toEqual(['1'])
+  })
+
+  it('refuses a private address at delivery when it is not allow-listed (literal or resolved)', async () => {
+    const { endpoint } = await createEndpoint()
+    // A host name allowed when it was created, whose DNS answer is loopback.
+    const byName = await portal({
+      ...allowAll(),
+      allowHosts: parseAllowHosts([`localhost:${port}`]),
+    }).webhooks.create({ key_id: keyId, url: `http://localhost:${port}/by-name` })
+    await startDelivery({ settings: { ...allowAll(), allowHosts: new Set() } })
+    await commitBlock(1, 1)
+    const refused = async (id: string) =>
+      until('the refused attempt', async () => {
+        const d = await deliveries(id)
+        return d[0] && d[0].attempts >= 1 ? d[0] : null
+      })
+    expect((await refused(endpoint.id)).last_error).toMatch(/Refused 127\.0\.0\.1 \(loopback\)/)
+    expect((await refused(byName.endpoint.id)).last_error).toMatch(
+      /Refused localhost -> (127\.0\.0\.1|::1) \(loopback\)/,
+    )
+    expect(received).toEqual([])
+  })
+
+  it('a secret sealed under another server secret is a failed attempt that says to rotate it', async () => {
+    const { endpoint } = await createEndpoint()
+    await startDelivery({
+      settings: { ...allowAll(), sealKey: deriveSealKey('another-server-secret-of-32-characters!!') },
+    })
+    await commitBlock(1, 1)
+    const log = await until('the failed attempt', async () => {
+      const d = await deliveries(endpoint.id)
+      return d[0] && d[0].attempts >= 1 ? d : null
+    })
+    expect(log[0]!.last_error).toMatch(/signing secret cannot be read.*rotate/)
+    expect(received).toEqual([])
+  })
+
+  it('two processes share the work: every event delivered once, none twice', async () => {
+    await createEndpoint()
+    const other = new WebhookDelivery({
+      db: asDatabase(db),
+      connectionString: db.url,
+      network: 'devnet',
+      settings: allowAll(),
+      logger: createLogger({ level: 'silent' }),
+      pollMs: 50,
+      jobPollSeconds: 0.5,
+    })
+    await startDelivery({ pollMs: 50 })
+    await other.start()
+    try {
+      for (let block = 1; block <= 6; block++) {
+        await commitBlock(block, block)
+        other.wake()
+        delivery!.wake()
+      }
+      await until('six deliveries', () => received.length >= 6)
+      await new Promise((r) => setTimeout(r, 1_000))
+      const ids = received.map((r) => String(r.headers['webhook-id']))
+      expect(new Set(ids).size).toBe(6)
+      expect(ids.length).toBe(6)
+    } finally {
+      await other.stop()
+    }
+  })
+
+  it('applies the filters, and passes over what they exclude (the cursor reaches the journal end)', async () => {
+    const burns = await portal(allowAll()).webhooks.create({
+      key_id: keyId,
+      url: `http://127.0.0.1:${port}/burns`,
+      event_type: 'burn',
+    })
+    const other = await portal(allowAll()).webhooks.create({
+      key_id: keyId,
+      url: `http://127.0.0.1:${port}/other`,
+      collection: '0x00000000000000000000000000000000000000f2',
+    })
+    await createEndpoint()
+    const d = await startDelivery()
+    await commitBlock(1, 1)
+    await commitBlock(2, 2)
+    await until('the mints', () => events().length === 2)
+    await d.dispatch()
+    expect(received.every((r) => r.path === '/hook')).toBe(true)
+    const { rows } = await db.pool.query<{ id: string; cursor: string; newest: string }>(
+      'SELECT id::text AS id, cursor::text AS cursor, (SELECT max(seq) FROM activity_journal)::text AS newest FROM webhook_endpoints',
+    )
+    for (const id of [burns.endpoint.id, other.endpoint.id])
+      expect(rows.find((r) => r.id === id)).toMatchObject({ cursor: rows[0]!.newest })
+  })
+
+  it("a revoked key's endpoints receive nothing", async () => {
+    const key = (await portal(allowAll()).keys.create({ name: 'short-lived' })).key.id
+    await portal(allowAll()).webhooks.create({ key_id: key, url: `http://127.0.0.1:${port}/revoked` })
+    await createEndpoint()
+    await startDelivery()
+    await commitBlock(1, 1)
+    await until('the first event at both', () => events('/revoked').length === 1 && events().length === 1)
+    await portal(allowAll()).keys.revoke({ id: key })
+    await commitBlock(2, 2)
+    await until('the second event at the live key', () => events().length === 2)
+    await new Promise((r) => setTimeout(r, 500))
+    expect(events('/revoked').length).toBe(1)
+  })
+
+  it('prunes deliveries older than the log keeps', async () => {
+    const { endpoint } = await createEndpoint()
+    await db.pool.query(
+      `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, payload, enqueued, status, created_at)
+       VALUES ($1, 1, 'activity.added', '{}', true, 'delivered', now() - interval '8 days'),
+              ($1, 2, 'activity.added', '{}', true, 'delivered', now() - interval '6 days')`,
+      [endpoint.id],
+    )
+    const d = await startDelivery()
+    await d.dispatch()
+    expect((await deliveries(endpoint.id)).map((x) => x.event_id)).toEqual(['2'])
+  })
+
+  it('disables an endpoint whose deliveries fail for the whole run; it gets nothing until enabled again', async () => {
+    const { endpoint } = await createEndpoint()
+    fallback = (res) => res.writeHead(503).end()
+    await startDelivery({
+      disableAfterMs: 400,
+      retry: { attempts: 10, baseMs: 250, factor: 1, capMs: 250, jitter: 0 },
+    })
+    await commitBlock(1, 1)
+    const disabled = await until('the endpoint disabled', async () => {
+      const list = await portal(allowAll()).webhooks.list({})
+      const e = list.find((x) => x.id === endpoint.id)
+      return e && !e.enabled ? e : null
+    })
+    expect(disabled.disabled_reason).toMatch(/^Every delivery failed for 400 ms/)
+    expect(disabled.disabled_reason).toContain('HTTP 503')
+    // Disabled: new events are not delivered, pending retries are dropped.
+    const before = received.length
+    fallback = (res) => res.writeHead(200).end()
+    await commitBlock(2, 2)
+    await new Promise((r) => setTimeout(r, 1_200))
+    expect(received.length).toBe(before)
+    // Enabled again: delivery resumes from where it stopped.
+    await portal(allowAll()).webhooks.setEnabled({ id: endpoint.id, enabled: true })
+    await until('the resumed delivery', () => events().some((e) => e.data.token_id === '2'))
+  })
+})

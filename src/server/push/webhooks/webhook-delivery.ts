@@ -1,0 +1,330 @@
+/**
+ * Webhook delivery in the web process (docs/push.md, "Webhooks"):
+ *  - the dispatcher reads the activity journal per enabled endpoint from the
+ *    endpoint's cursor (nextEvents: order, confirmations, reorgs) and, in one
+ *    transaction under the endpoint's row lock (FOR UPDATE SKIP LOCKED, so
+ *    several web processes share the work), records a delivery per event,
+ *    queues its job in pg-boss and advances the cursor;
+ *  - pg-boss workers run the jobs: one attempt each (send.ts), signed with
+ *    the endpoint's secret (Standard Webhooks); a failed attempt queues the
+ *    next one by the retry schedule (schedule.ts) in the transaction that
+ *    records it, and a failure run longer than `disableAfterMs` disables the
+ *    endpoint.
+ * `wake()` runs the dispatcher at once (new journal entries, a head that
+ * moved); without it, it polls every `pollMs`.
+ */
+import PgBoss from 'pg-boss'
+import { Webhook } from 'standardwebhooks'
+import type { Logger } from '@/config/logger'
+import { journalBounds, readJournal } from '@/db/queries/activity-journal'
+import type { ReadDb } from '@/db/queries/sql'
+import {
+  claimUnqueued,
+  currentSchema,
+  type DeliveryTarget,
+  endpointsToDispatch,
+  findDeliveryTarget,
+  hasUnqueued,
+  inWebhookTransaction,
+  lockEndpointForDispatch,
+  pruneDeliveries,
+  recordDelivered,
+  recordFailedAttempt,
+  recordSkipped,
+  selectHead,
+  type WebhookTx,
+} from '@/db/queries/webhooks'
+import { openSecret, type WebhookSettings } from '@/server/credentials/webhook-secrets'
+import type { WebMetrics } from '@/server/metrics/web-metrics'
+import { toPushEvent } from '@/server/push/activity-event'
+import { nextEvents } from '@/server/push/journal-cursor'
+import { databaseSource } from '@/server/push/journal-tail'
+import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule, retryDelayMs } from './schedule'
+import { type AttemptResult, sendWebhook } from './send'
+
+export const DELIVERY_QUEUE = 'webhook-delivery'
+
+export interface WebhookDeliveryOptions {
+  db: ReadDb
+  /** pg-boss's own connections (a small pool of its own). */
+  connectionString: string
+  /** pg-boss's schema; default `pgboss`, or `<schema>_pgboss` when the database's schema is not `public`. */
+  schema?: string
+  network: string
+  settings: WebhookSettings
+  logger: Logger
+  retry?: RetrySchedule
+  /** A failure run (every attempt failing) this long disables the endpoint; default 24 h. */
+  disableAfterMs?: number
+  /** One attempt's deadline; default 10 s. */
+  timeoutMs?: number
+  maxResponseBytes?: number
+  /** Dispatcher's fallback poll; default 1 s. */
+  pollMs?: number
+  /** pg-boss's fetch interval (seconds, at least 0.5); default 1. */
+  jobPollSeconds?: number
+  /** Jobs run at once by this process; default 8. */
+  workers?: number
+  /** Deliveries kept in the log; default 7 days. */
+  logRetentionMs?: number
+  /** The process's metrics (METRICS_PORT), if any. */
+  metrics?: Pick<WebMetrics, 'webhookAttempt' | 'webhookEndpointDisabled'> | undefined
+}
+
+interface DeliveryJob {
+  deliveryId: string
+  /** The attempt this job makes (1-based): a job whose attempt was recorded already does nothing. */
+  attempt: number
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+export class WebhookDelivery {
+  private boss: PgBoss | undefined
+  private readonly retry: RetrySchedule
+  private readonly disableAfterMs: number
+  private timer: NodeJS.Timeout | undefined
+  private running: Promise<void> | undefined
+  private again = false
+  private stopped = false
+  private lastPrune = 0
+
+  constructor(private readonly options: WebhookDeliveryOptions) {
+    this.retry = options.retry ?? DEFAULT_RETRY_SCHEDULE
+    this.disableAfterMs = options.disableAfterMs ?? DAY_MS
+  }
+
+  async start(): Promise<void> {
+    const { options } = this
+    const current = await currentSchema(options.db)
+    const boss = new PgBoss({
+      connectionString: options.connectionString,
+      schema: options.schema ?? (current === 'public' ? 'pgboss' : `${current}_pgboss`),
+      max: 4,
+      application_name: 'nft-web-webhooks',
+      // Our retries are jobs of their own (schedule.ts); pg-boss retries only a job whose
+      // process died mid-attempt (expired), which then records that attempt as usual.
+      retryLimit: 2,
+      retryDelay: 5,
+      expireInSeconds: Math.ceil((options.timeoutMs ?? 10_000) / 1000) + 60,
+      retentionDays: 3,
+      deleteAfterDays: 1,
+      archiveCompletedAfterSeconds: 3600,
+      schedule: false,
+    })
+    boss.on('error', (err) => options.logger.warn({ err }, 'webhook job queue error'))
+    this.boss = boss
+    await boss.start()
+    await boss.createQueue(DELIVERY_QUEUE).catch(async (err) => {
+      // Another web process created it first.
+      if (!(await boss.getQueue(DELIVERY_QUEUE))) throw err
+    })
+    const workers = this.options.workers ?? 8
+    for (let i = 0; i < workers; i++) {
+      await boss.work<DeliveryJob>(
+        DELIVERY_QUEUE,
+        { batchSize: 1, pollingIntervalSeconds: this.options.jobPollSeconds ?? 1 },
+        async (jobs) => {
+          for (const job of jobs) await this.attempt(job.data)
+        },
+      )
+    }
+    this.schedule(0)
+  }
+
+  /** Run the dispatcher now (new journal entries, a head that moved, a redelivery). */
+  wake(): void {
+    if (this.stopped) return
+    this.schedule(0)
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearTimeout(this.timer)
+    await this.running?.catch(() => undefined)
+    await this.boss?.stop({ graceful: true, wait: true, timeout: 15_000 })
+  }
+
+  private schedule(ms: number) {
+    if (this.running) {
+      this.again = true
+      return
+    }
+    clearTimeout(this.timer)
+    this.timer = setTimeout(() => {
+      this.running = this.dispatch()
+        .catch((err) => this.options.logger.warn({ err }, 'webhook dispatch failed'))
+        .finally(() => {
+          this.running = undefined
+          if (this.stopped) return
+          const soon = this.again
+          this.again = false
+          this.schedule(soon ? 0 : (this.options.pollMs ?? 1000))
+        })
+    }, ms)
+    this.timer.unref?.()
+  }
+
+  /** One pass: every endpoint that is behind, then the redeliveries, then (hourly) the log's pruning. */
+  async dispatch(): Promise<void> {
+    const { db } = this.options
+    const ids = await endpointsToDispatch(db)
+    if (ids.length > 0) {
+      const head = await selectHead(db, this.options.network)
+      if (head !== null) for (const id of ids) await this.dispatchEndpoint(id, head)
+    }
+    if (await hasUnqueued(db)) {
+      await inWebhookTransaction(db, async (tx) => {
+        for (const id of await claimUnqueued(tx, 100)) await this.enqueue(tx, id, 1)
+      })
+    }
+    if (Date.now() - this.lastPrune > 3_600_000) {
+      this.lastPrune = Date.now()
+      await pruneDeliveries(db, this.options.logRetentionMs ?? 7 * DAY_MS)
+    }
+  }
+
+  private async dispatchEndpoint(id: bigint, head: bigint): Promise<void> {
+    for (;;) {
+      const more = await inWebhookTransaction(this.options.db, async (tx) => {
+        const endpoint = await lockEndpointForDispatch(tx, id)
+        if (!endpoint) return false
+        const next = await nextEvents(
+          databaseSource(tx.reads),
+          head,
+          BigInt(endpoint.cursor),
+          {
+            collection: endpoint.collection ?? undefined,
+            eventType: endpoint.event_type ?? undefined,
+            minConfirmations: endpoint.min_confirmations,
+          },
+          200,
+        )
+        for (const entry of next.entries) {
+          const event = toPushEvent(entry, this.options.network, head)
+          const deliveryId = await tx.insertDelivery(id, {
+            id: event.id,
+            type: event.type,
+            payload: JSON.stringify(event),
+          })
+          await this.enqueue(tx, deliveryId, 1)
+        }
+        let cursor = next.cursor
+        if (!next.waiting && (endpoint.collection !== null || endpoint.event_type !== null)) {
+          // Filtered: entries past the last match are passed over too, so that the endpoint
+          // is not read again until something new is journaled (seq order is commit order).
+          const { newest } = await journalBounds(tx.reads)
+          if (newest > cursor) {
+            const rest = await readJournal(tx.reads, {
+              after: cursor,
+              limit: 1,
+              collection: endpoint.collection ?? undefined,
+              eventType: endpoint.event_type ?? undefined,
+              through: newest,
+            })
+            if (rest.length === 0) cursor = newest
+          }
+        }
+        if (cursor !== BigInt(endpoint.cursor)) await tx.setCursor(id, cursor)
+        return !next.waiting && next.entries.length > 0
+      })
+      if (!more) return
+    }
+  }
+
+  private async enqueue(tx: WebhookTx, deliveryId: bigint, attempt: number, startAfter?: Date) {
+    if (!this.boss) throw new Error('webhook delivery is not started')
+    await this.boss.send(
+      DELIVERY_QUEUE,
+      { deliveryId: deliveryId.toString(), attempt } satisfies DeliveryJob,
+      { db: tx.jobs, ...(startAfter ? { startAfter } : {}) },
+    )
+  }
+
+  /** Signs and sends one attempt. */
+  private async send(target: DeliveryTarget): Promise<AttemptResult> {
+    let secret: string
+    try {
+      secret = openSecret(this.options.settings.sealKey, BigInt(target.endpoint_id), target.secret_ciphertext)
+    } catch {
+      return { ok: false, statusCode: null, error: UNREADABLE_SECRET, durationMs: 0 }
+    }
+    const timestamp = new Date()
+    const signature = new Webhook(secret).sign(target.event_id, timestamp, target.payload)
+    return sendWebhook(
+      target.url,
+      target.payload,
+      {
+        'webhook-id': target.event_id,
+        'webhook-timestamp': Math.floor(timestamp.getTime() / 1000).toString(),
+        'webhook-signature': signature,
+      },
+      {
+        timeoutMs: this.options.timeoutMs ?? 10_000,
+        maxResponseBytes: this.options.maxResponseBytes ?? 64 * 1024,
+        allowHosts: this.options.settings.allowHosts,
+      },
+    )
+  }
+
+  /** One attempt of one delivery. */
+  private async attempt(job: DeliveryJob): Promise<void> {
+    const { db, logger } = this.options
+    const deliveryId = BigInt(job.deliveryId)
+    const target = await findDeliveryTarget(db, deliveryId)
+    // Gone (its endpoint deleted), finished, or this attempt already recorded (a job run twice).
+    if (!target || target.status === 'delivered' || target.status === 'failed' || target.status === 'skipped')
+      return
+    if (target.attempts >= job.attempt) return
+    if (!target.enabled || !target.key_active) {
+      await recordSkipped(
+        db,
+        deliveryId,
+        target.enabled ? 'The API key is revoked.' : 'The endpoint is disabled.',
+      )
+      return
+    }
+    const result = await this.send(target)
+    this.options.metrics?.webhookAttempt(result.ok)
+    if (result.ok) {
+      await recordDelivered(db, deliveryId, { statusCode: result.statusCode!, durationMs: result.durationMs })
+      return
+    }
+    const delay = retryDelayMs(this.retry, job.attempt)
+    const nextAttemptAt = delay === null ? null : new Date(Date.now() + delay)
+    const { disabled } = await inWebhookTransaction(db, async (tx) => {
+      const outcome = await recordFailedAttempt(tx, deliveryId, {
+        statusCode: result.statusCode,
+        error: result.error ?? 'failed',
+        durationMs: result.durationMs,
+        nextAttemptAt,
+        disableAfterMs: this.disableAfterMs,
+        reason: `Every delivery failed for ${formatSpan(this.disableAfterMs)} (last: ${result.error ?? 'failed'}).`,
+      })
+      if (nextAttemptAt) await this.enqueue(tx, deliveryId, job.attempt + 1, nextAttemptAt)
+      return outcome
+    })
+    logger.debug(
+      {
+        deliveryId: target.delivery_id,
+        endpointId: target.endpoint_id,
+        status: result.statusCode,
+        error: result.error,
+      },
+      'webhook attempt failed',
+    )
+    if (disabled)
+      logger.info({ endpointId: target.endpoint_id }, 'webhook endpoint disabled after its failure run')
+  }
+}
+
+/** A secret that no longer opens (AUTH_SECRET changed): a failed attempt that says what to do. */
+const UNREADABLE_SECRET =
+  'The signing secret cannot be read (the server secret changed); rotate the secret in the portal.'
+
+function formatSpan(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} hours`
+  if (ms % 60_000 === 0) return `${ms / 60_000} minutes`
+  if (ms % 1000 === 0) return `${ms / 1000} seconds`
+  return `${ms} ms`
+}
