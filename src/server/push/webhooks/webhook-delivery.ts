@@ -61,10 +61,12 @@ export interface WebhookDeliveryOptions {
   maxResponseBytes?: number
   /** Dispatcher's fallback poll; default 1 s. */
   pollMs?: number
-  /** pg-boss's fetch interval (seconds, at least 0.5); default 1. */
+  /** pg-boss's fetch interval (seconds, at least 0.5); default 0.5. */
   jobPollSeconds?: number
-  /** Jobs run at once by this process; default 8. */
+  /** pg-boss workers of this process; default 8. */
   workers?: number
+  /** Jobs a worker fetches at once and attempts side by side; default 25. */
+  batchSize?: number
   /** Deliveries kept in the log; default 7 days. */
   logRetentionMs?: number
   /** The process's metrics (METRICS_PORT), if any. */
@@ -123,9 +125,14 @@ export class WebhookDelivery {
     for (let i = 0; i < workers; i++) {
       await boss.work<DeliveryJob>(
         DELIVERY_QUEUE,
-        { batchSize: 1, pollingIntervalSeconds: this.options.jobPollSeconds ?? 1 },
+        // A pg-boss worker waits a polling interval after every fetch: throughput is workers ×
+        // batch per interval, so a batch's attempts run side by side (docs/push.md, "Webhooks").
+        {
+          batchSize: this.options.batchSize ?? 25,
+          pollingIntervalSeconds: this.options.jobPollSeconds ?? 0.5,
+        },
         async (jobs) => {
-          for (const job of jobs) await this.attempt(job.data)
+          await Promise.all(jobs.map((job) => this.attempt(job.data)))
         },
       )
     }
