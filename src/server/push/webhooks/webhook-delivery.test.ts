@@ -8,14 +8,9 @@
  * journal's triggers record.
  */
 import http from 'node:http'
-import type { Hex } from 'viem'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { verifyWebhook } from '@/client'
 import { createLogger } from '@/config/logger'
-import type { TransferEvent } from '@/indexer/events/types'
-import { commitBatch, type IngestBatch } from '@/indexer/store/commit'
-import { rollbackAfter } from '@/indexer/store/rollback'
-import { ensureIndexerState } from '@/indexer/store/state'
 import { parseAllowHosts } from '@/net/guarded-lookup'
 import { ensureUser } from '@/server/api/portal/keys/api-keys'
 import { portalRouter } from '@/server/api/portal/router'
@@ -27,6 +22,7 @@ import type { SessionUser } from '@/server/portal-auth/session-user'
 import { pushEvent } from '@/server/push/activity-event'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { freePort } from '@/test/free-port'
+import { JournalWriter } from '@/test/journal-writes'
 import { asDatabase } from '@/test/serve-api'
 import { WebhookDelivery, type WebhookDeliveryOptions } from './webhook-delivery'
 
@@ -72,14 +68,12 @@ afterAll(async () => {
 })
 
 let delivery: WebhookDelivery | undefined
-let lastIndexed: bigint | null = null
+let journal: JournalWriter
 
 beforeEach(async () => {
-  await db.pool.query(
-    'TRUNCATE transfers, tokens, collections, collection_holders, blocks, indexed_ranges, indexer_state, activity_journal, webhook_deliveries, webhook_endpoints CASCADE',
-  )
-  await ensureIndexerState(db.pool, { network: 'devnet', chainId: 31337, startBlock: 1 })
-  lastIndexed = null
+  await db.pool.query('TRUNCATE webhook_deliveries, webhook_endpoints CASCADE')
+  journal ??= new JournalWriter(db.pool)
+  await journal.reset()
   received = []
   replies = []
   fallback = (res) => res.writeHead(204).end()
@@ -137,49 +131,6 @@ async function createEndpoint(input: { min_confirmations?: number; path?: string
   })
 }
 
-const hex = (n: number, bytes: number) => `0x${n.toString(16).padStart(bytes * 2, '0')}` as Hex
-const NOW = BigInt(Math.floor(Date.now() / 1000))
-
-/** Commits block `block` (of fork `fork`) with one mint of token fork*1000+block, the head at `head`. */
-async function commitBlock(block: number, head: number, fork = 0) {
-  const hash = hex(fork * 1_000 + block, 32)
-  const transfer: TransferEvent = {
-    collection: hex(0xf1, 20),
-    tokenId: BigInt(fork * 1_000 + block),
-    from: hex(0, 20),
-    to: hex(0xa1, 20),
-    blockNumber: BigInt(block),
-    blockHash: hash,
-    blockTimestamp: NOW + BigInt(block),
-    transactionHash: hash,
-    logIndex: 0,
-    batchIndex: 0,
-    standard: 'ERC721',
-  }
-  const batch: IngestBatch = {
-    fromBlock: BigInt(block),
-    toBlock: BigInt(block),
-    transfers: [transfer],
-    metadataUpdates: [],
-    verified: false,
-    blocks: [{ number: BigInt(block), hash, parentHash: hex(block - 1, 32), timestamp: NOW + BigInt(block) }],
-    lastSeenBlock: BigInt(head),
-    chainConfirmedBlock: 0n,
-  }
-  const ctx = { network: 'devnet', startBlock: 1n, expectedLastIndexed: lastIndexed, keepBlocks: 64n }
-  lastIndexed = (await commitBatch(db.pool, ctx, batch)).lastIndexedBlock
-}
-
-async function reorgTo(ancestor: number, head: number) {
-  await db.pool.query('UPDATE indexer_state SET last_seen_block = $1', [head])
-  const progress = await rollbackAfter(
-    db.pool,
-    { network: 'devnet', startBlock: 1n, lastSeenBlock: BigInt(head), chainConfirmedBlock: 0n },
-    BigInt(ancestor),
-  )
-  lastIndexed = progress.lastIndexedBlock
-}
-
 async function until<T>(
   what: string,
   check: () => T | Promise<T>,
@@ -212,7 +163,7 @@ describe('webhook delivery', () => {
   it('POSTs the push event signed the Standard Webhooks way, and logs the delivery', async () => {
     const { endpoint, secret } = await createEndpoint()
     await startDelivery()
-    await commitBlock(1, 1)
+    await journal.commitBlock(1, 1)
     await until('a delivery', () => received.length === 1)
     const [request] = received
     const headers = {
@@ -250,7 +201,7 @@ describe('webhook delivery', () => {
     replies = [(res) => res.writeHead(500).end('down')]
     const metrics = new WebMetrics(db.pool)
     await startDelivery({ metrics })
-    await commitBlock(1, 1)
+    await journal.commitBlock(1, 1)
     await until('the retry', () => received.length === 2)
     expect(received[0]!.headers['webhook-id']).toBe(received[1]!.headers['webhook-id'])
     expect(received[0]!.body).toBe(received[1]!.body)
@@ -278,7 +229,7 @@ describe('webhook delivery', () => {
       (res) => res.writeHead(410).end(),
     ]
     await startDelivery()
-    await commitBlock(1, 1)
+    await journal.commitBlock(1, 1)
     const log = await until(
       'three failed attempts',
       async () => {
@@ -299,7 +250,7 @@ describe('webhook delivery', () => {
     const { endpoint } = await createEndpoint()
     replies = [(res) => hanging.add(res)]
     await startDelivery()
-    await commitBlock(1, 1)
+    await journal.commitBlock(1, 1)
     const log = await until('the timed-out attempt', async () => {
       const d = await deliveries(endpoint.id)
       return d[0]?.attempts === 1 && d[0].status === 'retrying' ? d : null
@@ -313,7 +264,7 @@ describe('webhook delivery', () => {
     const { endpoint } = await createEndpoint()
     replies = [(res) => res.writeHead(200).end('x'.repeat(4096))]
     await startDelivery({ maxResponseBytes: 1024 })
-    await commitBlock(1, 1)
+    await journal.commitBlock(1, 1)
     const log = await until('the oversized attempt', async () => {
       const d = await deliveries(endpoint.id)
       return d[0]?.attempts === 1 && d[0].status === 'retrying' ? d : null
@@ -327,10 +278,10 @@ describe('webhook delivery', () => {
     await createEndpoint()
     const confirmed = await createEndpoint({ min_confirmations: 2, path: '/confirmed' })
     await startDelivery()
-    await commitBlock(1, 1)
-    await commitBlock(2, 2)
-    await reorgTo(1, 2)
-    await commitBlock(2, 2, 1)
+    await journal.commitBlock(1, 1)
+    await journal.commitBlock(2, 2)
+    await journal.reorgTo(1, 2)
+    await journal.commitBlock(2, 2, 1)
     await until('four events at once', () => received.filter((r) => r.path === '/hook').length === 4)
     expect(summary()).toEqual([
       'activity.added:1',
@@ -341,7 +292,7 @@ describe('webhook delivery', () => {
     // The endpoint that waits for 2 confirmations got nothing yet (head 2: block 1 has 1).
     expect(received.some((r) => r.path === '/confirmed')).toBe(false)
     expect((await deliveries(confirmed.endpoint.id)).length).toBe(0)
-    await commitBlock(3, 3, 1)
+    await journal.commitBlock(3, 3, 1)
     await until('the confirmed event', () => received.some((r) => r.path === '/confirmed'))
     const sent = received.filter((r) => r.path === '/confirmed').map((r) => JSON.parse(r.body).data.token_id)
     // Block 1 has its two confirmations; block 2's first event never had them, so neither half is sent.
@@ -356,7 +307,7 @@ describe('webhook delivery', () => {
       allowHosts: parseAllowHosts([`localhost:${port}`]),
     }).webhooks.create({ key_id: keyId, url: `http://localhost:${port}/by-name` })
     await startDelivery({ settings: { ...allowAll(), allowHosts: new Set() } })
-    await commitBlock(1, 1)
+    await journal.commitBlock(1, 1)
     const refused = async (id: string) =>
       until('the refused attempt', async () => {
         const d = await deliveries(id)
@@ -374,7 +325,7 @@ describe('webhook delivery', () => {
     await startDelivery({
       settings: { ...allowAll(), sealKey: deriveSealKey('another-server-secret-of-32-characters!!') },
     })
-    await commitBlock(1, 1)
+    await journal.commitBlock(1, 1)
     const log = await until('the failed attempt', async () => {
       const d = await deliveries(endpoint.id)
       return d[0] && d[0].attempts >= 1 ? d : null
@@ -398,7 +349,7 @@ describe('webhook delivery', () => {
     await other.start()
     try {
       for (let block = 1; block <= 6; block++) {
-        await commitBlock(block, block)
+        await journal.commitBlock(block, block)
         other.wake()
         delivery!.wake()
       }
@@ -425,8 +376,8 @@ describe('webhook delivery', () => {
     })
     await createEndpoint()
     const d = await startDelivery()
-    await commitBlock(1, 1)
-    await commitBlock(2, 2)
+    await journal.commitBlock(1, 1)
+    await journal.commitBlock(2, 2)
     await until('the mints', () => events().length === 2)
     await d.dispatch()
     expect(received.every((r) => r.path === '/hook')).toBe(true)
@@ -442,10 +393,10 @@ describe('webhook delivery', () => {
     await portal(allowAll()).webhooks.create({ key_id: key, url: `http://127.0.0.1:${port}/revoked` })
     await createEndpoint()
     await startDelivery()
-    await commitBlock(1, 1)
+    await journal.commitBlock(1, 1)
     await until('the first event at both', () => events('/revoked').length === 1 && events().length === 1)
     await portal(allowAll()).keys.revoke({ id: key })
-    await commitBlock(2, 2)
+    await journal.commitBlock(2, 2)
     await until('the second event at the live key', () => events().length === 2)
     await new Promise((r) => setTimeout(r, 500))
     expect(events('/revoked').length).toBe(1)
@@ -471,7 +422,7 @@ describe('webhook delivery', () => {
       disableAfterMs: 400,
       retry: { attempts: 10, baseMs: 250, factor: 1, capMs: 250, jitter: 0 },
     })
-    await commitBlock(1, 1)
+    await journal.commitBlock(1, 1)
     const disabled = await until('the endpoint disabled', async () => {
       const list = await portal(allowAll()).webhooks.list({})
       const e = list.find((x) => x.id === endpoint.id)
@@ -482,7 +433,7 @@ describe('webhook delivery', () => {
     // Disabled: new events are not delivered, pending retries are dropped.
     const before = received.length
     fallback = (res) => res.writeHead(200).end()
-    await commitBlock(2, 2)
+    await journal.commitBlock(2, 2)
     await new Promise((r) => setTimeout(r, 1_200))
     expect(received.length).toBe(before)
     // Enabled again: delivery resumes from where it stopped.
