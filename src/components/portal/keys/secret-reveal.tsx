@@ -1,7 +1,7 @@
 'use client'
 
 import { useId } from 'react'
-import { CopyButton } from '@/components/ui/copy-button'
+import { SecretField } from '@/components/ui/secret-field'
 
 /** A key's secret, shown once: copy it now or rotate later. */
 export function SecretReveal({
@@ -22,20 +22,13 @@ export function SecretReveal({
         <strong>Copy this secret now. It will not be shown again.</strong> Only a hash is stored; if you lose
         it, rotate the key to get a new one.
       </p>
-      <label htmlFor={`${id}-secret`}>Secret of “{keyName}”</label>
-      <div className="secret-row">
-        <input
-          id={`${id}-secret`}
-          className="secret"
-          data-testid="new-secret"
-          data-autofocus
-          readOnly
-          value={secret}
-          spellCheck={false}
-          onFocus={(e) => e.currentTarget.select()}
-        />
-        <CopyButton value={secret} label="Copy secret" className="button" />
-      </div>
+      <SecretField
+        id={`${id}-secret`}
+        label={<>Secret of “{keyName}”</>}
+        secret={secret}
+        testId="new-secret"
+        autoFocus
+      />
       {note ? <p className="muted">{note}</p> : null}
       <p className="help">
         Store it in your server’s secret manager or environment, and send it as{' '}

@@ -8,7 +8,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useId, useState } from 'react'
 import { errorMessage, useTRPC } from '@/components/portal/trpc'
-import { CopyButton } from '@/components/ui/copy-button'
+import { SecretField } from '@/components/ui/secret-field'
 
 function when(iso: string | null): string {
   return iso ? new Date(iso).toLocaleString() : '—'
@@ -23,19 +23,7 @@ function SecretOnce({ secret, url, onDone }: { secret: string; url: string; onDo
         request with it (Standard Webhooks; <code>verifyWebhook</code> of the typed client). If you lose it,
         rotate it.
       </p>
-      <label htmlFor={id}>Signing secret of {url}</label>
-      <div className="secret-row">
-        <input
-          id={id}
-          className="secret"
-          data-testid="webhook-secret"
-          readOnly
-          value={secret}
-          spellCheck={false}
-          onFocus={(e) => e.currentTarget.select()}
-        />
-        <CopyButton value={secret} label="Copy secret" className="button" />
-      </div>
+      <SecretField id={id} label={<>Signing secret of {url}</>} secret={secret} testId="webhook-secret" />
       <div className="form-actions">
         <button type="button" className="button" onClick={onDone}>
           I have stored the secret
