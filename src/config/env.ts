@@ -140,6 +140,10 @@ export const envSchema = z.object({
   WEBHOOK_ALLOW_HOSTS: optional(
     z.string().regex(/^[^\s,]+(,[^\s,]+)*$/, 'must be a comma-separated list of host:port'),
   ),
+  /** Wait after a webhook's first failed attempt (ms); later waits grow from it (docs/push.md, "Retries"). */
+  WEBHOOK_RETRY_BASE_MS: optional(
+    nonNegativeInt.min(100, 'must be at least 100').max(3_600_000, 'must be at most 3600000'),
+  ).default(10_000),
   /**
    * `development` under `npm run dev`; `npm start` runs its processes with `production`, which
    * skips the /v1 response parse (docs/api.md, "The request path, and what it costs").

@@ -8,6 +8,7 @@ import { captureConsole, createLogger } from '@/config/logger'
 import { type MetricsEndpoint, metricsPort, serveMetrics } from '@/config/metrics-endpoint'
 import { STOP_SIGNALS } from '@/config/stop-signals'
 import { createJournalListener } from '@/server/push/journal-listener'
+import { DEFAULT_RETRY_SCHEDULE } from '@/server/push/webhooks/schedule'
 import { WebhookDelivery } from '@/server/push/webhooks/webhook-delivery'
 import { closeWebServices, createWebServices } from '@/server/services/web-services'
 import { createWebServer } from '@/server/web-server'
@@ -42,6 +43,7 @@ if (services.webhooks) {
     connectionString: config.DATABASE_URL,
     network: config.NETWORK,
     settings: services.webhooks,
+    retry: { ...DEFAULT_RETRY_SCHEDULE, baseMs: config.WEBHOOK_RETRY_BASE_MS },
     logger: logger.child({ component: 'webhooks' }),
     metrics: services.metrics,
   })
