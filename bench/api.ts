@@ -16,6 +16,11 @@
  *     in rounds (BENCH_ROUNDS, 3, of BENCH_SECONDS, 2 s each); each figure is
  *     the median round.
  *
+ *  3. With BENCH_PUSH_STREAMS=N (e.g. 1000): the server-side latency once
+ *     more while N live activity streams are open on the full stack's process
+ *     and a new transfer is committed every second (each goes to every
+ *     stream), next to the figures without them (docs/push.md).
+ *
  * BENCH_ONLY=<text>[,<text>…] runs only the cases whose name contains one of them (e.g. `indexer/status`,
  * or `trait,rarity` for the traits, trait-filter and rarity cases).
  *
@@ -42,6 +47,9 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 /** API keys the throughput rounds' connections take turns with. */
 const THROUGHPUT_KEYS = 4
 const HIGH_LIMITS = 'sec=1000000,min=100000000,concurrent=100000'
+const PUSH_STREAMS = Number(process.env.BENCH_PUSH_STREAMS ?? 0)
+/** The collection of the transfers the push load commits (removed again at the end). */
+const PUSH_COLLECTION = '0xfeed000000000000000000000000000000000000'
 
 // ───────────────────────────── child: a server ─────────────────────────────
 
@@ -358,6 +366,77 @@ async function latency(child: Child, cases: Case[], headers: Record<string, stri
   return results
 }
 
+/**
+ * Push delivery on the server under test: `count` live streams (5 per key, 25 keys per
+ * account) and a transfer committed every second, which the journal's triggers record
+ * and every stream receives.
+ */
+async function startPushLoad(url: string, port: number, count: number) {
+  const { openDatabase } = await import('@/db/database')
+  const { createApiKey, ensureUser, revokeApiKey } = await import('@/server/api/portal/keys/api-keys')
+  const { STREAMS_PER_KEY } = await import('@/server/ratelimit/policy')
+  const db = openDatabase(url)
+  const keys: Array<{ actor: { userId: bigint; address: string }; id: bigint; secret: string }> = []
+  for (let k = 0; k < Math.ceil(count / STREAMS_PER_KEY); k++) {
+    const user = await ensureUser(db, `0x${(0xbe5000 + Math.floor(k / 25)).toString(16).padStart(40, '0')}`)
+    const actor = { userId: user.id, address: user.address }
+    const { key, secret } = await createApiKey(db, actor, { name: `bench push ${Date.now()} ${k}` })
+    keys.push({ actor, id: BigInt(key.id), secret })
+  }
+  let received = 0
+  const streams: http.ClientRequest[] = []
+  for (let i = 0; i < count; i++) {
+    const { secret } = keys[Math.floor(i / STREAMS_PER_KEY)]!
+    streams.push(
+      await new Promise<http.ClientRequest>((resolve, reject) => {
+        const req = http.get(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/v1/activity/stream',
+            agent: false,
+            headers: { Authorization: `Bearer ${secret}`, Accept: 'text/event-stream' },
+          },
+          (res) => {
+            if (res.statusCode !== 200) return reject(new Error(`stream refused: HTTP ${res.statusCode}`))
+            res.setEncoding('utf8')
+            res.on('data', (chunk: string) => {
+              received += chunk.split('\nevent: activity.added\n').length - 1
+            })
+            resolve(req)
+          },
+        )
+        req.on('error', reject)
+      }),
+    )
+  }
+  let n = 0
+  const writer = setInterval(() => {
+    n++
+    db.pool
+      .query(
+        `INSERT INTO transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
+                                block_hash, block_timestamp, transaction_hash, log_index, batch_index, source)
+         VALUES ($1, $2, '0x0000000000000000000000000000000000000000', '0x00000000000000000000000000000000000be5c4',
+                 'mint', 0, NULL, now(), $3, 0, 0, 'rpc')`,
+        [PUSH_COLLECTION, n, `0x${'fe'.repeat(24)}${Date.now().toString(16).padStart(16, '0')}`],
+      )
+      .catch((err) => console.error('push load: insert failed', err))
+  }, 1_000)
+  return {
+    streams: count,
+    received: () => received,
+    async stop() {
+      clearInterval(writer)
+      for (const s of streams) s.destroy()
+      await db.pool.query('DELETE FROM transfers WHERE collection_address = $1', [PUSH_COLLECTION])
+      await db.pool.query('DELETE FROM activity_journal WHERE collection_address = $1', [PUSH_COLLECTION])
+      for (const { actor, id } of keys) await revokeApiKey(db, actor, { keyId: id })
+      await db.close()
+    },
+  }
+}
+
 /** Connection i sends clients[i % clients.length]'s headers: several API clients, as in production. */
 async function throughput(
   port: number,
@@ -438,6 +517,37 @@ async function main() {
       })
     }
     console.table(rows)
+
+    if (PUSH_STREAMS > 0) {
+      const push = await startPushLoad(url, full.port, PUSH_STREAMS)
+      try {
+        await new Promise((r) => setTimeout(r, 2_000))
+        const pushed = await latency(full, cases, auth)
+        console.log(
+          `\nserver-side latency with ${push.streams} live streams open on the same process and a transfer committed every second (ms)`,
+        )
+        console.table(
+          cases.map((c) => {
+            const quiet = fullLatency[c.name]!
+            const loaded = pushed[c.name]!
+            return {
+              endpoint: c.name,
+              'first p95': quiet.first[1].toFixed(2),
+              'first p95, streams': loaded.first[1].toFixed(2),
+              'deep p95': quiet.deep ? quiet.deep[1].toFixed(2) : '',
+              'deep p95, streams': loaded.deep ? loaded.deep[1].toFixed(2) : '',
+            }
+          }),
+        )
+        const worst = (r: typeof fullLatency) =>
+          Math.max(...Object.values(r).flatMap((x) => [x.first[1], ...(x.deep ? [x.deep[1]] : [])]))
+        console.log(
+          `worst p95 ${worst(fullLatency).toFixed(2)} ms without streams, ${worst(pushed).toFixed(2)} ms with ${push.streams} streams; ${push.received().toLocaleString()} events delivered to the streams meanwhile`,
+        )
+      } finally {
+        await push.stop()
+      }
+    }
 
     console.log(
       `\nthroughput, first pages, ${CONCURRENCY} keep-alive connections over ${THROUGHPUT_KEYS} keys, median of ${THROUGHPUT_ROUNDS} alternating rounds of ${THROUGHPUT_SECONDS} s (req/s)`,
