@@ -4,23 +4,14 @@
  * whole key lifecycle done with the keyboard alone. Screenshots of each page
  * go to the screenshots directory.
  */
-import AxeBuilder from '@axe-core/playwright'
 import type { Locator, Page } from '@playwright/test'
+import { seriousViolations } from './helpers/axe'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
 
 const VIEWPORTS = [
   { name: 'desktop', width: 1280, height: 800 },
   { name: 'mobile', width: 390, height: 844 },
 ] as const
-
-async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page })
-    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
-    .analyze()
-  return results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }))
-}
 
 async function checkPage(page: Page, path: string, shot: string, ready: () => Promise<void>) {
   for (const viewport of VIEWPORTS) {

@@ -5,8 +5,8 @@
  * token" is accepted once and limited the second time, with the wait; the
  * audit trail lists the refresh; axe finds nothing serious at 1280 and 390 px.
  */
-import AxeBuilder from '@axe-core/playwright'
-import type { APIRequestContext, Page } from '@playwright/test'
+import type { APIRequestContext } from '@playwright/test'
+import { seriousViolations } from './helpers/axe'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -44,15 +44,6 @@ async function tokenWithDocument(request: APIRequestContext): Promise<Nft> {
     }
   }
   throw new Error('no token with a whole document on the devnet')
-}
-
-async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page })
-    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
-    .analyze()
-  return results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ id: v.id, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }))
 }
 
 test('the token view shows the whole document, and a refresh is accepted, then limited', async ({

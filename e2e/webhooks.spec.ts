@@ -8,19 +8,9 @@
  * webhook-id; axe finds nothing serious at 1280 and 390 px.
  */
 import http from 'node:http'
-import AxeBuilder from '@axe-core/playwright'
-import type { Page } from '@playwright/test'
 import { verifyWebhook } from '../src/client/webhooks'
+import { seriousViolations } from './helpers/axe'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
-
-async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page })
-    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
-    .analyze()
-  return results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => ({ id: v.id, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }))
-}
 
 interface Received {
   headers: http.IncomingHttpHeaders
