@@ -90,6 +90,8 @@ export class WebhookDelivery {
   private again = false
   private stopped = false
   private lastPrune = 0
+  /** The pass in progress: passes run one at a time, whoever starts them (timer or caller). */
+  private lastPass: Promise<void> = Promise.resolve()
 
   constructor(private readonly options: WebhookDeliveryOptions) {
     this.retry = options.retry ?? DEFAULT_RETRY_SCHEDULE
@@ -172,8 +174,14 @@ export class WebhookDelivery {
     this.timer.unref?.()
   }
 
-  /** One pass: every endpoint that is behind, then the redeliveries, then (hourly) the log's pruning. */
-  async dispatch(): Promise<void> {
+  /** One pass, after the one in progress: every endpoint that is behind, then the redeliveries, then (hourly) the log's pruning. */
+  dispatch(): Promise<void> {
+    const pass = this.lastPass.catch(() => undefined).then(() => this.dispatchPass())
+    this.lastPass = pass
+    return pass
+  }
+
+  private async dispatchPass(): Promise<void> {
     const { db } = this.options
     const ids = await endpointsToDispatch(db)
     if (ids.length > 0) {
