@@ -74,8 +74,8 @@ export interface TokenUriSource {
 
 /**
  * The URI source of each token, in the order given: one statement per batch
- * of tokens (one primary-key lookup per collection, and for an ERC-1155 token
- * one backward scan of erc1155_uris_pkey for its newest URI event).
+ * of tokens (their collections joined by address, and for an ERC-1155 token
+ * the first row of a backward scan of erc1155_uris_pkey: its newest URI event).
  */
 export async function selectTokenUriSources(
   db: Queryable,
