@@ -2,8 +2,8 @@
  * Keeps the devnet alive: every 1–2 s a few mints, transfers between the funded dev accounts,
  * burns and now and then an ERC-4906 metadata update; on the ERC-1155 editions single and batch
  * mints, transfers (TransferSingle, TransferBatch) and burns, and now and then a revised edition
- * (a URI event); about every `reorgEveryMs` a chain reorganisation of depth 1..3. A failed transaction is logged at debug level and skipped —
- * the generator never stops because of one.
+ * (a URI event); about every `reorgEveryMs` a chain reorganisation of depth 1..3. A failed
+ * transaction is logged at debug level and skipped — the generator never stops because of one.
  */
 import pino from 'pino'
 import type { Address } from 'viem'
