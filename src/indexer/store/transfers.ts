@@ -1,5 +1,4 @@
 import type pg from 'pg'
-import type { Hex } from 'viem'
 import { transferEventType } from '@/lib/schemas'
 import {
   type CollectionStandard,
@@ -191,28 +190,6 @@ export async function markMetadataStale(client: pg.PoolClient, all: MetadataUpda
       numericArray(updates.map((u) => u.fromTokenId)),
       numericArray(updates.map((u) => u.toTokenId)),
     ],
-  )
-}
-
-/**
- * EIP-1155 URI events: the named tokens' metadata is fetched again, as an
- * ERC-4906 MetadataUpdate of each token queues it (docs/metadata.md,
- * "ERC-1155"). Called in the commit that stores the events in erc1155_uris,
- * after the block's transfers, so a token minted in the same batch is queued
- * too; a token not minted yet is read when it is (the event's URI is then the newest).
- */
-export function markTokenUrisChanged(
-  client: pg.PoolClient,
-  uris: ReadonlyArray<{ collection: Hex; tokenId: bigint; blockNumber: bigint }>,
-): Promise<void> {
-  return markMetadataStale(
-    client,
-    uris.map((u) => ({
-      collection: u.collection,
-      fromTokenId: u.tokenId,
-      toTokenId: u.tokenId,
-      blockNumber: u.blockNumber,
-    })),
   )
 }
 

@@ -9,7 +9,7 @@ import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { withTransaction } from '../store/db'
-import { markTokenUrisChanged } from '../store/transfers'
+import { markMetadataStale } from '../store/transfers'
 import { startTestChain, type TestChain } from './chain'
 import { json, PNG_1x1, startServer, type TestServer } from './http-server'
 import { startIndexer, testConfig } from './indexer'
@@ -129,16 +129,23 @@ describe('ERC-1155 token metadata', () => {
     )
   }, 90_000)
 
-  it('fetches again when a URI event arrives (markTokenUrisChanged, as ERC-4906 does)', async () => {
-    await db.pool.query(
-      `INSERT INTO erc1155_uris (collection_address, token_id, block_number, log_index, transaction_hash, uri)
-       VALUES ($1, 1, 20, 0, $2, $3)`,
-      [editions, `0x${'cd'.repeat(32)}`, `${server.origin}/override/{id}.json?v=2`],
-    )
+  it('fetches again when a URI event arrives (stored and queued by markMetadataStale, as ERC-4906 is)', async () => {
     // Settled tokens are not read again until marked.
     expect((await tokens())[0]).toMatchObject({ name: `Edition ${hex64(1n)}` })
     await withTransaction(db.pool, (client) =>
-      markTokenUrisChanged(client, [{ collection: editions, tokenId: 1n, blockNumber: 20n }]),
+      markMetadataStale(client, [
+        {
+          collection: editions,
+          fromTokenId: 1n,
+          toTokenId: 1n,
+          blockNumber: 20n,
+          uri: {
+            value: `${server.origin}/override/{id}.json?v=2`,
+            logIndex: 0,
+            transactionHash: `0x${'cd'.repeat(32)}`,
+          },
+        },
+      ]),
     )
     const due = await db.pool.query(
       `SELECT token_id::text AS id FROM tokens WHERE collection_address = $1 AND metadata_next_attempt_at IS NOT NULL`,
