@@ -61,7 +61,7 @@ export const nftsRouter = createV1Router({
     tags: ['NFTs'],
     summary: "A collection's NFTs, in token order",
     description: `Tokens of the collection by ascending numeric token id. Burned tokens are left out unless \`include_burned=true\`. An unknown collection gives an empty page.${ERC1155_SCOPED}`,
-    errorResponses: [400, 401, 403, 429, 503],
+    errorResponses: [400, 401, 403, 404, 429, 503],
   })
     .input(listCollectionNftsInput)
     .output(responseSchema(nftPage))

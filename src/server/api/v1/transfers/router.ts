@@ -15,7 +15,7 @@ export const transfersRouter = createV1Router({
     tags: ['Transfers'],
     summary: "A collection's transfers, newest first",
     description: `${FEED_NOTE} An unknown collection gives an empty page.${ERC1155_SCOPED}`,
-    errorResponses: [400, 401, 403, 429, 503],
+    errorResponses: [400, 401, 403, 404, 429, 503],
   })
     .input(collectionTransfersInput)
     .output(responseSchema(transferPage))
@@ -28,7 +28,7 @@ export const transfersRouter = createV1Router({
     tags: ['Transfers'],
     summary: "A token's transfers, newest first",
     description: `${FEED_NOTE} An unknown token gives an empty page.${ERC1155_SCOPED}`,
-    errorResponses: [400, 401, 403, 429, 503],
+    errorResponses: [400, 401, 403, 404, 429, 503],
   })
     .input(tokenTransfersInput)
     .output(responseSchema(transferPage))
