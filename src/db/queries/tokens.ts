@@ -267,8 +267,9 @@ export async function selectOwnerTokens(
   }
   if (standard !== 'ERC721') {
     const where = ['b.owner = $1', 'b.balance > 0']
+    // With the owner in the row comparison, the cursor bounds the range of token_balances_owner_idx.
     if (page.after !== undefined)
-      where.push('(b.collection_address, b.token_id) > ($2::varchar, $3::numeric)')
+      where.push('(b.owner, b.collection_address, b.token_id) > ($1::varchar, $2::varchar, $3::numeric)')
     arms.push(`SELECT t.id, b.collection_address, b.token_id, b.balance
       FROM token_balances b
       JOIN tokens t ON t.collection_address = b.collection_address AND t.token_id = b.token_id
