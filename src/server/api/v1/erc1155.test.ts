@@ -8,6 +8,7 @@
  * fields are served; the new holders endpoint pages exactly.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createNftDataClient } from '@/client/index'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { OpenApiContract, type OpenApiDoc } from '@/test/api-contract'
 import { buildDataset, c, people } from '@/test/api-dataset'
@@ -420,6 +421,51 @@ describe('GET /v1/nfts/{address}/{tokenId}/owners', () => {
       `/v1/nfts/${multi}/1/owners?standard=ERC1155`,
     ])
       await expectError(bad, 400, 'INVALID_ARGUMENT')
+  })
+})
+
+describe('the typed client', () => {
+  it('takes `standard` and walks the holders and the merged holdings with its iterators', async () => {
+    const client = createNftDataClient({ baseUrl: api.base, apiKey: api.token })
+    const collect = async <T>(iterator: AsyncIterable<T>) => {
+      const out: T[] = []
+      for await (const item of iterator) out.push(item)
+      return out
+    }
+    const holdings = await collect(
+      client.items('/v1/owners/{address}/nfts', {
+        path: { address: people.alice },
+        query: { standard: 'all', limit: 2 },
+      }),
+    )
+    expect(holdings).toEqual((await walk(`/v1/owners/${people.alice}/nfts?standard=all&limit=100`)).items)
+    expect(holdings.filter((n) => n.contract_type === 'ERC1155').map((n) => n.balance)).toEqual(['4', '5'])
+    const pages = await collect(
+      client.pages('/v1/nfts/{address}/{tokenId}/owners', {
+        path: { address: multi, tokenId: '1' },
+        query: { limit: 4 },
+      }),
+    )
+    expect(pages.length).toBe(3)
+    const owners = pages.flatMap((p) => p.data)
+    expect(owners.map((h) => h.balance)).toEqual(
+      [...token1Balances].map(([, b]) => b.toString()).sort((a, b) => Number(b) - Number(a)),
+    )
+    const { data } = await client.get('/v1/nfts/{address}/{tokenId}', {
+      path: { address: multi, tokenId: '2' },
+      query: { standard: 'ERC1155' },
+    })
+    expect([data.contract_type, data.current_owner, data.total_supply]).toEqual([
+      'ERC1155',
+      people.alice,
+      '5',
+    ])
+    await expect(client.get('/v1/collections/{address}', { path: { address: multi } })).rejects.toMatchObject(
+      {
+        status: 404,
+        code: 'NOT_FOUND',
+      },
+    )
   })
 })
 
