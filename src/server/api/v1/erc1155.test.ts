@@ -361,6 +361,14 @@ describe('with `standard`', () => {
         balance: '1',
       })),
     )
+    const { items: paged, pages: erc1155Pages } = await walk(
+      `/v1/owners/${people.alice}/nfts?standard=ERC1155&limit=1`,
+    )
+    expect(paged).toEqual(erc1155)
+    expect(erc1155Pages).toBe(2)
+    expect((await walk(`/v1/owners/${people.alice}/nfts?standard=ERC721&limit=3`)).items).toEqual(
+      all.filter((n: Json) => n.contract_type === 'ERC721'),
+    )
     // carol's balance of token 2 is negative (before the window): not held.
     const carol = (await ok(`/v1/owners/${people.carol}/nfts?standard=ERC1155`)).data
     expect(carol.map((n: Json) => [n.token_id, n.balance])).toEqual([['1', '3']])
