@@ -364,12 +364,12 @@ describe('webhook delivery', () => {
   })
 
   it('applies the filters, and passes over what they exclude (the cursor reaches the journal end)', async () => {
-    const burns = await portal(allowAll()).webhooks.create({
+    await portal(allowAll()).webhooks.create({
       key_id: keyId,
       url: `http://127.0.0.1:${port}/burns`,
       event_type: 'burn',
     })
-    const other = await portal(allowAll()).webhooks.create({
+    await portal(allowAll()).webhooks.create({
       key_id: keyId,
       url: `http://127.0.0.1:${port}/other`,
       collection: '0x00000000000000000000000000000000000000f2',
