@@ -101,9 +101,11 @@ afterAll(async () => {
 describe('ERC-1155 against the chain', () => {
   it('backfilled history and followed blocks match the chain (balances = balanceOfBatch)', async () => {
     await expectDatabaseMatchesChain(db.pool, chain.clients, nfts())
-    // Followed at the head: a batch mint and an operator-free batch transfer.
+    // Followed at the head: a batch mint, a batch transfer and a mint of a burned-out id.
     await tx('mintBatch', [dave, [2n, 10n], [7n, 7n]])
     await tx('safeBatchTransferFrom', [dave, bob, [10n, 2n], [2n, 7n], '0x'], dave)
+    // Id 4 was burned out (supply 0): minted again, it is held again.
+    await tx('mint', [eve, 4n, 2n])
     await waitForIndexed(db.pool, chain.clients)
     await expectDatabaseMatchesChain(db.pool, chain.clients, nfts())
   })
