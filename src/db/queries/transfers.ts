@@ -6,14 +6,14 @@
  * canonical rows are stored (the indexer deletes orphaned ones).
  */
 import { transferEventType } from '@/lib/schemas'
-import type { CollectionHistoryRow } from './collections'
+import type { CollectionHistoryRow, StandardFilter } from './collections'
 import { type BeforeKey, isoSql, microsSql, type ReadDb } from './sql'
 
 /** Columns of `transfers` aliased `tr`. */
 export const TRANSFER_COLUMNS = `tr.id::text AS id, tr.collection_address, tr.token_id::text AS token_id,
   tr.from_address, tr.to_address, tr.event_type, tr.block_number::text AS block_number, tr.log_index,
   tr.batch_index, tr.transaction_hash, ${isoSql('tr.block_timestamp')} AS block_timestamp,
-  ${microsSql('tr.block_timestamp')} AS block_us`
+  ${microsSql('tr.block_timestamp')} AS block_us, tr.amount::text AS amount`
 
 export interface TransferRow {
   id: string
@@ -28,6 +28,8 @@ export interface TransferRow {
   transaction_hash: string
   block_timestamp: string
   block_us: string
+  /** ERC-1155 rows: the id/value pair's value; null on ERC-721 rows (amount 1). */
+  amount: string | null
 }
 
 /**
@@ -41,10 +43,28 @@ export interface TransferRow {
  * pages, each at most `limit` ids from its own index: the feeds are indexed
  * per event type only, so that every stored transfer costs two feed-index
  * entries instead of four (docs/database.md).
+ *
+ * `standard` (docs/api.md, "ERC-1155"): ERC-1155 rows are those with an
+ * amount. ERC721 (the specification's feed) keeps reading the page from the
+ * full index alone and leaves out the ids found in the small partial index of
+ * ERC-1155 rows (transfers_erc1155_feed_idx): an index probe per row instead
+ * of a heap visit. ERC1155 reads that partial index (without a collection; a
+ * collection's rows are read from its own index and checked).
  */
-function feedPageIds(where: string[], eventType: string | undefined, limit: string): string {
+function feedPageIds(
+  where: string[],
+  eventType: string | undefined,
+  limit: string,
+  standard: StandardFilter = 'all',
+): string {
+  const conditions = [...where]
+  if (standard === 'ERC721')
+    conditions.push(`NOT EXISTS (SELECT 1 FROM transfers x
+       WHERE x.amount IS NOT NULL AND x.event_type = tr.event_type
+         AND x.block_timestamp = tr.block_timestamp AND x.id = tr.id)`)
+  if (standard === 'ERC1155') conditions.push('tr.amount IS NOT NULL')
   const arm = (type: string) =>
-    `SELECT tr.id, tr.block_timestamp FROM transfers tr WHERE ${[`tr.event_type = ${type}`, ...where].join(' AND ')}
+    `SELECT tr.id, tr.block_timestamp FROM transfers tr WHERE ${[`tr.event_type = ${type}`, ...conditions].join(' AND ')}
       ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT ${limit}`
   if (eventType !== undefined) return `(${arm(eventType)}) page`
   const arms = transferEventType.options.map((type) => `(${arm(`'${type}'`)})`).join(' UNION ALL ')
@@ -56,6 +76,8 @@ export type TransferFeedRow = TransferRow &
   CollectionHistoryRow & {
     known: boolean
     id: string | null
+    /** The collection's standard (collections.standard); null when it is unknown. */
+    collection_standard: string | null
   }
 
 /**
@@ -88,7 +110,8 @@ export async function selectTransferFeed(
            ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}) page`
       : feedPageIds(where, undefined, `$${params.length}`)
   const sql = `
-    SELECT c.address IS NOT NULL AS known, c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block, p.*
+    SELECT c.address IS NOT NULL AS known, c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block,
+           c.standard AS collection_standard, p.*
       FROM (VALUES (1)) AS one(x)
       LEFT JOIN collections c ON c.address = $1
       LEFT JOIN LATERAL (
@@ -123,6 +146,8 @@ export async function selectActivity(
     eventType?: string | undefined
     before?: BeforeKey | undefined
     rows: number
+    /** Default ERC721: the specification's feed. */
+    standard?: StandardFilter
   },
 ): Promise<ActivityRow[]> {
   const params: unknown[] = []
@@ -144,7 +169,7 @@ export async function selectActivity(
   // The page's ids from the feed indexes alone, then the rows by primary key
   // (as selectTransferFeed).
   const ids = `SELECT ${TRANSFER_COLUMNS}
-      FROM ${feedPageIds(where, eventType, `$${params.length}`)}
+      FROM ${feedPageIds(where, eventType, `$${params.length}`, page.standard ?? 'ERC721')}
       JOIN transfers tr ON tr.id = page.id`
   const sql =
     page.collection === undefined
