@@ -250,7 +250,11 @@ export async function selectOwnerTokens(
 ): Promise<NftRow[]> {
   const standard = page.standard ?? 'ERC721'
   const params: unknown[] = [page.owner]
-  if (page.after !== undefined) params.push(page.after.collection, page.after.tokenId, page.after.id)
+  if (page.after !== undefined) {
+    params.push(page.after.collection, page.after.tokenId)
+    // Only the ERC-721 arm reads the row id: a parameter no statement uses has no type, and PostgreSQL refuses it.
+    if (standard !== 'ERC1155') params.push(page.after.id)
+  }
   params.push(page.rows)
   const limit = `$${params.length}`
   const arms: string[] = []

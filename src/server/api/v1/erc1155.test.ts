@@ -342,6 +342,9 @@ describe('with `standard`', () => {
       [multi, '1', '4', null],
       [multi, '2', '5', people.alice],
     ])
+    // Paged by the same cursor (the ERC-1155 list alone takes no row id from it).
+    const paged = await walk(`/v1/owners/${people.alice}/nfts?standard=ERC1155&limit=1`)
+    expect(paged).toEqual({ items: erc1155, pages: 2 })
     const { items: all, pages } = await walk(`/v1/owners/${people.alice}/nfts?standard=all&limit=2`)
     expect(pages).toBeGreaterThan(2)
     const key = (n: Json) => [n.collection_address, BigInt(n.token_id)] as const
