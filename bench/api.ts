@@ -1,13 +1,16 @@
 /**
  * `npm run bench:api` (after `npm run bench:seed`): every /v1 read endpoint
- * against the mainnet-scale index in `nft_bench`.
+ * against the mainnet-scale index in `nft_bench` (BENCH_DATABASE_URL to choose
+ * another, as bench:seed).
  *
  *  1. Latency, server side: requests one at a time; each server measures from
  *     the arrival of the request to the end of its response. p50/p95 for the
  *     first page and for a page 1,000 pages deep (limit 20: 19,980 rows in;
  *     the deepest page there is when the list is shorter). Traits, trait
  *     filters and sort=rarity run on the seed's 10,000-token collection with
- *     8 trait types (TRAITS).
+ *     8 trait types (TRAITS); ERC-1155 on the seed's edition held by 20,000
+ *     wallets (EDITION: its holders, 1,000 pages) and the wallet holding
+ *     10,000 ERC-1155 ids (WHALE_1155: its holdings with standard=ERC1155).
  *  2. Throughput through the full stack (credential, rate limits, tRPC, zod,
  *     ETag) next to the floor — the same SQL by bare node:http + pg
  *     (bench/floor-server.ts) — with the ratio; and the full stack once more
@@ -34,7 +37,17 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { BENCH_NETWORK, BIG, benchDatabaseUrl, scaleArgument, TRAITS, WHALE } from './seed'
+import {
+  BENCH_NETWORK,
+  BIG,
+  benchDatabaseUrl,
+  EDITION,
+  EDITION_TOKEN_ID,
+  scaleArgument,
+  TRAITS,
+  WHALE,
+  WHALE_1155,
+} from './seed'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const LIMIT = 20
@@ -288,6 +301,37 @@ async function buildCases(pool: pg.Pool): Promise<Case[]> {
       owner,
       () =>
         `/v1/owners/${WHALE}/nfts?after_collection=${owner.row.collection_address}&after_token_id=${owner.row.token_id}&after_id=${owner.row.id}`,
+    ),
+  )
+
+  // ERC-1155 (docs/api.md, "ERC-1155"): a token's holders (balance desc, then owner) and a wallet's
+  // ERC-1155 holdings, ordered as the ERC-721 ones, from token_balances.
+  const holdersPath = `/v1/nfts/${EDITION}/${EDITION_TOKEN_ID}/owners`
+  const holders = await at(
+    `SELECT balance::text, owner FROM token_balances
+      WHERE collection_address = $1 AND token_id = $2 AND balance > 0 ORDER BY balance DESC, owner`,
+    [EDITION, EDITION_TOKEN_ID],
+  )
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/nfts/{address}/{tokenId}/owners (ERC-1155 edition)', first: holdersPath },
+      holders,
+      () => `${holdersPath}?after_balance=${holders.row.balance}&after_owner=${holders.row.owner}`,
+    ),
+  )
+  const holdingsPath = `/v1/owners/${WHALE_1155}/nfts?standard=ERC1155`
+  const holdings = await at(
+    `SELECT b.collection_address, b.token_id::text, t.id::text FROM token_balances b
+       JOIN tokens t ON t.collection_address = b.collection_address AND t.token_id = b.token_id
+      WHERE b.owner = $1 AND b.balance > 0 ORDER BY b.collection_address, b.token_id`,
+    [WHALE_1155],
+  )
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/owners/{address}/nfts?standard=ERC1155', first: holdingsPath },
+      holdings,
+      () =>
+        `${holdingsPath}&after_collection=${holdings.row.collection_address}&after_token_id=${holdings.row.token_id}&after_id=${holdings.row.id}`,
     ),
   )
 
