@@ -6297,6 +6297,8 @@ export interface operations {
         collection?: string
         /** @description Only events of this type: mint, transfer or burn. */
         event_type?: 'mint' | 'transfer' | 'burn'
+        /** @description Which token standards to send: `ERC721`, `ERC1155` or `all`. Absent: ERC-721 only, as `/v1/activity`; given: each event carries `amount` (docs: "ERC-1155"). */
+        standard?: 'ERC721' | 'ERC1155' | 'all'
         /** @description Blocks on top of an addition's block before it is sent, 0 to 64; default 0 (at once). */
         min_confirmations?: number
         /**

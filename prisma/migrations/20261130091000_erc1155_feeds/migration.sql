@@ -2,10 +2,8 @@
 -- Partial: only ERC-1155 rows (amount IS NOT NULL), so an ERC-721-only index
 -- pays nothing for them and an ERC-721 row costs no entry here.
 
--- GET /v1/activity?standard=ERC1155, one arm per event type as the full feed
--- (transfers_event_type_feed_idx). The default (ERC-721) feed probes it to
--- leave ERC-1155 rows out while still reading its page from the full index
--- alone (src/db/queries/transfers.ts).
+-- GET /v1/activity?standard=ERC1155, one range per event type as the full feed
+-- (transfers_event_type_feed_idx) serves the default one (src/db/queries/transfers.ts).
 CREATE INDEX "transfers_erc1155_feed_idx" ON "transfers"("event_type", "block_timestamp" DESC, "id" DESC)
     WHERE "amount" IS NOT NULL;
 

@@ -6,6 +6,7 @@
  * event id.
  */
 
+import type { StandardFilter } from './collections'
 import { isoSql, microsSql, type ReadDb } from './sql'
 import type { TransferRow } from './transfers'
 
@@ -29,14 +30,28 @@ export type JournalEntry = TransferRow & {
   head_block: string
 }
 
+/** Whether an entry is of the standards a consumer asked for (ERC-1155 entries carry an amount). */
+export function ofStandard(entry: Pick<JournalEntry, 'amount'>, standard: StandardFilter): boolean {
+  if (standard === 'all') return true
+  return (entry.amount !== null) === (standard === 'ERC1155')
+}
+
 /**
  * Entries after `after` (a seq), oldest first, at most `limit`, optionally of
- * one collection and one event type. `through` caps the seq read (a reader
- * that must not pass a point it already fixed).
+ * one collection, one event type and the standards asked for (absent: all).
+ * `through` caps the seq read (a reader that must not pass a point it
+ * already fixed).
  */
 export async function readJournal(
   db: ReadDb,
-  options: { after: bigint; limit: number; collection?: string; eventType?: string; through?: bigint },
+  options: {
+    after: bigint
+    limit: number
+    collection?: string | undefined
+    eventType?: string | undefined
+    standard?: StandardFilter | undefined
+    through?: bigint
+  },
 ): Promise<JournalEntry[]> {
   const params: unknown[] = [options.after.toString(), options.limit]
   const where = ['j.seq > $1']
@@ -52,13 +67,15 @@ export async function readJournal(
     params.push(options.eventType)
     where.push(`j.event_type = $${params.length}`)
   }
+  if (options.standard === 'ERC721') where.push('j.amount IS NULL')
+  if (options.standard === 'ERC1155') where.push('j.amount IS NOT NULL')
   const { rows } = await db.pool.query<JournalEntry>(
     `SELECT j.seq::text AS seq, j.kind, j.transfer_id::text AS id, j.collection_address,
             j.token_id::text AS token_id, j.from_address, j.to_address, j.event_type,
             j.block_number::text AS block_number, j.block_hash, j.log_index, j.batch_index,
             j.transaction_hash, ${isoSql('j.block_timestamp')} AS block_timestamp,
             ${microsSql('j.block_timestamp')} AS block_us, ${isoSql('j.recorded_at')} AS recorded_at,
-            j.head_block::text AS head_block, c.name AS collection_name
+            j.head_block::text AS head_block, j.amount::text AS amount, c.name AS collection_name
        FROM activity_journal j LEFT JOIN collections c ON c.address = j.collection_address
       WHERE ${where.join(' AND ')}
       ORDER BY j.seq

@@ -41,7 +41,10 @@ export type StandardFilter = StandardParam
  */
 export function collectionStandardSql(alias: string, standard: StandardFilter): string | null {
   if (standard === 'all') return null
-  return standard === 'ERC1155' ? `${alias}.standard = 'ERC1155'` : `${alias}.standard <> 'ERC1155'`
+  // IS DISTINCT FROM: a collection the row refers to but the table lacks reads as ERC-721, as before.
+  return standard === 'ERC1155'
+    ? `${alias}.standard = 'ERC1155'`
+    : `${alias}.standard IS DISTINCT FROM 'ERC1155'`
 }
 
 /** A collection's history columns, as rows that read them beside another table carry them. */

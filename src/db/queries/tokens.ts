@@ -250,19 +250,21 @@ export async function selectOwnerTokens(
 ): Promise<NftRow[]> {
   const standard = page.standard ?? 'ERC721'
   const params: unknown[] = [page.owner]
-  if (page.after !== undefined) {
-    params.push(page.after.collection, page.after.tokenId)
-    // Only the ERC-721 arm reads the row id: a parameter no statement uses has no type, and PostgreSQL refuses it.
-    if (standard !== 'ERC1155') params.push(page.after.id)
+  // Placeholders only for what a statement uses: PostgreSQL cannot type an unused one.
+  const param = (value: unknown) => {
+    params.push(value)
+    return `$${params.length}`
   }
-  params.push(page.rows)
-  const limit = `$${params.length}`
+  const limit = param(page.rows)
+  const after = page.after && { collection: param(page.after.collection), tokenId: param(page.after.tokenId) }
   const arms: string[] = []
   if (standard !== 'ERC1155') {
     const where = ['t.current_owner = $1']
     if (page.owner === ZERO_ADDRESS) where.push('t.total_supply IS NULL')
-    if (page.after !== undefined)
-      where.push('(t.collection_address, t.token_id, t.id) > ($2::varchar, $3::numeric, $4::int8)')
+    if (page.after !== undefined && after !== undefined)
+      where.push(
+        `(t.collection_address, t.token_id, t.id) > (${after.collection}::varchar, ${after.tokenId}::numeric, ${param(page.after.id)}::int8)`,
+      )
     // The spec's list reads ids alone; the balance column only for the extension and the merge.
     const wide = page.withStandard || standard === 'all'
     arms.push(`SELECT t.id${wide ? ", t.collection_address, t.token_id, '1'::numeric AS balance" : ''}
@@ -272,8 +274,10 @@ export async function selectOwnerTokens(
   if (standard !== 'ERC721') {
     const where = ['b.owner = $1', 'b.balance > 0']
     // With the owner in the row comparison, the cursor bounds the range of token_balances_owner_idx.
-    if (page.after !== undefined)
-      where.push('(b.owner, b.collection_address, b.token_id) > ($1::varchar, $2::varchar, $3::numeric)')
+    if (after !== undefined)
+      where.push(
+        `(b.owner, b.collection_address, b.token_id) > ($1::varchar, ${after.collection}::varchar, ${after.tokenId}::numeric)`,
+      )
     arms.push(`SELECT t.id, b.collection_address, b.token_id, b.balance
       FROM token_balances b
       JOIN tokens t ON t.collection_address = b.collection_address AND t.token_id = b.token_id

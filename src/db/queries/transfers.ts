@@ -6,7 +6,7 @@
  * canonical rows are stored (the indexer deletes orphaned ones).
  */
 import { transferEventType } from '@/lib/schemas'
-import type { CollectionHistoryRow, StandardFilter } from './collections'
+import { type CollectionHistoryRow, collectionStandardSql, type StandardFilter } from './collections'
 import { type BeforeKey, isoSql, microsSql, type ReadDb } from './sql'
 
 /** Columns of `transfers` aliased `tr`. */
@@ -45,11 +45,13 @@ export interface TransferRow {
  * entries instead of four (docs/database.md).
  *
  * `standard` (docs/api.md, "ERC-1155"): ERC-1155 rows are those with an
- * amount. ERC721 (the specification's feed) keeps reading the page from the
- * full index alone and leaves out the ids found in the small partial index of
- * ERC-1155 rows (transfers_erc1155_feed_idx): an index probe per row instead
- * of a heap visit. ERC1155 reads that partial index (without a collection; a
- * collection's rows are read from its own index and checked).
+ * amount. ERC721 (the specification's feed) walks the same full index and
+ * checks each entry's row: the rows of a page are read anyway, and the newest
+ * pages are rarely all-visible, so this costs about what the index-only walk
+ * did (measured: docs/api.md, "How the queries stay fast at any depth"),
+ * where probing the partial index per entry instead cost more to plan than it
+ * saved. ERC1155 reads the partial index transfers_erc1155_feed_idx. (With a
+ * collection, selectActivity checks the collection's standard instead.)
  */
 function feedPageIds(
   where: string[],
@@ -58,10 +60,7 @@ function feedPageIds(
   standard: StandardFilter = 'all',
 ): string {
   const conditions = [...where]
-  if (standard === 'ERC721')
-    conditions.push(`NOT EXISTS (SELECT 1 FROM transfers x
-       WHERE x.amount IS NOT NULL AND x.event_type = tr.event_type
-         AND x.block_timestamp = tr.block_timestamp AND x.id = tr.id)`)
+  if (standard === 'ERC721') conditions.push('tr.amount IS NULL')
   if (standard === 'ERC1155') conditions.push('tr.amount IS NOT NULL')
   const arm = (type: string) =>
     `SELECT tr.id, tr.block_timestamp FROM transfers tr WHERE ${[`tr.event_type = ${type}`, ...conditions].join(' AND ')}
@@ -152,9 +151,14 @@ export async function selectActivity(
 ): Promise<ActivityRow[]> {
   const params: unknown[] = []
   const where: string[] = []
+  const standard = page.standard ?? 'ERC721'
   if (page.collection !== undefined) {
     params.push(page.collection)
     where.push(`tr.collection_address = $${params.length}`)
+    // One collection's rows are of its standard: the collection (c, read beside the page) decides, once,
+    // and the page stays an index-only walk of its feed index.
+    const ofStandard = collectionStandardSql('c', standard)
+    if (ofStandard) where.push(ofStandard)
   }
   let eventType: string | undefined
   if (page.eventType !== undefined) {
@@ -169,7 +173,7 @@ export async function selectActivity(
   // The page's ids from the feed indexes alone, then the rows by primary key
   // (as selectTransferFeed).
   const ids = `SELECT ${TRANSFER_COLUMNS}
-      FROM ${feedPageIds(where, eventType, `$${params.length}`, page.standard ?? 'ERC721')}
+      FROM ${feedPageIds(where, eventType, `$${params.length}`, page.collection === undefined ? standard : 'all')}
       JOIN transfers tr ON tr.id = page.id`
   const sql =
     page.collection === undefined

@@ -5,11 +5,14 @@
  * a resumed consumer gets exactly what it would have got without the break.
  */
 import type { JournalEntry } from '@/db/queries/activity-journal'
+import type { StandardFilter } from '@/db/queries/collections'
 import type { JournalSource } from './journal-tail'
 
 export interface ConsumerFilter {
   collection?: string | undefined
   eventType?: string | undefined
+  /** Token standards sent; ERC-721 only when absent, as /v1/activity (docs/api.md, "ERC-1155"). */
+  standard?: StandardFilter | undefined
   /** Blocks on top of an addition's block before it is sent (0: at once). */
   minConfirmations: number
 }
@@ -50,6 +53,7 @@ export async function nextEvents(
     limit,
     collection: filter.collection,
     eventType: filter.eventType,
+    standard: filter.standard ?? 'ERC721',
   })
   const m = BigInt(Math.max(0, filter.minConfirmations))
   const additions = rows.filter((r) => r.kind === 'added')
