@@ -96,7 +96,7 @@ export const BIG = collectionAddress(0)
 export const TRAITS = collectionAddress(1)
 const ZERO = '0x0000000000000000000000000000000000000000'
 export const multiCollectionAddress = (i: number) => `0xe1${i.toString(16).padStart(38, '0')}`
-/** The popular ERC-1155 edition: token EDITION_TOKEN_ID of EDITION, held by SeedShape.editionHolders wallets. */
+/** The popular ERC-1155 edition: token EDITION_TOKEN_ID of EDITION, held by editionHolders wallets. */
 export const EDITION = multiCollectionAddress(0)
 export const EDITION_TOKEN_ID = '1'
 /** The wallet holding SeedShape.whale1155Tokens ERC-1155 ids, across every ERC-1155 collection. */
@@ -196,7 +196,7 @@ function multiTokenHistory(shape: SeedShape, blocks: number) {
   const minted: number[] = []
   const stride = 7919
   let nextNew = 0
-  // Whale ids: t = 3, 13, 23, … (every collection has some); minted to the whale only.
+  // Whale ids: t = 3, 13, 23, … (in every collection), first minted to the whale, which never moves them.
   const isWhaleId = (t: number) => t % 10 === 3 && t < 10 * whaleIds
   const newId = (): number | undefined => {
     while (nextNew < T) {
@@ -269,7 +269,7 @@ function multiTokenHistory(shape: SeedShape, blocks: number) {
       const pace = rows / (0.9 * rowsWanted)
       const log: MultiRow[] = []
       if (edition < shape.editionHolders && edition <= pace * shape.editionHolders) {
-        // An airdrop, one TransferSingle per wallet (distinct: stride is prime to OWNERS); many equal balances.
+        // An airdrop, one TransferSingle per wallet (distinct: stride is prime to OWNERS); equal balances.
         const to = 1 + ((edition++ * stride) % OWNERS)
         log.push({ token: 0, from: -1, to, amount: random() < 0.6 ? 1 : 2 + Math.floor(random() * 9) })
       } else if (whaleMinted < whaleIds && whaleMinted <= pace * whaleIds) {
@@ -436,7 +436,7 @@ export async function seed(options: SeedOptions): Promise<SeedShape> {
         const blockHash = `0x${block.toString(16).padStart(64, 'b')}`
         yield `${collectionAddress(tokenCollection[token]!)}\t${tokenNumber[token]}\t${from}\t${to}\t${type}\t${block}\t${blockHash}\t${iso(GENESIS + block * 12)}\t${tx}\t${logIndex}\t0\trpc\t\\N\n`
         if (logIndex < EVENTS_PER_BLOCK - 1 && e < shape.transfers - 1) continue
-        // The block's ERC-1155 logs, after its ERC-721 transfers; a TransferBatch's rows numbered by batch_index.
+        // The block's ERC-1155 logs, after its ERC-721 ones; a TransferBatch's rows numbered by batch_index.
         let multiLogIndex = EVENTS_PER_BLOCK
         while (!next.done && next.value.block === block) {
           const multiHash = `0xe1${(multiTx++).toString(16).padStart(62, '0')}`
