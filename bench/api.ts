@@ -1,13 +1,16 @@
 /**
  * `npm run bench:api` (after `npm run bench:seed`): every /v1 read endpoint
- * against the mainnet-scale index in `nft_bench`.
+ * against the mainnet-scale index in `nft_bench` (BENCH_DATABASE_URL to choose
+ * another, as bench:seed).
  *
  *  1. Latency, server side: requests one at a time; each server measures from
  *     the arrival of the request to the end of its response. p50/p95 for the
  *     first page and for a page 1,000 pages deep (limit 20: 19,980 rows in;
  *     the deepest page there is when the list is shorter). Traits, trait
  *     filters and sort=rarity run on the seed's 10,000-token collection with
- *     8 trait types (TRAITS).
+ *     8 trait types (TRAITS); ERC-1155 on the seed's edition held by 20,000
+ *     wallets (EDITION: its holders, 1,000 pages) and the wallet holding
+ *     10,000 ERC-1155 ids (WHALE_1155: its holdings with standard=ERC1155).
  *  2. Throughput through the full stack (credential, rate limits, tRPC, zod,
  *     ETag) next to the floor — the same SQL by bare node:http + pg
  *     (bench/floor-server.ts) — with the ratio; and the full stack once more
@@ -34,7 +37,17 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { BENCH_NETWORK, BIG, benchDatabaseUrl, scaleArgument, TRAITS, WHALE } from './seed'
+import {
+  BENCH_NETWORK,
+  BIG,
+  benchDatabaseUrl,
+  EDITION,
+  EDITION_TOKEN_ID,
+  scaleArgument,
+  TRAITS,
+  WHALE,
+  WHALE_1155,
+} from './seed'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const LIMIT = 20
@@ -170,11 +183,11 @@ interface Case {
 
 /** The endpoint cases, with cursors of the page DEPTH pages deep (from SQL in each endpoint's order). */
 async function buildCases(pool: pg.Pool): Promise<Case[]> {
-  const at = async (sql: string, params: unknown[] = []) => {
+  const at = async (sql: string, params: unknown[] = [], depth = DEPTH) => {
     const offsetRows = await pool.query(`SELECT count(*)::int AS n FROM (${sql}) s`, params)
     const total = offsetRows.rows[0].n as number
     // The cursor of page N + 1 is the last row of page N.
-    const page = Math.min(DEPTH, Math.floor((total - 1) / LIMIT))
+    const page = Math.min(depth, Math.floor((total - 1) / LIMIT))
     if (page < 1) return { row: undefined as unknown as Record<string, string>, page: 1 }
     const { rows } = await pool.query(`${sql} OFFSET ${page * LIMIT - 1} LIMIT 1`, params)
     return { row: rows[0] as Record<string, string>, page: page + 1 }
@@ -341,6 +354,49 @@ async function buildCases(pool: pg.Pool): Promise<Case[]> {
     first: `/v1/activity?collection=${small}`,
   })
   cases.push({ name: 'GET /v1/indexer/status', first: '/v1/indexer/status' })
+
+  // ERC-1155 (docs/api.md, "ERC-1155"): a token's holders (balance desc, then owner) and a wallet's
+  // ERC-1155 holdings, ordered as the ERC-721 ones, from token_balances; not in a database seeded
+  // before bench:seed had its ERC-1155 part.
+  const { rowCount: multi } = await pool.query('SELECT 1 FROM token_balances LIMIT 1')
+  if (!multi) {
+    console.log('no ERC-1155 rows (seeded before bench:seed had them): the ERC-1155 cases are left out')
+    return cases
+  }
+  const holdersPath = `/v1/nfts/${EDITION}/${EDITION_TOKEN_ID}/owners`
+  const holdersSql = `SELECT balance::text, owner FROM token_balances
+    WHERE collection_address = $1 AND token_id = $2 AND balance > 0 ORDER BY balance DESC, owner`
+  const holders = await at(holdersSql, [EDITION, EDITION_TOKEN_ID])
+  const holdersCursor = (r: Record<string, string>) => `after_balance=${r.balance}&after_owner=${r.owner}`
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/nfts/{address}/{tokenId}/owners (ERC-1155 edition)', first: holdersPath },
+      holders,
+      () => `${holdersPath}?${holdersCursor(holders.row)}`,
+    ),
+  )
+  // Page 1,000 of the edition is its last page: a page in the middle as well, inside a run of equal balances.
+  const middle = await at(holdersSql, [EDITION, EDITION_TOKEN_ID], DEPTH / 2 - 1)
+  if (middle.row)
+    cases.push({
+      name: `GET /v1/nfts/{address}/{tokenId}/owners (ERC-1155 edition, page ${middle.page})`,
+      first: `${holdersPath}?${holdersCursor(middle.row)}`,
+    })
+  const holdingsPath = `/v1/owners/${WHALE_1155}/nfts?standard=ERC1155`
+  const holdings = await at(
+    `SELECT b.collection_address, b.token_id::text, t.id::text FROM token_balances b
+       JOIN tokens t ON t.collection_address = b.collection_address AND t.token_id = b.token_id
+      WHERE b.owner = $1 AND b.balance > 0 ORDER BY b.collection_address, b.token_id`,
+    [WHALE_1155],
+  )
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/owners/{address}/nfts?standard=ERC1155', first: holdingsPath },
+      holdings,
+      () =>
+        `${holdingsPath}&after_collection=${holdings.row.collection_address}&after_token_id=${holdings.row.token_id}&after_id=${holdings.row.id}`,
+    ),
+  )
   return cases
 }
 

@@ -7,12 +7,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type pg from 'pg'
 import { createPool } from '@/db/client'
+import type { StandardParam } from '@/lib/schemas'
 import type { ReadContext } from '@/server/api/read/context'
 import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/v1/activity/activity.handler'
 import { getCollection, listCollections } from '@/server/api/v1/collections/collections.handler'
 import { getCollectionTraits } from '@/server/api/v1/collections/traits.handler'
 import { getIndexerStatus } from '@/server/api/v1/indexer/status.handler'
+import { listTokenHolders } from '@/server/api/v1/nfts/holders.handler'
 import { getNft, listCollectionNfts } from '@/server/api/v1/nfts/nfts.handler'
 import { listOwnerNfts } from '@/server/api/v1/owners/owners.handler'
 import { listTransfers } from '@/server/api/v1/transfers/transfers.handler'
@@ -62,6 +64,17 @@ const ROUTES: Route[] = [
     (ctx, m, q) => listTransfers(ctx, { address: m[1]!, tokenId: m[2]!, ...time(q) }),
   ],
   [
+    /^\/v1\/nfts\/(0x[0-9a-f]{40})\/([0-9]+)\/owners$/,
+    (ctx, m, q) =>
+      listTokenHolders(ctx, {
+        address: m[1]!,
+        tokenId: m[2]!,
+        limit: num(q.limit),
+        after_balance: q.after_balance,
+        after_owner: q.after_owner,
+      }),
+  ],
+  [
     /^\/v1\/nfts\/(0x[0-9a-f]{40})\/([0-9]+)$/,
     async (ctx, m) => ({ data: await getNft(ctx, { address: m[1]!, tokenId: m[2]! }) }),
   ],
@@ -74,6 +87,7 @@ const ROUTES: Route[] = [
         after_collection: q.after_collection,
         after_token_id: q.after_token_id,
         after_id: num(q.after_id),
+        standard: q.standard as StandardParam | undefined,
       }),
   ],
   [
