@@ -9,6 +9,8 @@ export interface PlanNode {
   'Node Type': string
   'Relation Name'?: string
   'Index Name'?: string
+  /** The index scan's bounds and conditions, as EXPLAIN prints them. */
+  'Index Cond'?: string
   Plans?: PlanNode[]
 }
 

@@ -371,6 +371,22 @@ describe.skipIf(embedded)('the ERC-1155 opt-in (docs/api.md, "ERC-1155")', () =>
       await run(() => listOwnerNfts(ctx, { address: volume.holder, standard: 'ERC1155' })),
       'token_balances_owner_idx',
     )
+    // After a cursor the scan starts at the cursor: the row comparison is the only bound on the
+    // owner (with owner = beside it the scan starts at the owner's first entry), and nothing sorts
+    // the owner's rows.
+    const deep = await run(() =>
+      listOwnerNfts(ctx, {
+        address: volume.holder,
+        standard: 'ERC1155',
+        after_collection: multi,
+        after_token_id: '3',
+        after_id: 1,
+      }),
+    )
+    const [deepScan] = scans(deep, 'token_balances_owner_idx')
+    expect(deepScan?.['Index Cond']).toMatch(/ROW\(/)
+    expect(deepScan?.['Index Cond']).not.toMatch(/owner\)::text = /)
+    expectNoSort(deep) // the page's own ORDER BY over its rows only
     const all = await run(() =>
       listOwnerNfts(ctx, {
         address: volume.holder,
@@ -392,6 +408,11 @@ describe.skipIf(embedded)('the ERC-1155 opt-in (docs/api.md, "ERC-1155")', () =>
       }),
     )
     expectIndexUse(holders, 'token_balances_holders_idx')
+    // Each side of the cursor is one range of the index (the cursor in its bounds, not in a
+    // filter over the token's entries from the first).
+    expect(
+      scans(holders, 'token_balances_holders_idx').map((n) => n['Index Cond']?.match(/balance [=<] /)?.[0]),
+    ).toEqual(['balance = ', 'balance < '])
     expectIndexUse(holders, 'tokens_collection_token_key')
   })
 })
