@@ -62,7 +62,7 @@ const tail = (text: string, n = 6) =>
   text
     .trim()
     .split('\n')
-    .filter((l) => l.trim())
+    .filter((l) => l.trim() && !/^\s*\d+: |^\s*at |Stack backtrace/.test(l)) // Rust's and node's backtraces say nothing here
     .slice(-n)
     .join(' | ')
 
@@ -114,6 +114,9 @@ function writeConfig(input: EnvioRunInput<unknown>): string {
     '    - hash',
     'networks:',
     `  - id: ${input.chainId}`,
+    // As many blocks kept for a reorg as ours keeps unconfirmed (CONFIRMATIONS=2 in the bench);
+    // Envio's default of 200 keeps a history row for every entity change of the last 200 blocks.
+    '    confirmed_block_threshold: 2',
     '    rpc_config:',
     `      url: ${input.rpcUrl}`,
     `    start_block: ${input.startBlock}`,
