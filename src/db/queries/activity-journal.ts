@@ -18,8 +18,20 @@ export const JOURNAL_RETENTION_MS = 24 * 60 * 60 * 1000
 
 export type JournalKind = 'added' | 'removed'
 
+/**
+ * Which standards' events a push consumer receives: ERC-721 only unless it
+ * asks (docs/api.md, "ERC-1155"). ERC-1155 entries are those with an amount.
+ */
+export type JournalStandard = 'ERC721' | 'ERC1155' | 'all'
+
+/** Whether an entry (amount null: ERC-721) is one a consumer of `standard` receives. */
+export const ofStandard = (entry: { amount: string | null }, standard: JournalStandard = 'ERC721') =>
+  standard === 'all' || (standard === 'ERC721') === (entry.amount === null)
+
 /** One entry: the transfer as TransferRow (id: the transfers row's id), its block hash and collection name. */
 export type JournalEntry = TransferRow & {
+  /** transfers.amount: null on ERC-721 rows. */
+  amount: string | null
   seq: string
   kind: JournalKind
   block_hash: string | null
@@ -31,12 +43,19 @@ export type JournalEntry = TransferRow & {
 
 /**
  * Entries after `after` (a seq), oldest first, at most `limit`, optionally of
- * one collection and one event type. `through` caps the seq read (a reader
+ * one collection and one event type, of one standard (ERC-721 unless asked). `through` caps the seq read (a reader
  * that must not pass a point it already fixed).
  */
 export async function readJournal(
   db: ReadDb,
-  options: { after: bigint; limit: number; collection?: string; eventType?: string; through?: bigint },
+  options: {
+    after: bigint
+    limit: number
+    collection?: string
+    eventType?: string
+    through?: bigint
+    standard?: JournalStandard | undefined
+  },
 ): Promise<JournalEntry[]> {
   const params: unknown[] = [options.after.toString(), options.limit]
   const where = ['j.seq > $1']
@@ -52,13 +71,15 @@ export async function readJournal(
     params.push(options.eventType)
     where.push(`j.event_type = $${params.length}`)
   }
+  const standard = options.standard ?? 'ERC721'
+  if (standard !== 'all') where.push(standard === 'ERC721' ? 'j.amount IS NULL' : 'j.amount IS NOT NULL')
   const { rows } = await db.pool.query<JournalEntry>(
     `SELECT j.seq::text AS seq, j.kind, j.transfer_id::text AS id, j.collection_address,
             j.token_id::text AS token_id, j.from_address, j.to_address, j.event_type,
             j.block_number::text AS block_number, j.block_hash, j.log_index, j.batch_index,
             j.transaction_hash, ${isoSql('j.block_timestamp')} AS block_timestamp,
             ${microsSql('j.block_timestamp')} AS block_us, ${isoSql('j.recorded_at')} AS recorded_at,
-            j.head_block::text AS head_block, c.name AS collection_name
+            j.head_block::text AS head_block, j.amount::text AS amount, c.name AS collection_name
        FROM activity_journal j LEFT JOIN collections c ON c.address = j.collection_address
       WHERE ${where.join(' AND ')}
       ORDER BY j.seq

@@ -1,8 +1,9 @@
 /**
  * Keeps the devnet alive: every 1–2 s a few mints, transfers between the funded dev accounts,
- * burns and now and then an ERC-4906 metadata update; about every `reorgEveryMs` a chain
- * reorganisation of depth 1..3. A failed transaction is logged at debug level and skipped —
- * the generator never stops because of one.
+ * burns and now and then an ERC-4906 metadata update; on the ERC-1155 editions single and batch
+ * mints, transfers (TransferSingle, TransferBatch) and burns, and now and then a revised edition
+ * (a URI event); about every `reorgEveryMs` a chain reorganisation of depth 1..3. A failed
+ * transaction is logged at debug level and skipped — the generator never stops because of one.
  */
 import pino from 'pino'
 import type { Address } from 'viem'
@@ -11,6 +12,9 @@ import {
   artifactFor,
   type DeployedCollection,
   type DevnetClients,
+  EDITION_IDS,
+  editionBalances,
+  isEditions,
   type SendContractCall,
   sendCall,
 } from './collections'
@@ -39,6 +43,8 @@ export type Activity = {
 
 /** Above this many minted tokens a collection only sees transfers and updates, so the chain stays small. */
 const MAX_MINTED_PER_COLLECTION = 2_000n
+/** Above this many editions in circulation (all ids together) the editions see no more mints. */
+const MAX_EDITIONS_SUPPLY = 20_000n
 
 type Action = 'mint' | 'transfer' | 'burn' | 'update'
 const ACTION_WEIGHTS: [Action, number][] = [
@@ -80,6 +86,7 @@ export function startActivity(options: ActivityOptions): Activity {
   /** Builds one random transaction, or undefined when the dice land on an impossible one. */
   async function randomCall(forcedAction?: Action): Promise<SendContractCall | undefined> {
     const c = randomItem(options.collections)
+    if (isEditions(c)) return randomEditionsCall(c, forcedAction ?? weightedAction())
     const target = { address: c.address, abi: abiOf(c) }
     const minted = (await clients.public.readContract({ ...target, functionName: 'nextTokenId' })) as bigint
     const action = forcedAction ?? weightedAction()
@@ -104,6 +111,60 @@ export function startActivity(options: ActivityOptions): Activity {
     return undefined // The ERC-2309 collection has immutable metadata.
   }
 
+  /** Single and batch calls alternate, so both event shapes keep appearing. */
+  let batchNext = false
+  async function randomEditionsCall(
+    c: DeployedCollection,
+    action: Action,
+  ): Promise<SendContractCall | undefined> {
+    const target = { address: c.address, abi: abiOf(c) }
+    batchNext = !batchNext
+    const batch = batchNext
+    const balances = await editionBalances(clients, target, accounts)
+    const holders = accounts.flatMap((account, i) => {
+      const held = EDITION_IDS.flatMap((id, j) =>
+        balances[i]![j]! > 0n ? [{ id, balance: balances[i]![j]! }] : [],
+      )
+      return held.length > 0 ? [{ account, held }] : []
+    })
+    if (action === 'mint' || holders.length === 0) {
+      const supply = (await clients.public.readContract({ ...target, functionName: 'totalSupply' })) as bigint
+      if (supply >= MAX_EDITIONS_SUPPLY) return undefined
+      const to = randomItem(accounts)
+      const amount = () => BigInt(1 + Math.floor(Math.random() * 5))
+      if (!batch)
+        return {
+          ...target,
+          functionName: 'mint',
+          args: [to, randomItem(EDITION_IDS), amount()],
+          from: deployer,
+        }
+      const ids = randomSubset(EDITION_IDS, 2 + Math.floor(Math.random() * 2))
+      return { ...target, functionName: 'mintBatch', args: [to, ids, ids.map(amount)], from: deployer }
+    }
+    if (action === 'update') {
+      return { ...target, functionName: 'refreshMetadata', args: [randomItem(EDITION_IDS)], from: deployer }
+    }
+    const { account: from, held } = randomItem(holders)
+    // Part of each balance, at least 1: a holder usually keeps some.
+    const part = (balance: bigint) => 1n + BigInt(Math.floor(Math.random() * Number(balance / 2n)))
+    const moved =
+      batch && held.length >= 2
+        ? randomSubset(held, 2 + Math.floor(Math.random() * (held.length - 1)))
+        : [randomItem(held)]
+    const ids = moved.map((h) => h.id)
+    const amounts = moved.map((h) => part(h.balance))
+    if (action === 'burn') {
+      return moved.length > 1
+        ? { ...target, functionName: 'burnBatch', args: [from, ids, amounts], from }
+        : { ...target, functionName: 'burn', args: [from, ids[0], amounts[0]], from }
+    }
+    const to = randomItem(accounts.filter((a) => a.toLowerCase() !== from.toLowerCase()))
+    return moved.length > 1
+      ? { ...target, functionName: 'safeBatchTransferFrom', args: [from, to, ids, amounts, '0x'], from }
+      : { ...target, functionName: 'safeTransferFrom', args: [from, to, ids[0], amounts[0], '0x'], from }
+  }
+
   // Burns are rare by weight (8 %): on a slow machine a minute could pass without one.
   let sinceBurn = 0
   async function sendRandom(count: number, forcedAction?: Action) {
@@ -121,7 +182,7 @@ export function startActivity(options: ActivityOptions): Activity {
           return false
         },
       )
-      if (sent && call.functionName === 'burn') sinceBurn = 0
+      if (sent && call.functionName.startsWith('burn')) sinceBurn = 0
       else sinceBurn++
     }
   }
@@ -202,6 +263,13 @@ function weightedAction(): Action {
     if (roll < 0) return action
   }
   return 'transfer'
+}
+
+/** `count` distinct items in their original order (ERC-1155 batches name each id once). */
+function randomSubset<T>(items: T[], count: number): T[] {
+  const chosen = new Set<number>()
+  while (chosen.size < Math.min(count, items.length)) chosen.add(Math.floor(Math.random() * items.length))
+  return [...chosen].sort((a, b) => a - b).map((i) => items[i]!)
 }
 
 /** ±25 % so reorgs do not arrive like clockwork. */

@@ -19,7 +19,7 @@ import {
 import { mulberry32 } from '@/lib/random'
 import { type CompiledContracts, compileContracts } from '../contracts/compile'
 
-export type CollectionKey = 'glyphs' | 'postcards' | 'pioneers'
+export type CollectionKey = 'glyphs' | 'postcards' | 'pioneers' | 'editions'
 
 export type DeployedCollection = {
   key: CollectionKey
@@ -33,17 +33,30 @@ export type DeployedCollection = {
 
 const contractsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'contracts')
 
+/** Deployed in this order; a collection added later is deployed last, so earlier addresses stay. */
 export const DEMO_COLLECTIONS: { key: CollectionKey; contractName: string; name: string; symbol: string }[] =
   [
     { key: 'glyphs', contractName: 'OnchainGlyphs', name: 'Onchain Glyphs', symbol: 'GLYPH' },
     { key: 'postcards', contractName: 'DevnetPostcards', name: 'Devnet Postcards', symbol: 'POSTCARD' },
     { key: 'pioneers', contractName: 'GenesisPioneers', name: 'Genesis Pioneers', symbol: 'PIONEER' },
+    { key: 'editions', contractName: 'DevnetEditions', name: 'Devnet Editions', symbol: 'EDITION' },
   ]
+
+/** The one ERC-1155 demo collection (DevnetEditions); the others are ERC-721. */
+export const isEditions = (c: { key: CollectionKey }) => c.key === 'editions'
+export const standardOf = (c: { key: CollectionKey }): 'ERC721' | 'ERC1155' =>
+  isEditions(c) ? 'ERC1155' : 'ERC721'
+
+/** DevnetEditions' ids are 1..EDITIONS (the contract's constant). */
+export const EDITION_IDS = Array.from({ length: 12 }, (_, i) => BigInt(i + 1))
 
 /** Tokens minted by GenesisPioneers' constructor per recipient (ERC-2309 batches). */
 const PIONEER_BATCH = 24
 const SEND_ATTEMPTS = 3
-const INITIAL_MINTS = { glyphs: 36, postcards: 36, pioneers: 4 } satisfies Record<CollectionKey, number>
+const INITIAL_MINTS = { glyphs: 36, postcards: 36, pioneers: 4 } satisfies Record<
+  Exclude<CollectionKey, 'editions'>,
+  number
+>
 
 export function compileDemoContracts(): Promise<CompiledContracts> {
   return compileContracts(DEMO_COLLECTIONS.map((c) => path.join(contractsDir, `${c.contractName}.sol`)))
@@ -88,20 +101,31 @@ export function sendCall(clients: DevnetClients, call: SendContractCall): Promis
   })
 }
 
+/** Where a collection's metadata lives on the devnet's helper (metadata-server.ts); '' for on-chain metadata. */
+export function metadataBaseUri(key: CollectionKey, metadataOrigin: string): string {
+  if (key === 'postcards') return `${metadataOrigin}/metadata/`
+  if (key === 'editions') return `${metadataOrigin}/editions/`
+  return ''
+}
+
+/** Deploys the demo collections (`only`: those of these keys, e.g. ones added since the chain was made). */
 export async function deployCollections(
   clients: DevnetClients,
   artifacts: CompiledContracts,
   accounts: Address[],
-  metadataBaseUri: string,
+  metadataOrigin: string,
+  only?: CollectionKey[],
 ): Promise<DeployedCollection[]> {
   const deployer = accounts[0]!
   const constructorArgs: Record<CollectionKey, unknown[]> = {
     glyphs: [deployer],
-    postcards: [deployer, metadataBaseUri],
+    postcards: [deployer, metadataBaseUri('postcards', metadataOrigin)],
     pioneers: [deployer, [accounts[1], accounts[2]], PIONEER_BATCH],
+    editions: [deployer, metadataBaseUri('editions', metadataOrigin)],
   }
+  const toDeploy = DEMO_COLLECTIONS.filter((c) => !only || only.includes(c.key))
   const hashes: Hex[] = []
-  for (const collection of DEMO_COLLECTIONS) {
+  for (const collection of toDeploy) {
     const artifact = artifactFor(artifacts, collection.contractName)
     hashes.push(
       await clients.wallet.deployContract({
@@ -114,7 +138,7 @@ export async function deployCollections(
     )
   }
   const receipts = await mineAndWait(clients, hashes)
-  return DEMO_COLLECTIONS.map((collection, i) => {
+  return toDeploy.map((collection, i) => {
     const receipt = receipts[i]!
     if (receipt.status !== 'success' || !receipt.contractAddress) {
       throw new Error(`Deploying ${collection.contractName} failed (tx ${receipt.transactionHash})`)
@@ -135,15 +159,32 @@ export async function seedCollections(
   collections: DeployedCollection[],
   accounts: Address[],
 ): Promise<{ sent: number; failed: number }> {
+  const erc721 = collections.filter((c) => !isEditions(c))
+  const editions = collections.find(isEditions)
+  const seeded = erc721.length > 0 ? await seedErc721(clients, artifacts, erc721, accounts) : none()
+  const more = editions ? await seedEditions(clients, artifacts, editions, accounts) : none()
+  return { sent: seeded.sent + more.sent, failed: seeded.failed + more.failed }
+
+  function none() {
+    return { sent: 0, failed: 0 }
+  }
+}
+
+async function seedErc721(
+  clients: DevnetClients,
+  artifacts: CompiledContracts,
+  collections: DeployedCollection[],
+  accounts: Address[],
+): Promise<{ sent: number; failed: number }> {
   const deployer = accounts[0]!
   // The initial supply is laid out the same way on every new chain.
   const random = mulberry32(31337)
   const pick = <T>(items: T[]) => items[Math.floor(random() * items.length)]!
-  const byKey = (key: CollectionKey) => collections.find((c) => c.key === key)!
+  const byKey = (key: CollectionKey) => collections.find((c) => c.key === key)
   const abiOf = (c: DeployedCollection) => artifactFor(artifacts, c.contractName).abi
 
   const mints: SendContractCall[] = collections.flatMap((c) =>
-    Array.from({ length: INITIAL_MINTS[c.key] }, () => ({
+    Array.from({ length: INITIAL_MINTS[c.key as keyof typeof INITIAL_MINTS] }, () => ({
       address: c.address,
       abi: abiOf(c),
       functionName: 'mint',
@@ -183,14 +224,100 @@ export async function seedCollections(
   }
   const postcards = byKey('postcards')
   const glyphs = byKey('glyphs')
-  followUps.push({ ...target(postcards), functionName: 'refreshMetadata', args: [1n], from: deployer })
-  followUps.push({ ...target(glyphs), functionName: 'reroll', args: [2n], from: deployer })
+  if (postcards)
+    followUps.push({ ...target(postcards), functionName: 'refreshMetadata', args: [1n], from: deployer })
+  if (glyphs) followUps.push({ ...target(glyphs), functionName: 'reroll', args: [2n], from: deployer })
   const followed = await sendAll(clients, dedupeTokens(followUps))
   return { sent: minted.sent + followed.sent, failed: minted.failed + followed.failed }
 
   function target(c: DeployedCollection) {
     return { address: c.address, abi: abiOf(c) }
   }
+}
+
+/**
+ * The ERC-1155 editions: single mints (TransferSingle) of ids 1..6, batch mints
+ * (TransferBatch) of 7..12 to three wallets; then single and batch transfers between
+ * wallets, a burn and a batch burn, and a revised edition (a URI event).
+ */
+async function seedEditions(
+  clients: DevnetClients,
+  artifacts: CompiledContracts,
+  editions: DeployedCollection,
+  accounts: Address[],
+): Promise<{ sent: number; failed: number }> {
+  const deployer = accounts[0]!
+  const random = mulberry32(1155)
+  const amount = () => BigInt(2 + Math.floor(random() * 9))
+  const target = { address: editions.address, abi: artifactFor(artifacts, editions.contractName).abi }
+  const singles = EDITION_IDS.slice(0, 6)
+  const batched = EDITION_IDS.slice(6)
+  const mints: SendContractCall[] = [
+    ...singles.map((id, i) => ({
+      ...target,
+      functionName: 'mint',
+      args: [accounts[(i % (accounts.length - 1)) + 1]!, id, amount()],
+      from: deployer,
+    })),
+    ...accounts.slice(1, 4).map((to) => ({
+      ...target,
+      functionName: 'mintBatch',
+      args: [to, batched, batched.map(amount)],
+      from: deployer,
+    })),
+  ]
+  const minted = await sendAll(clients, mints)
+
+  // Every mint gave at least 2 of an id, so these moves of 1 each are covered.
+  const [, a, b, c, d] = accounts as [Address, Address, Address, Address, Address]
+  const holderOf = (id: bigint) => accounts[(Number(id - 1n) % (accounts.length - 1)) + 1]!
+  const followUps: SendContractCall[] = [
+    {
+      ...target,
+      functionName: 'safeTransferFrom',
+      args: [holderOf(1n), d, 1n, 1n, '0x'],
+      from: holderOf(1n),
+    },
+    {
+      ...target,
+      functionName: 'safeTransferFrom',
+      args: [holderOf(2n), a, 2n, 1n, '0x'],
+      from: holderOf(2n),
+    },
+    {
+      ...target,
+      functionName: 'safeBatchTransferFrom',
+      args: [a, d, batched.slice(0, 3), [1n, 1n, 1n], '0x'],
+      from: a,
+    },
+    {
+      ...target,
+      functionName: 'safeBatchTransferFrom',
+      args: [b, c, batched.slice(3), [1n, 1n, 1n], '0x'],
+      from: b,
+    },
+    { ...target, functionName: 'burn', args: [holderOf(3n), 3n, 1n], from: holderOf(3n) },
+    { ...target, functionName: 'burnBatch', args: [c, [7n, 8n], [1n, 1n]], from: c },
+    { ...target, functionName: 'refreshMetadata', args: [4n], from: deployer },
+  ]
+  const followed = await sendAll(clients, followUps)
+  return { sent: minted.sent + followed.sent, failed: minted.failed + followed.failed }
+}
+
+/** Balances of the editions per account: `balances[account index][id index]` (EDITION_IDS). */
+export async function editionBalances(
+  clients: DevnetClients,
+  editions: { address: Address; abi: Abi },
+  accounts: Address[],
+): Promise<bigint[][]> {
+  const owners = accounts.flatMap((account) => EDITION_IDS.map(() => account))
+  const ids = accounts.flatMap(() => EDITION_IDS)
+  const flat = (await clients.public.readContract({
+    ...editions,
+    functionName: 'balanceOfBatch',
+    args: [owners, ids],
+  })) as bigint[]
+  return accounts.map((_, i) => flat.slice(i * EDITION_IDS.length, (i + 1) * EDITION_IDS.length))
 }
 
 /** Two calls on the same token in one batch would conflict (e.g. burn after transfer). */

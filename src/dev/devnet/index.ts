@@ -21,9 +21,11 @@ import {
   type DeployedCollection,
   type DevnetClients,
   deployCollections,
+  metadataBaseUri,
   mineAndWait,
   seedCollections,
   sendCall,
+  standardOf,
 } from './collections'
 import { type MetadataServer, startMetadataServer } from './metadata-server'
 import { type ReorgResult, reorgChain } from './reorg'
@@ -43,7 +45,7 @@ export type DevnetOptions = {
 export type Devnet = {
   rpcUrl: string
   metadataOrigin: string
-  collections: { address: Hex; name: string; symbol: string }[]
+  collections: { address: Hex; name: string; symbol: string; standard: 'ERC721' | 'ERC1155' }[]
   /** The chain was created anew: any data indexed from an earlier devnet chain is void. */
   fresh: boolean
   chainId: number
@@ -116,8 +118,21 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     if (sameChain && (await stillDeployed(clients, record.collections))) {
       collections = record.collections
       await keepBaseUriCurrent(clients, artifacts, collections, accounts[0]!, metadata, logger)
+      // A demo collection added since this chain was made (e.g. the ERC-1155 editions) joins it.
+      const missing = DEMO_COLLECTIONS.filter((d) => !collections.some((c) => c.key === d.key)).map(
+        (d) => d.key,
+      )
+      if (missing.length > 0) {
+        const added = await deployCollections(clients, artifacts, accounts, metadata.origin, missing)
+        const seeded = await seedCollections(clients, artifacts, added, accounts)
+        collections = [...collections, ...added]
+        logger.info(
+          { collections: added.map((c) => c.name), transactions: seeded.sent, refused: seeded.failed },
+          'devnet collections added to the existing chain',
+        )
+      }
     } else {
-      collections = await deployCollections(clients, artifacts, accounts, `${metadata.origin}/metadata/`)
+      collections = await deployCollections(clients, artifacts, accounts, metadata.origin)
       const seeded = await seedCollections(clients, artifacts, collections, accounts)
       logger.info(
         { transactions: seeded.sent, refused: seeded.failed },
@@ -153,7 +168,12 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     return {
       rpcUrl: anvil.rpcUrl,
       metadataOrigin: metadata.origin,
-      collections: collections.map((c) => ({ address: c.address, name: c.name, symbol: c.symbol })),
+      collections: collections.map((c) => ({
+        address: c.address,
+        name: c.name,
+        symbol: c.symbol,
+        standard: standardOf(c),
+      })),
       fresh,
       chainId,
       accounts,
@@ -199,20 +219,19 @@ async function startAnvilKeepingState(
   }
 }
 
+/** The recorded collections are demo ones, each once, and all have code (some may be missing: added later). */
 async function stillDeployed(clients: DevnetClients, collections: DeployedCollection[]): Promise<boolean> {
-  const expected = DEMO_COLLECTIONS.map((c) => c.key).sort()
-  if (
-    collections
-      .map((c) => c.key)
-      .sort()
-      .join() !== expected.join()
-  )
+  const keys = collections.map((c) => c.key)
+  if (new Set(keys).size !== keys.length || !keys.every((k) => DEMO_COLLECTIONS.some((d) => d.key === k)))
     return false
   const codes = await Promise.all(collections.map((c) => clients.public.getCode({ address: c.address })))
   return codes.every((code) => code !== undefined && code !== '0x')
 }
 
-/** Token URIs embed the helper's origin; if its port changed, point the contract at the new one. */
+/**
+ * Token URIs embed the helper's origin; if its port changed, point the contracts at the new
+ * one (the postcards announce it with ERC-4906, the editions with URI events).
+ */
 async function keepBaseUriCurrent(
   clients: DevnetClients,
   artifacts: Awaited<ReturnType<typeof compileDemoContracts>>,
@@ -221,24 +240,29 @@ async function keepBaseUriCurrent(
   metadata: MetadataServer,
   logger: pino.Logger,
 ) {
-  const postcards = collections.find((c) => c.key === 'postcards')!
-  const abi = artifactFor(artifacts, postcards.contractName).abi
-  const expected = `${metadata.origin}/metadata/`
-  const current = await clients.public.readContract({
-    address: postcards.address,
-    abi,
-    functionName: 'baseURI',
-  })
-  if (current === expected) return
-  const hash = await sendCall(clients, {
-    address: postcards.address,
-    abi,
-    functionName: 'setBaseURI',
-    args: [expected],
-    from: owner,
-  })
-  await mineAndWait(clients, [hash])
-  logger.info({ from: current, to: expected }, 'devnet metadata helper moved; base URI updated')
+  for (const collection of collections) {
+    const expected = metadataBaseUri(collection.key, metadata.origin)
+    if (!expected) continue
+    const abi = artifactFor(artifacts, collection.contractName).abi
+    const current = await clients.public.readContract({
+      address: collection.address,
+      abi,
+      functionName: 'baseURI',
+    })
+    if (current === expected) continue
+    const hash = await sendCall(clients, {
+      address: collection.address,
+      abi,
+      functionName: 'setBaseURI',
+      args: [expected],
+      from: owner,
+    })
+    await mineAndWait(clients, [hash])
+    logger.info(
+      { collection: collection.name, from: current, to: expected },
+      'devnet metadata helper moved; base URI updated',
+    )
+  }
 }
 
 function portOf(origin: string): number {

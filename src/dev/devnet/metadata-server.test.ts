@@ -1,6 +1,6 @@
 import { createServer } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import { ANIMATED_TOKEN_ID, startMetadataServer, tokenMetadata } from './metadata-server'
+import { ANIMATED_TOKEN_ID, editionMetadata, startMetadataServer, tokenMetadata } from './metadata-server'
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 
@@ -78,6 +78,47 @@ describe('metadata server', () => {
       const still = tokenMetadata(server.origin, 2n, 0)
       expect(still).not.toHaveProperty('animation_url')
       expect(still.attributes.map((a) => a.trait_type)).toEqual(['Place', 'Stamp', 'Revision', 'Animated'])
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('serves ERC-1155 edition metadata at the id as 64 hex digits, with name, image and attributes', async () => {
+    const server = await startMetadataServer()
+    try {
+      for (const tokenId of [10n, 11n]) {
+        const hex = tokenId.toString(16).padStart(64, '0')
+        const response = await fetch(`${server.origin}/editions/${hex}.json`)
+        expect(response.status).toBe(200)
+        const metadata = (await response.json()) as {
+          name: string
+          image: string
+          attributes: Array<{ trait_type: string; value: unknown }>
+        }
+        expect(metadata).toEqual(editionMetadata(server.origin, tokenId, 0))
+        expect(metadata.name).toBe(`Devnet Edition #${tokenId}`)
+        expect(metadata.attributes.map((a) => a.trait_type)).toEqual(['Place', 'Stamp', 'Rarity', 'Revision'])
+        const image = await fetch(metadata.image)
+        expect(image.status).toBe(200)
+        expect(image.headers.get('content-type')).toBe(
+          metadata.image.endsWith('.png') ? 'image/png' : 'image/svg+xml',
+        )
+      }
+      const revised = (await (
+        await fetch(`${server.origin}/editions/${'0'.repeat(63)}4.json?v=3`)
+      ).json()) as { image: string; attributes: unknown[] }
+      expect(revised.image).toContain('?v=3')
+      expect(revised.attributes).toContainEqual({ trait_type: 'Revision', value: 3, display_type: 'number' })
+      const collection = (await (await fetch(`${server.origin}/editions/collection.json`)).json()) as {
+        name: string
+        image: string
+      }
+      expect(collection.name).toBe('Devnet Editions')
+      expect((await fetch(collection.image)).headers.get('content-type')).toBe('image/png')
+      // Only the substituted form: the template itself, a decimal id or 0x are not documents.
+      for (const wrong of ['%7Bid%7D', '10', `0x${'0'.repeat(62)}0a`, `${'0'.repeat(63)}A`]) {
+        expect((await fetch(`${server.origin}/editions/${wrong}.json`)).status).toBe(404)
+      }
     } finally {
       await server.stop()
     }

@@ -1,16 +1,27 @@
 /**
  * The devnet's metadata helper: serves the token and collection JSON of the HTTP-metadata
- * collection (DevnetPostcards) and its images as SVG and PNG, on 127.0.0.1 only.
+ * collections (DevnetPostcards, ERC-721; DevnetEditions, ERC-1155) and their images as SVG
+ * and PNG, on 127.0.0.1 only.
  *
  *   GET /metadata/<id>.json[?v=<revision>]   token metadata (revision changes the artwork)
  *   GET /metadata/collection.json            collection metadata (contractURI)
  *   GET /images/<id>.svg|png[?v=<revision>]  token artwork
  *   GET /images/collection.svg|png           collection artwork
  *   GET /animations/<id>.svg[?v=<revision>]   animated artwork (animation_url of ANIMATED_TOKEN_ID)
+ *   GET /editions/<hex>.json[?v=<revision>]  ERC-1155 edition metadata; <hex> is the id as 64
+ *                                            lowercase hex digits, what an EIP-1155 client puts
+ *                                            for `{id}` in uri(id) (docs/metadata.md, "ERC-1155")
+ *   GET /editions/collection.json            the editions' collection metadata
+ *   GET /editions/images/<id>.svg|png[?v=<revision>]  edition artwork (decimal id)
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { postcardAnimationSvg, postcardPng, postcardSvg, postcardTraits } from './images'
+
+/** What an EIP-1155 client requests for `{id}`: 64 lowercase hex digits, no 0x. */
+const EDITION_METADATA_PATH = /^\/editions\/([0-9a-f]{64})\.json$/
+const EDITION_IMAGE_PATH = /^\/editions\/images\/(\d{1,78})\.(svg|png)$/
+const EDITION_RARITIES = ['Common', 'Common', 'Uncommon', 'Rare']
 
 export type MetadataServerOptions = {
   /** Preferred port (e.g. the one used last run, so token URIs stay valid); 0 or busy: a free one. */
@@ -109,6 +120,34 @@ export function collectionMetadata(origin: string) {
   }
 }
 
+/** The metadata document of an ERC-1155 edition, as served; exported so tests can compare. */
+export function editionMetadata(origin: string, tokenId: bigint, revision: number) {
+  const traits = postcardTraits(tokenId, revision)
+  const format = tokenId % 2n === 0n ? 'svg' : 'png'
+  const query = revision > 0 ? `?v=${revision}` : ''
+  return {
+    name: `Devnet Edition #${tokenId}`,
+    description: `An edition of the ${traits.place.toLowerCase()}, held in quantities on the local devnet.`,
+    image: `${origin}/editions/images/${tokenId}.${format}${query}`,
+    attributes: [
+      { trait_type: 'Place', value: traits.place },
+      { trait_type: 'Stamp', value: traits.stamp },
+      { trait_type: 'Rarity', value: EDITION_RARITIES[Number(tokenId % BigInt(EDITION_RARITIES.length))]! },
+      { trait_type: 'Revision', value: revision, display_type: 'number' },
+    ],
+  }
+}
+
+export function editionsCollectionMetadata(origin: string) {
+  return {
+    name: 'Devnet Editions',
+    description:
+      'ERC-1155 editions of the local devnet, held in quantities; metadata served by the devnet helper.',
+    image: `${origin}/editions/images/collection.png`,
+    external_link: `${origin}/editions/collection.json`,
+  }
+}
+
 function handle(request: IncomingMessage, response: ServerResponse, origin: string) {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     response.setHeader('Allow', 'GET, HEAD')
@@ -126,6 +165,31 @@ function handle(request: IncomingMessage, response: ServerResponse, origin: stri
       url.pathname.endsWith('.png') ? 'png' : 'svg',
       'Devnet',
       postcardTraits(0n, 7),
+    )
+  }
+  if (url.pathname === '/editions/collection.json')
+    return sendJson(response, request, 200, editionsCollectionMetadata(origin))
+  if (
+    url.pathname === '/editions/images/collection.png' ||
+    url.pathname === '/editions/images/collection.svg'
+  ) {
+    const format = url.pathname.endsWith('.png') ? 'png' : 'svg'
+    return sendImage(response, request, format, 'Editions', postcardTraits(3n, 5))
+  }
+  const editionMatch = EDITION_METADATA_PATH.exec(url.pathname)
+  if (editionMatch) {
+    const tokenId = BigInt(`0x${editionMatch[1]!}`)
+    return sendJson(response, request, 200, editionMetadata(origin, tokenId, revision))
+  }
+  const editionImageMatch = EDITION_IMAGE_PATH.exec(url.pathname)
+  if (editionImageMatch) {
+    const tokenId = BigInt(editionImageMatch[1]!)
+    return sendImage(
+      response,
+      request,
+      editionImageMatch[2] as 'svg' | 'png',
+      `Edition ${tokenId}`,
+      postcardTraits(tokenId, revision),
     )
   }
   const metadataMatch = METADATA_PATH.exec(url.pathname)

@@ -4,9 +4,12 @@ import type { RawLog } from '../chain'
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
 export const MAX_UINT256 = 2n ** 256n - 1n
 
-export type CollectionStandard = 'ERC721' | 'ERC721_LEGACY'
+export type CollectionStandard = 'ERC721' | 'ERC721_LEGACY' | 'ERC1155'
 
-/** One ownership change of one token (an ERC-2309 range yields one per token). */
+/**
+ * One ownership change of one token (an ERC-2309 range yields one per token),
+ * or one id/value pair of an ERC-1155 TransferSingle/TransferBatch.
+ */
 export interface TransferEvent {
   collection: Hex
   tokenId: bigint
@@ -18,9 +21,11 @@ export interface TransferEvent {
   blockTimestamp: bigint
   transactionHash: Hex
   logIndex: number
-  /** 0, or the offset inside an ERC-2309 range. */
+  /** 0, or the offset inside an ERC-2309 range or an ERC-1155 TransferBatch. */
   batchIndex: number
   standard: CollectionStandard
+  /** ERC-1155: the value moved; null (or absent) on ERC-721 events, which move one token. */
+  amount?: bigint | null
 }
 
 /**
@@ -34,6 +39,8 @@ export interface MetadataUpdateEvent {
   toTokenId: bigint
   blockNumber: bigint
   contract?: true
+  /** ERC-1155 URI(value, id): the token's new metadata URI (fromTokenId = toTokenId = id). */
+  uri?: { value: string; logIndex: number; transactionHash: Hex }
 }
 
 /** A decoded transfer before its block's timestamp is known. */
@@ -79,6 +86,7 @@ export function pendingTransfer(
   tokenId: bigint,
   batchIndex: number,
   standard: CollectionStandard,
+  amount: bigint | null = null,
 ): PendingTransfer {
   return {
     collection: p.collection,
@@ -91,6 +99,7 @@ export function pendingTransfer(
     logIndex: p.logIndex,
     batchIndex,
     standard,
+    amount,
   }
 }
 
@@ -107,8 +116,13 @@ export function withBlockTimestamp(e: PendingTransfer, blockTimestamp: bigint): 
     logIndex: e.logIndex,
     batchIndex: e.batchIndex,
     standard: e.standard,
+    amount: e.amount ?? null,
   }
 }
+
+/** An ERC-1155 event (an id/value pair); ERC-721 events move exactly one token. */
+export const isMultiToken = (e: { amount?: bigint | null }): e is { amount: bigint } =>
+  e.amount !== null && e.amount !== undefined
 
 /** A 32-byte word holding an address: the upper 12 bytes must be zero. */
 export function wordToAddress(word: string): Hex | null {

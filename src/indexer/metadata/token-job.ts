@@ -4,7 +4,7 @@ import type { Hex } from 'viem'
 import { describeError } from '../errors'
 import type { Rpc } from '../rpc/client'
 import { backoffDelay } from '../rpc/retry'
-import { type DueTokenRow, selectDueTokens } from '../store/metadata-queue'
+import { type DueTokenRow, selectDueTokens, selectTokenUriSources } from '../store/metadata-queue'
 import { selectPriorityTokens } from '../store/metadata-refresh'
 import { type FetchLimits, fetchMetadataJson, imageOf, loadUriBytes } from './document'
 import { HostBackedOff } from './host-scheduler'
@@ -14,11 +14,19 @@ import { FetchFailure, type MetadataOutcome } from './outcome'
 import { recheckAt } from './recheck'
 import { toValidUri } from './resolve-uri'
 import { sniffAnimationType, sniffMediaType } from './sniff'
-import { batchViewCalls, cleanText, decodeUriResult, encodeTokenUri } from './token-uri'
+import {
+  batchViewCalls,
+  type CallResult,
+  cleanText,
+  decodeUriResult,
+  encodeErc1155Uri,
+  encodeTokenUri,
+  expandIdPlaceholder,
+} from './token-uri'
 
 /**
  * One token's metadata job: taken from the queue (dueTokens), its tokenURI
- * read (readUris, in batches), its document and image fetched (processToken).
+ * (for an ERC-1155 token its newest URI event, else uri(id)) read (readUris, in batches), its document and image fetched (processToken).
  * What it comes to is written by token-outcomes.ts.
  */
 
@@ -102,19 +110,56 @@ function toJob(r: DueTokenRow, recheck: boolean): TokenJob {
   }
 }
 
-export async function readUris(deps: TokenJobDeps, jobs: TokenJob[]): Promise<Array<Hex | null>> {
-  const chunks: TokenJob[][] = []
-  for (let i = 0; i < jobs.length; i += URI_BATCH) chunks.push(jobs.slice(i, i + URI_BATCH))
+/** A token's metadata URI as read, before it is decoded (uriOf). */
+export interface UriRead {
+  /** An ERC-1155 token: its URI is a template whose `{id}` is expanded. */
+  erc1155: boolean
+  /** ERC-1155: the value of the token's newest URI event; when set, no call was made. */
+  eventUri: string | null
+  /** What tokenURI(id) (ERC-1155: uri(id)) returned; null when it reverted or was not called. */
+  result: CallResult
+}
+
+/**
+ * The tokens' URIs, in the order of `jobs`: an ERC-1155 token's newest URI
+ * event where there is one (erc1155_uris), else a view call, batched:
+ * tokenURI(id), or uri(id) for an ERC-1155 token (docs/metadata.md, "ERC-1155").
+ */
+export async function readUris(deps: TokenJobDeps, jobs: TokenJob[]): Promise<UriRead[]> {
+  const sources = await selectTokenUriSources(deps.pool, jobs)
+  const reads: UriRead[] = sources.map((s) => ({ erc1155: s.erc1155, eventUri: s.eventUri, result: null }))
+  const toCall = jobs.flatMap((job, i) => (reads[i]!.eventUri === null ? [{ job, read: reads[i]! }] : []))
+  const chunks: (typeof toCall)[] = []
+  for (let i = 0; i < toCall.length; i += URI_BATCH) chunks.push(toCall.slice(i, i + URI_BATCH))
   const results = await Promise.all(
     chunks.map((chunk) =>
       batchViewCalls(
         deps.rpc,
-        chunk.map((j) => ({ to: j.collection, data: encodeTokenUri(j.tokenId) })),
+        chunk.map(({ job, read }) => ({
+          to: job.collection,
+          data: read.erc1155 ? encodeErc1155Uri(job.tokenId) : encodeTokenUri(job.tokenId),
+        })),
         deps.multicallEnabled(),
       ),
     ),
   )
-  return results.flat()
+  results.flat().forEach((result, i) => {
+    toCall[i]!.read.result = result
+  })
+  return reads
+}
+
+/**
+ * The token's metadata URI, or the failure it stands for. An ERC-1155 URI
+ * (a URI event's, else uri(id)) has every `{id}` expanded; the expanded URI is
+ * held to the same size limit.
+ */
+export function uriOf(read: UriRead, tokenId: bigint, maxChars: number): string {
+  if (!read.erc1155) return decodeUriResult(read.result, maxChars)
+  const template = read.eventUri ?? decodeUriResult(read.result, maxChars, 'uri')
+  const uri = expandIdPlaceholder(template, tokenId)
+  if (uri.length > maxChars) throw new FetchFailure('too_large', `uri exceeds ${maxChars} bytes`)
+  return uri
 }
 
 /** Up to a tenth of a wait more, so a host's tokens do not all come back at the same instant. */
@@ -124,7 +169,7 @@ export async function processToken(
   deps: TokenJobDeps,
   limits: FetchLimits,
   job: TokenJob,
-  uriResult: Hex | null,
+  uriRead: UriRead,
 ): Promise<TokenResult> {
   const result: TokenResult = {
     outcome: 'ok',
@@ -139,7 +184,7 @@ export async function processToken(
     deferred: null,
   }
   try {
-    const uri = decodeUriResult(uriResult, limits.maxMetadataBytes)
+    const uri = uriOf(uriRead, job.tokenId, limits.maxMetadataBytes)
     result.uri = cleanText(uri, limits.maxMetadataBytes) || null
     if (!result.uri) throw new FetchFailure('invalid_uri', 'tokenURI is empty')
     const doc = await fetchMetadataJson(result.uri, limits, job.collection)

@@ -1,4 +1,3 @@
-import type { Hex } from 'viem'
 import { describeError } from '../errors'
 import { deferCollectionTokens } from '../store/metadata-queue'
 import { sleep } from '../util/sleep'
@@ -15,9 +14,10 @@ import {
   type TokenJobDeps,
   type TokenResult,
   URI_BATCH,
+  type UriRead,
+  uriOf,
 } from './token-job'
 import { writeOutcomes } from './token-outcomes'
-import { decodeUriResult } from './token-uri'
 
 export interface TokenPipelineOptions {
   /** Tokens in memory at once (read, queued or in flight); the backlog stays in the database. */
@@ -37,7 +37,7 @@ export interface TokenPipelineOptions {
 /**
  * The token queue as the indexer runs it: a reader takes due tokens from the
  * database in index order (never more than maxInMemory in memory), reads
- * their tokenURIs in batches and hands each fetch to the host scheduler, which
+ * their tokenURIs (ERC-1155: URI events, else uri(id)) in batches and hands each fetch to the host scheduler, which
  * serves hosts round-robin within their budgets. Outcomes are written in
  * batches as they arrive, so a slow host never holds up the tokens of others.
  * Tokens whose host is backed off or busy are deferred in the database (the
@@ -92,10 +92,10 @@ export class TokenPipeline {
     return true
   }
 
-  /** Reads the tokenURIs of `jobs` and hands each token on by itself. */
+  /** Reads the metadata URIs of `jobs` (readUris) and hands each token on by itself. */
   private async start(jobs: TokenJob[]): Promise<void> {
     for (const job of jobs) this.inMemory.add(job.id)
-    let uris: Array<Hex | null>
+    let uris: UriRead[]
     try {
       uris = await readUris(this.deps, jobs)
     } catch (err) {
@@ -141,10 +141,10 @@ export class TokenPipeline {
     }
   }
 
-  private async process(job: TokenJob, uri: Hex | null) {
+  private async process(job: TokenJob, uri: UriRead) {
     let result: TokenResult
     try {
-      this.noteHost(job.collection, uri)
+      this.noteHost(job, uri)
       result = await processToken(this.deps, this.deps.limits, job, uri)
     } catch (err) {
       // Not a named outcome (e.g. the media store failed): the token stays due and is tried
@@ -172,10 +172,10 @@ export class TokenPipeline {
   }
 
   /** Remembers which host a collection's documents live on (bulk deferral needs exactly one). */
-  private noteHost(collection: string, uri: Hex | null) {
+  private noteHost({ collection, tokenId }: TokenJob, uri: UriRead) {
     let host: string | null = null
     try {
-      const text = decodeUriResult(uri, this.deps.limits.maxMetadataBytes)
+      const text = uriOf(uri, tokenId, this.deps.limits.maxMetadataBytes)
       const resolved = resolveUri(text, this.deps.limits.gateways, this.deps.limits.maxMetadataBytes)
       if (resolved.kind === 'fetch') host = schedulingKey(resolved.url)
     } catch {

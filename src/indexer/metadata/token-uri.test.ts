@@ -1,7 +1,8 @@
 import { encodeAbiParameters, type Hex, stringToHex } from 'viem'
 import { describe, expect, it } from 'vitest'
 import { FetchFailure } from './outcome'
-import { cleanText, decodeLooseString, decodeUriResult } from './token-uri'
+import { uriOf } from './token-job'
+import { cleanText, decodeLooseString, decodeUriResult, expandIdPlaceholder } from './token-uri'
 
 const abiString = (s: string) => encodeAbiParameters([{ type: 'string' }], [s])
 const outcome = (fn: () => unknown) => {
@@ -35,5 +36,42 @@ describe('tokenURI results', () => {
     expect(outcome(() => decodeUriResult('0x', 1000))).toBe('uri_reverted')
     expect(outcome(() => decodeUriResult('0xdeadbeefdeadbe' as Hex, 1000))).toBe('invalid_uri')
     expect(outcome(() => decodeUriResult(abiString('x'.repeat(2000)), 1000))).toBe('too_large')
+  })
+})
+
+describe('ERC-1155 URIs', () => {
+  it('replaces every {id} by the id as 64 lowercase hex digits, no 0x (EIP-1155 "Metadata")', () => {
+    expect(expandIdPlaceholder('https://x.test/{id}.json', 314592n)).toBe(
+      'https://x.test/000000000000000000000000000000000000000000000000000000000004cce0.json',
+    )
+    expect(expandIdPlaceholder('ipfs://Qm/{id}/{id}', 255n)).toBe(
+      `ipfs://Qm/${'0'.repeat(62)}ff/${'0'.repeat(62)}ff`,
+    )
+    expect(expandIdPlaceholder('x/{id}', 2n ** 256n - 1n)).toBe(`x/${'f'.repeat(64)}`)
+    expect(expandIdPlaceholder('x/{id}', 0n)).toBe(`x/${'0'.repeat(64)}`)
+    // Only the exact placeholder: no other case or spelling, and a URI without one is kept.
+    expect(expandIdPlaceholder('x/{ID}/{ id }/{id', 1n)).toBe('x/{ID}/{ id }/{id')
+    expect(expandIdPlaceholder('https://x.test/7.json', 7n)).toBe('https://x.test/7.json')
+  })
+
+  it('takes the URI event over uri(id), expands either, and leaves ERC-721 tokenURIs as they are', () => {
+    const template = abiString('https://x.test/{id}.json')
+    const hex10 = `${'0'.repeat(63)}a`
+    expect(uriOf({ erc1155: true, eventUri: null, result: template }, 10n, 1000)).toBe(
+      `https://x.test/${hex10}.json`,
+    )
+    expect(uriOf({ erc1155: true, eventUri: 'ipfs://Qm/{id}', result: template }, 10n, 1000)).toBe(
+      `ipfs://Qm/${hex10}`,
+    )
+    expect(uriOf({ erc1155: false, eventUri: null, result: template }, 10n, 1000)).toBe(
+      'https://x.test/{id}.json',
+    )
+    expect(outcome(() => uriOf({ erc1155: true, eventUri: null, result: null }, 1n, 1000))).toBe(
+      'uri_reverted',
+    )
+    // The expanded URI is held to the size limit too.
+    expect(outcome(() => uriOf({ erc1155: true, eventUri: '{id}{id}', result: null }, 1n, 100))).toBe(
+      'too_large',
+    )
   })
 })

@@ -7,6 +7,7 @@ export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11'
 
 const tokenAbi = parseAbi([
   'function tokenURI(uint256) view returns (string)',
+  'function uri(uint256) view returns (string)',
   'function name() view returns (string)',
   'function symbol() view returns (string)',
   'function contractURI() view returns (string)',
@@ -77,23 +78,35 @@ async function viaMulticall(rpc: Rpc, calls: ViewCall[]): Promise<CallResult[]> 
 
 export const encodeTokenUri = (tokenId: bigint) =>
   encodeFunctionData({ abi: tokenAbi, functionName: 'tokenURI', args: [tokenId] })
+/** ERC-1155's metadata URI function: `uri(uint256)`, a template that may hold `{id}` (expandIdPlaceholder). */
+export const encodeErc1155Uri = (tokenId: bigint) =>
+  encodeFunctionData({ abi: tokenAbi, functionName: 'uri', args: [tokenId] })
 export const encodeNoArg = (fn: 'name' | 'symbol' | 'contractURI') =>
   encodeFunctionData({ abi: tokenAbi, functionName: fn })
 
-/** The string a view function returned, or the failure it stands for. */
-export function decodeUriResult(result: CallResult, maxChars: number): string {
+/** The string a view function returned, or the failure it stands for (`fn` names it in messages). */
+export function decodeUriResult(result: CallResult, maxChars: number, fn = 'tokenURI'): string {
   if (result === null || result === '0x')
-    throw new FetchFailure('uri_reverted', 'tokenURI reverted or is missing')
+    throw new FetchFailure('uri_reverted', `${fn} reverted or is missing`)
   if ((result.length - 2) / 2 > maxChars + 96)
-    throw new FetchFailure('too_large', `tokenURI exceeds ${maxChars} bytes`)
+    throw new FetchFailure('too_large', `${fn} exceeds ${maxChars} bytes`)
   let uri: string
   try {
     uri = decodeFunctionResult({ abi: tokenAbi, functionName: 'tokenURI', data: result })
   } catch (err) {
-    throw new FetchFailure('invalid_uri', 'tokenURI returned data that is not an ABI string', false, err)
+    throw new FetchFailure('invalid_uri', `${fn} returned data that is not an ABI string`, false, err)
   }
-  if (uri.length > maxChars) throw new FetchFailure('too_large', `tokenURI exceeds ${maxChars} bytes`)
+  if (uri.length > maxChars) throw new FetchFailure('too_large', `${fn} exceeds ${maxChars} bytes`)
   return uri
+}
+
+/**
+ * EIP-1155 "Metadata": every `{id}` in an ERC-1155 URI stands for the token id
+ * as 64 lowercase hex digits, zero-padded, without 0x (docs/metadata.md, "ERC-1155").
+ */
+export function expandIdPlaceholder(uri: string, tokenId: bigint): string {
+  if (!uri.includes('{id}')) return uri
+  return uri.replaceAll('{id}', tokenId.toString(16).padStart(64, '0'))
 }
 
 /**

@@ -19,6 +19,8 @@ const COLLECTIONS = [
   '0x00000000000000000000000000000000000000f1',
   '0x00000000000000000000000000000000000000f2',
 ] as Hex[]
+/** An ERC-1155 collection beside them. */
+const MULTI = '0x00000000000000000000000000000000000000f3' as Hex
 
 beforeAll(async () => {
   db = await createTestDatabase()
@@ -27,16 +29,35 @@ afterAll(async () => {
   await db?.drop()
 })
 
-/** One block's worth of random transfers (any owner to any owner: the store trusts the chain). */
+/**
+ * One block's worth of random logs (any owner to any owner: the store trusts the chain):
+ * ERC-721 transfers, and ERC-1155 TransferSingle/TransferBatch logs of 1–3 id/value pairs.
+ */
 const blockEvents = fc.array(
-  fc.record({
-    collection: fc.integer({ min: 0, max: 1 }),
-    token: fc.integer({ min: 0, max: 3 }),
-    from: fc.integer({ min: 0, max: 3 }),
-    to: fc.integer({ min: 0, max: 3 }),
-  }),
+  fc.oneof(
+    fc.record({
+      collection: fc.integer({ min: 0, max: 1 }),
+      token: fc.integer({ min: 0, max: 3 }),
+      from: fc.integer({ min: 0, max: 3 }),
+      to: fc.integer({ min: 0, max: 3 }),
+    }),
+    fc.record({
+      pairs: fc.array(
+        fc.record({ token: fc.integer({ min: 0, max: 3 }), amount: fc.integer({ min: 0, max: 5 }) }),
+        {
+          minLength: 1,
+          maxLength: 3,
+        },
+      ),
+      from: fc.integer({ min: 0, max: 3 }),
+      to: fc.integer({ min: 0, max: 3 }),
+    }),
+  ),
   { maxLength: 4 },
 )
+type LogSpec =
+  | { collection: number; token: number; from: number; to: number }
+  | { pairs: Array<{ token: number; amount: number }>; from: number; to: number }
 
 /** A scenario: blocks committed in batches, with rollbacks that replace the chain's tail by another fork. */
 const scenario = fc.array(
@@ -57,33 +78,53 @@ const scenario = fc.array(
 )
 
 let fork = 0
-function toEvents(
-  block: number,
-  specs: Array<{ collection: number; token: number; from: number; to: number }>,
-): TransferEvent[] {
+function toEvents(block: number, specs: LogSpec[]): TransferEvent[] {
   fork++
-  return specs.map((s, i) => ({
-    collection: COLLECTIONS[s.collection]!,
-    tokenId: BigInt(s.token),
+  const hash = `0x${block.toString(16).padStart(32, '0')}${fork.toString(16).padStart(32, '0')}` as Hex
+  const event = (s: LogSpec, logIndex: number, batchIndex: number, token: number, amount: bigint | null) => ({
+    collection: 'pairs' in s ? MULTI : COLLECTIONS[s.collection]!,
+    tokenId: BigInt(token),
     from: OWNERS[s.from]!,
     to: OWNERS[s.to]!,
     blockNumber: BigInt(block),
-    blockHash: `0x${block.toString(16).padStart(32, '0')}${fork.toString(16).padStart(32, '0')}` as Hex,
+    blockHash: hash,
     blockTimestamp: BigInt(1_600_000_000 + block * 12),
-    transactionHash: `0x${block.toString(16).padStart(32, '0')}${fork.toString(16).padStart(32, '0')}` as Hex,
-    logIndex: i,
-    batchIndex: 0,
-    standard: 'ERC721' as const,
-  }))
+    transactionHash: hash,
+    logIndex,
+    batchIndex,
+    standard: 'pairs' in s ? ('ERC1155' as const) : ('ERC721' as const),
+    amount,
+  })
+  return specs.flatMap((s, i) =>
+    'pairs' in s
+      ? s.pairs.map((p, j) => event(s, i, j, p.token, BigInt(p.amount)))
+      : [event(s, i, 0, s.token, null)],
+  )
 }
 
-/** Derived state computed the slow, obvious way from the canonical history. */
+/**
+ * Derived state computed the slow, obvious way from the canonical history. ERC-1155 tokens
+ * keep the zero address as owner; balances, supply and holders come from summing every pair.
+ */
 function model(history: TransferEvent[]) {
-  const tokens = new Map<string, { owner: string; count: number }>()
+  const tokens = new Map<string, { owner: string; count: number; supply: bigint | null }>()
+  const balances = new Map<string, bigint>()
+  const add = (key: string, owner: string, by: bigint) => {
+    if (owner !== ZERO) balances.set(`${key}:${owner}`, (balances.get(`${key}:${owner}`) ?? 0n) + by)
+  }
   for (const e of history) {
     const key = `${e.collection}:${e.tokenId}`
-    tokens.set(key, { owner: e.to, count: (tokens.get(key)?.count ?? 0) + 1 })
+    const count = (tokens.get(key)?.count ?? 0) + 1
+    if (e.amount == null) tokens.set(key, { owner: e.to, count, supply: null })
+    else {
+      const supply =
+        (tokens.get(key)?.supply ?? 0n) + (e.from === ZERO ? e.amount : 0n) - (e.to === ZERO ? e.amount : 0n)
+      tokens.set(key, { owner: ZERO, count, supply })
+      add(key, e.from, -e.amount)
+      add(key, e.to, e.amount)
+    }
   }
+  const held = [...balances].filter(([, b]) => b > 0n).map(([k]) => k)
   const collections = new Map<string, { supply: number; holders: Set<string>; transfers: number }>()
   for (const e of history) {
     const c = collections.get(e.collection) ?? { supply: 0, holders: new Set(), transfers: 0 }
@@ -92,38 +133,59 @@ function model(history: TransferEvent[]) {
   }
   for (const [key, t] of tokens) {
     const c = collections.get(key.split(':')[0]!)!
-    if (t.owner !== ZERO) {
+    if (t.supply === null && t.owner !== ZERO) {
       c.supply++
       c.holders.add(t.owner)
     }
+    if (t.supply !== null && t.supply > 0n) c.supply++
+  }
+  for (const k of held) {
+    const [collection, , owner] = k.split(':')
+    collections.get(collection!)!.holders.add(owner!)
   }
   return {
     tokens: [...tokens]
-      .map(([key, t]) => ({ key, owner: t.owner, burned: t.owner === ZERO, count: t.count }))
+      .map(([key, t]) => ({
+        key,
+        owner: t.owner,
+        burned: t.supply === null ? t.owner === ZERO : t.supply <= 0n,
+        count: t.count,
+        supply: t.supply?.toString() ?? null,
+        holders: t.supply === null ? null : held.filter((k) => k.startsWith(`${key}:`)).length,
+      }))
       .sort((a, b) => a.key.localeCompare(b.key)),
     collections: [...collections]
       .map(([address, c]) => ({ address, supply: c.supply, holders: c.holders.size, transfers: c.transfers }))
       .sort((a, b) => a.address.localeCompare(b.address)),
+    balances: [...balances]
+      .filter(([, b]) => b !== 0n)
+      .map(([key, b]) => ({ key, balance: b.toString() }))
+      .sort((a, b) => a.key.localeCompare(b.key)),
   }
 }
 
 async function stored() {
   const tokens = await db.pool.query(
-    `SELECT collection_address || ':' || token_id AS key, current_owner AS owner, is_burned AS burned, transfer_count AS count
+    `SELECT collection_address || ':' || token_id AS key, current_owner AS owner, is_burned AS burned,
+            transfer_count AS count, total_supply::text AS supply, holder_count AS holders
        FROM tokens ORDER BY 1`,
+  )
+  const balances = await db.pool.query(
+    `SELECT collection_address || ':' || token_id || ':' || owner AS key, balance::text AS balance
+       FROM token_balances ORDER BY 1`,
   )
   const collections = await db.pool.query(
     'SELECT address, total_supply::int AS supply, unique_holders::int AS holders, total_transfers::int AS transfers FROM collections ORDER BY address',
   )
-  return { tokens: tokens.rows, collections: collections.rows }
+  return { tokens: tokens.rows, collections: collections.rows, balances: balances.rows }
 }
 
 describe('derived state', () => {
-  it('always equals a recount of the canonical history, across batches, overlapping commits and rollbacks', async () => {
+  it('always equals a recount of the canonical history (ERC-721 owners, ERC-1155 balances), across batches, overlapping commits and rollbacks', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (steps) => {
         await db.pool.query(
-          'TRUNCATE transfers, tokens, collections, collection_holders, blocks, indexed_ranges, indexer_state',
+          'TRUNCATE transfers, tokens, token_balances, collections, collection_holders, blocks, indexed_ranges, indexer_state',
         )
         await ensureIndexerState(db.pool, { network: 'devnet', chainId: 31337, startBlock: 0 })
         let history: TransferEvent[] = []
@@ -179,9 +241,9 @@ describe('derived state', () => {
           expect(await stored()).toEqual(model(history))
           // Transfer ids follow the chain, overlapping commits included.
           const order = await db.pool.query(
-            'SELECT block_number::int AS b, log_index AS l FROM transfers ORDER BY id',
+            'SELECT block_number::int AS b, log_index AS l, batch_index AS i FROM transfers ORDER BY id',
           )
-          const positions = order.rows.map((r) => r.b * 1000 + r.l)
+          const positions = order.rows.map((r) => r.b * 10_000 + r.l * 10 + r.i)
           expect(positions).toEqual([...positions].sort((a, b) => a - b))
         }
         const holders = await db.pool.query(
@@ -189,7 +251,7 @@ describe('derived state', () => {
         )
         expect(holders.rows[0].n).toBe(0)
       }),
-      { numRuns: 25 },
+      { numRuns: 40 },
     )
-  }, 120_000)
+  }, 180_000)
 })

@@ -1,6 +1,8 @@
 import type pg from 'pg'
-import { type TransferEvent, ZERO_ADDRESS } from '../events/types'
+import { isMultiToken, type TransferEvent, ZERO_ADDRESS } from '../events/types'
+import { CounterDeltas } from './collection-counters'
 import { insertIfAllNew } from './db'
+import { foldIntoBalances, rebuildMultiTokens } from './multi-token-state'
 import { boolArray, int4Array, int8Array, varcharArray } from './pg-array'
 import { copyBool, copyNumber, copyOrInsert, copyRows, copyText } from './pg-copy'
 import {
@@ -15,12 +17,6 @@ import {
   withKeys,
 } from './token-state'
 
-interface CollectionDelta {
-  supply: number
-  holders: number
-  transfers: number
-}
-
 /**
  * Token state after `events` that come after all stored history (a sync
  * commit appending to the chain). Tokens first minted here are created
@@ -28,6 +24,11 @@ interface CollectionDelta {
  * one of those exists after all, are read and folded.
  */
 export async function foldIntoTokens(client: pg.PoolClient, events: TransferEvent[]): Promise<void> {
+  const multi = events.filter(isMultiToken)
+  if (multi.length > 0) {
+    await foldIntoBalances(client, multi)
+    events = events.filter((e) => !isMultiToken(e))
+  }
   const all = withKeys(events)
   const { minted, rest } = splitMintedFirst(all)
   const created = foldTransfers(new Map(), minted)
@@ -39,8 +40,21 @@ export async function foldIntoTokens(client: pg.PoolClient, events: TransferEven
   await writeTokenStates(client, old, next, allCreated ? new Set(created.keys()) : undefined)
 }
 
-/** Rebuilds tokens from their stored history (imports, gap fills, rollbacks) and moves the counters. */
-export async function rebuildTokens(client: pg.PoolClient, keys: string[]): Promise<void> {
+/**
+ * Rebuilds tokens from their stored history (imports, gap fills, rollbacks) and moves the counters.
+ * ERC-1155 tokens are those stored as one and `newMultiKeys` (of events just inserted).
+ */
+export async function rebuildTokens(
+  client: pg.PoolClient,
+  keys: string[],
+  newMultiKeys: Iterable<string> = [],
+): Promise<void> {
+  const multi = await storedMultiTokenKeys(client, keys)
+  for (const key of newMultiKeys) multi.add(key)
+  if (multi.size > 0) {
+    await rebuildMultiTokens(client, [...multi])
+    keys = keys.filter((key) => !multi.has(key))
+  }
   const old = await loadTokenStates(client, keys)
   await writeTokenStates(client, old, await recomputeTokenStates(client, keys))
 }
@@ -65,17 +79,7 @@ export async function writeTokenStates(
   const inserts: Array<[string, TokenState]> = []
   const updates: Array<[string, TokenState]> = []
   const deletes: string[] = []
-  const deltas = new Map<string, CollectionDelta>()
-  const holderDeltas = new Map<string, number>()
-  const delta = (collection: string) => {
-    const d = deltas.get(collection) ?? { supply: 0, holders: 0, transfers: 0 }
-    deltas.set(collection, d)
-    return d
-  }
-  const moveHolder = (collection: string, owner: string, by: number) => {
-    const key = `${collection}:${owner}`
-    holderDeltas.set(key, (holderDeltas.get(key) ?? 0) + by)
-  }
+  const counters = new CounterDeltas()
 
   for (const [key, state] of next) {
     const before = old.get(key)
@@ -85,15 +89,15 @@ export async function writeTokenStates(
       else if (!created.has(key)) inserts.push([key, state])
     } else if (before) deletes.push(key)
     else continue
-    const d = delta(collection)
+    const d = counters.of(collection)
     d.transfers += (state?.transferCount ?? 0) - (before?.transferCount ?? 0)
     if (before && isHeld(before)) {
       d.supply--
-      moveHolder(collection, before.owner, -1)
+      counters.moveHolder(collection, before.owner, -1)
     }
     if (state && isHeld(state)) {
       d.supply++
-      moveHolder(collection, state.owner, +1)
+      counters.moveHolder(collection, state.owner, +1)
     }
   }
 
@@ -108,12 +112,23 @@ export async function writeTokenStates(
       tokenKeyArrays(deletes),
     )
   }
-  await applyHolderDeltas(client, holderDeltas, delta)
-  await applyCollectionDeltas(client, deltas)
+  await counters.apply(client)
 }
 
 const isHeld = (s: TokenState) => !s.burned && s.owner !== ZERO_ADDRESS
 const NO_KEYS: ReadonlySet<string> = new Set()
+
+/** The keys among `keys` of tokens stored as ERC-1155 ones. */
+async function storedMultiTokenKeys(client: pg.PoolClient, keys: string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set()
+  const { rows } = await client.query<{ c: string; id: string }>(
+    `SELECT t.collection_address AS c, t.token_id::text AS id
+       FROM unnest($1::varchar[], $2::numeric[]) AS k(c, id)
+       JOIN tokens t ON t.collection_address = k.c AND t.token_id = k.id AND t.total_supply IS NOT NULL`,
+    tokenKeyArrays(keys),
+  )
+  return new Set(rows.map((r) => `${r.c}:${r.id}`))
+}
 
 /**
  * Inserts tokens whose first event in a batch is a mint, without reading
@@ -178,60 +193,4 @@ function* tokenLines(rows: Array<[string, TokenState]>): Generator<string> {
     const [collection, tokenId] = splitTokenKey(key)
     yield `${copyText(collection)}\t${tokenId}\t${copyText(s.owner)}\t${copyBool(s.burned)}\t${s.transferCount}\t${copyNumber(s.mintedBlock)}\t${copyNumber(s.lastTransferBlock)}\n`
   }
-}
-
-/** collection_holders counts tokens per (collection, owner); a count crossing zero moves unique_holders. */
-async function applyHolderDeltas(
-  client: pg.PoolClient,
-  holderDeltas: Map<string, number>,
-  delta: (collection: string) => CollectionDelta,
-) {
-  const entries = [...holderDeltas].filter(([, by]) => by !== 0)
-  if (entries.length === 0) return
-  const split = entries.map(([key]) => key.split(':') as [string, string])
-  const { rows } = await client.query<{ collection_address: string; owner: string; token_count: number }>(
-    `INSERT INTO collection_holders (collection_address, owner, token_count)
-     SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::int[])
-     ON CONFLICT (collection_address, owner) DO UPDATE
-       SET token_count = collection_holders.token_count + excluded.token_count
-     RETURNING collection_address, owner, token_count`,
-    [
-      varcharArray(split.map(([c]) => c)),
-      varcharArray(split.map(([, o]) => o)),
-      int4Array(entries.map(([, by]) => by)),
-    ],
-  )
-  const emptied: Array<[string, string]> = []
-  for (const row of rows) {
-    const after = Number(row.token_count)
-    const before = after - (holderDeltas.get(`${row.collection_address}:${row.owner}`) ?? 0)
-    if (before <= 0 && after > 0) delta(row.collection_address).holders++
-    if (before > 0 && after <= 0) delta(row.collection_address).holders--
-    if (after <= 0) emptied.push([row.collection_address, row.owner])
-  }
-  if (emptied.length > 0) {
-    await client.query(
-      `DELETE FROM collection_holders h USING unnest($1::varchar[], $2::varchar[]) AS k(c, o)
-        WHERE h.collection_address = k.c AND h.owner = k.o AND h.token_count <= 0`,
-      [varcharArray(emptied.map(([c]) => c)), varcharArray(emptied.map(([, o]) => o))],
-    )
-  }
-}
-
-async function applyCollectionDeltas(client: pg.PoolClient, deltas: Map<string, CollectionDelta>) {
-  const entries = [...deltas].filter(([, d]) => d.supply !== 0 || d.holders !== 0 || d.transfers !== 0)
-  if (entries.length === 0) return
-  await client.query(
-    `UPDATE collections c
-        SET total_supply = c.total_supply + d.supply, unique_holders = c.unique_holders + d.holders,
-            total_transfers = c.total_transfers + d.transfers, updated_at = now()
-       FROM unnest($1::varchar[], $2::bigint[], $3::bigint[], $4::bigint[]) AS d(address, supply, holders, transfers)
-      WHERE c.address = d.address`,
-    [
-      varcharArray(entries.map(([a]) => a)),
-      int8Array(entries.map(([, d]) => d.supply)),
-      int8Array(entries.map(([, d]) => d.holders)),
-      int8Array(entries.map(([, d]) => d.transfers)),
-    ],
-  )
 }

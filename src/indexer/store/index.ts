@@ -5,10 +5,10 @@
  */
 import type pg from 'pg'
 import type { Hex } from 'viem'
-import type { TransferEvent } from '../events/types'
+import type { CollectionStandard, TransferEvent } from '../events/types'
 import { withWriteTransaction } from './db'
 import { rebuildTokens } from './derived-state'
-import { tokenKeysOf } from './token-state'
+import { multiTokenKeysOf, tokenKeysOf } from './token-state'
 import { collectionsOf, compareChainOrder, ensureCollections, insertTransfers } from './transfers'
 
 export { type CommitContext, commitBatch, type IngestBatch } from './commit'
@@ -29,7 +29,9 @@ export interface TransferInput {
   logIndex: number
   batchIndex?: number
   blockHash?: string | null
-  standard?: 'ERC721' | 'ERC721_LEGACY'
+  standard?: CollectionStandard
+  /** ERC-1155 rows: the value moved (standard 'ERC1155'); absent on ERC-721 rows. */
+  amount?: bigint | number | string | null
 }
 
 /**
@@ -46,7 +48,7 @@ export async function writeTransfers(
   return withWriteTransaction(pool, async (client) => {
     await ensureCollections(client, collectionsOf(events))
     const inserted = await insertTransfers(client, events, options.source ?? 'rpc')
-    await rebuildTokens(client, tokenKeysOf(inserted))
+    await rebuildTokens(client, tokenKeysOf(inserted), multiTokenKeysOf(inserted))
     return { inserted: inserted.length }
   })
 }
@@ -67,6 +69,7 @@ function toEvent(t: TransferInput): TransferEvent {
     transactionHash: t.transactionHash.toLowerCase() as Hex,
     logIndex: t.logIndex,
     batchIndex: t.batchIndex ?? 0,
-    standard: t.standard ?? 'ERC721',
+    standard: t.standard ?? (t.amount == null ? 'ERC721' : 'ERC1155'),
+    amount: t.amount == null ? null : BigInt(t.amount),
   }
 }

@@ -8,7 +8,8 @@
  */
 import type pg from 'pg'
 import type { Hex } from 'viem'
-import { withTransaction } from './db'
+import { type Queryable, withTransaction } from './db'
+import { numericArray, varcharArray } from './pg-array'
 
 /** Statuses that are still queued (not final). */
 export const RETRYABLE_METADATA_STATUSES = ['pending', 'timeout', 'http_error']
@@ -61,6 +62,38 @@ export async function selectDueTokens(
     )
   })
   return rows
+}
+
+/** Where a token's metadata URI comes from, besides ERC-721's tokenURI (token-job.ts, readUris). */
+export interface TokenUriSource {
+  /** The token's collection is an ERC-1155 one: its URI is uri(id) or a URI event's, with {id} expanded. */
+  erc1155: boolean
+  /** ERC-1155: the value of the token's newest URI event (max block_number, log_index), if any. */
+  eventUri: string | null
+}
+
+/**
+ * The URI source of each token, in the order given: one statement per batch
+ * of tokens (their collections joined by address, and for an ERC-1155 token
+ * the first row of a backward scan of erc1155_uris_pkey: its newest URI event).
+ */
+export async function selectTokenUriSources(
+  db: Queryable,
+  tokens: ReadonlyArray<{ collection: string; tokenId: bigint }>,
+): Promise<TokenUriSource[]> {
+  if (tokens.length === 0) return []
+  const { rows } = await db.query<{ erc1155: boolean; uri: string | null }>(
+    `SELECT coalesce(c.standard = 'ERC1155', false) AS erc1155, u.uri
+       FROM unnest($1::varchar[], $2::numeric[]) WITH ORDINALITY AS j(address, token_id, i)
+       LEFT JOIN collections c ON c.address = j.address
+       LEFT JOIN LATERAL (SELECT e.uri FROM erc1155_uris e
+                           WHERE c.standard = 'ERC1155' AND e.collection_address = j.address
+                             AND e.token_id = j.token_id
+                           ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1) u ON true
+      ORDER BY j.i`,
+    [varcharArray(tokens.map((t) => t.collection)), numericArray(tokens.map((t) => t.tokenId))],
+  )
+  return rows.map((r) => ({ erc1155: r.erc1155, eventUri: r.uri }))
 }
 
 /**

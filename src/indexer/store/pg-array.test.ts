@@ -78,9 +78,29 @@ describe('binary array parameters', () => {
     )
   })
 
-  it('refuses what is not a non-negative integer', () => {
-    expect(() => numericArray(['-1'])).toThrow(RangeError)
+  it('writes negative integers and nulls (ERC-1155 balance changes, ERC-721 rows without an amount)', async () => {
+    const values = [-1n, -9999n, -10000n, -(2n ** 256n - 1n), null, 0n, 5n, null]
+    expect(await roundTrip(numericArray(values), 'numeric')).toEqual(
+      values.map((v) => (v === null ? null : String(v))),
+    )
+    expect(await roundTrip(numericArray(['-0', '-00042']), 'numeric')).toEqual(['0', '-42'])
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.option(fc.bigInt({ min: -(2n ** 256n), max: 2n ** 256n })), { maxLength: 50 }),
+        async (values) => {
+          expect(await roundTrip(numericArray(values), 'numeric')).toEqual(
+            values.map((v) => (v === null ? null : String(v))),
+          )
+        },
+      ),
+      { numRuns: 50 },
+    )
+  })
+
+  it('refuses what is not an integer', () => {
+    expect(() => numericArray(['-'])).toThrow(RangeError)
     expect(() => numericArray(['1e3'])).toThrow(RangeError)
+    expect(() => numericArray(['--1'])).toThrow(RangeError)
     expect(() => numericArray([''])).toThrow(RangeError)
   })
 })

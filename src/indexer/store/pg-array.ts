@@ -106,32 +106,46 @@ function fixedWidthArray<T>(
   return buf.subarray(0, at)
 }
 
-const DECIMAL = /^[0-9]+$/
+/** numeric's sign word of a negative value. */
+const NUMERIC_NEGATIVE = 0x4000
+const DECIMAL = /^-?[0-9]+$/
 
 /**
- * `numeric[]` of non-negative integers (token ids up to 2^256 − 1), given as
- * decimal strings or bigints. The binary numeric is base-10000 digits,
- * most significant first, with the weight of the first; trailing zero digits
- * are left out (as numeric_send writes them).
+ * `numeric[]` of integers (token ids up to 2^256 − 1, ERC-1155 amounts and
+ * balance changes), given as decimal strings or bigints, nulls allowed. The
+ * binary numeric is base-10000 digits, most significant first, with the
+ * weight of the first; trailing zero digits are left out (as numeric_send
+ * writes them).
  */
-export function numericArray(values: ReadonlyArray<string | bigint>): Buffer {
+export function numericArray(values: ReadonlyArray<string | bigint | null | undefined>): Buffer {
+  let hasNull = false
   const decimals = values.map((v) => {
+    if (v === null || v === undefined) {
+      hasNull = true
+      return null
+    }
     const s = typeof v === 'bigint' ? v.toString() : v
-    if (!DECIMAL.test(s)) throw new RangeError(`numericArray takes non-negative integers, not ${s}`)
+    if (!DECIMAL.test(s)) throw new RangeError(`numericArray takes integers, not ${s}`)
     return s
   })
   // At most 8 header bytes and one 2-byte digit per 4 decimal digits, plus the length.
   let size = HEADER_BYTES
-  for (const s of decimals) size += 4 + 8 + 2 * Math.ceil(s.length / 4)
+  for (const s of decimals) size += 4 + (s === null ? 0 : 8 + 2 * Math.ceil(s.length / 4))
   const buf = Buffer.allocUnsafe(size)
-  let at = writeHeader(buf, decimals.length, false, 'numeric')
+  let at = writeHeader(buf, decimals.length, hasNull, 'numeric')
   const digits: number[] = []
   for (const s of decimals) {
+    if (s === null) {
+      at = buf.writeInt32BE(-1, at)
+      continue
+    }
+    const negative = s.charCodeAt(0) === 45 // '-'
+    const start = negative ? 1 : 0
     digits.length = 0
     // Base-10000 digits from the right, so the first group holds the remainder.
-    for (let end = s.length; end > 0; end -= 4) {
+    for (let end = s.length; end > start; end -= 4) {
       let digit = 0
-      for (let i = Math.max(0, end - 4); i < end; i++) digit = digit * 10 + (s.charCodeAt(i) - 48)
+      for (let i = Math.max(start, end - 4); i < end; i++) digit = digit * 10 + (s.charCodeAt(i) - 48)
       digits.push(digit)
     }
     while (digits.length > 0 && digits[digits.length - 1] === 0) digits.pop() // leading zeros
@@ -142,7 +156,7 @@ export function numericArray(values: ReadonlyArray<string | bigint>): Buffer {
     at = buf.writeInt32BE(8 + 2 * count, at)
     at = buf.writeInt16BE(count, at)
     at = buf.writeInt16BE(count === 0 ? 0 : weight, at)
-    at = buf.writeUInt16BE(0, at) // sign: positive
+    at = buf.writeUInt16BE(negative && count > 0 ? NUMERIC_NEGATIVE : 0, at)
     at = buf.writeInt16BE(0, at) // display scale: an integer
     for (let i = digits.length - 1; i >= trailing; i--) at = buf.writeInt16BE(digits[i]!, at)
   }

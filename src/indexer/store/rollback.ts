@@ -4,6 +4,7 @@ import { withWriteTransaction } from './db'
 import { rebuildTokens } from './derived-state'
 import { readIndexerState, truncateIndexedRanges, updateProgress } from './state'
 import { tokenKey } from './token-state'
+import { dropUriEventsAfter } from './uri-events'
 
 export interface RollbackContext {
   network: string
@@ -37,6 +38,7 @@ export async function rollbackWithin(client: pg.PoolClient, ctx: RollbackContext
   const deleted = await client.query(`DELETE FROM transfers WHERE ${orphaned.where}`, orphaned.params)
   await rebuildTokens(client, keys)
   await dropEmptyCollections(client, collections)
+  await dropUriEventsAfter(client, ancestor)
 
   await client.query('DELETE FROM blocks WHERE number > $1', [ancestor.toString()])
   await truncateIndexedRanges(client, ancestor)

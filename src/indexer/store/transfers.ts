@@ -9,7 +9,8 @@ import {
 import { markCollectionsStale } from './collections'
 import { insertIfAllNew, type Queryable } from './db'
 import { int4Array, int8Array, numericArray, timestamptzArray, varcharArray } from './pg-array'
-import { copyOrInsert, copyRows, copyText, copyTimestamp } from './pg-copy'
+import { copyNumber, copyOrInsert, copyRows, copyText, copyTimestamp } from './pg-copy'
+import { storeUriEvents } from './uri-events'
 
 export const eventIdentity = (e: { transactionHash: string; logIndex: number; batchIndex: number }) =>
   `${e.transactionHash}:${e.logIndex}:${e.batchIndex}`
@@ -30,15 +31,15 @@ const CHUNK = 5_000
 
 const INSERT_TRANSFERS = `
   INSERT INTO transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
-                         block_hash, block_timestamp, transaction_hash, log_index, batch_index, source)
-  SELECT c, id, f, t, et, bn, bh, ts, tx, li, bi, $12
+                         block_hash, block_timestamp, transaction_hash, log_index, batch_index, source, amount)
+  SELECT c, id, f, t, et, bn, bh, ts, tx, li, bi, $12, am
     FROM unnest($1::varchar[], $2::numeric[], $3::varchar[], $4::varchar[], $5::varchar[], $6::bigint[],
-                $7::varchar[], $8::timestamptz[], $9::varchar[], $10::int[], $11::int[])
-         AS r(c, id, f, t, et, bn, bh, ts, tx, li, bi)`
+                $7::varchar[], $8::timestamptz[], $9::varchar[], $10::int[], $11::int[], $13::numeric[])
+         AS r(c, id, f, t, et, bn, bh, ts, tx, li, bi, am)`
 
 const COPY_TRANSFERS = `
   COPY transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
-                  block_hash, block_timestamp, transaction_hash, log_index, batch_index, source) FROM STDIN`
+                  block_hash, block_timestamp, transaction_hash, log_index, batch_index, source, amount) FROM STDIN`
 
 /**
  * Bulk insert. Rows are inserted in the given order, so ids follow chain
@@ -80,7 +81,7 @@ function* transferLines(events: TransferEvent[], source: 'rpc' | 'import'): Gene
       seconds = e.blockTimestamp
       timestamp = copyTimestamp(seconds)
     }
-    yield `${copyText(e.collection)}\t${e.tokenId}\t${copyText(e.from)}\t${copyText(e.to)}\t${eventType(e.from, e.to)}\t${e.blockNumber}\t${copyText(e.blockHash)}\t${timestamp}\t${copyText(e.transactionHash)}\t${e.logIndex}\t${e.batchIndex}\t${source}\n`
+    yield `${copyText(e.collection)}\t${e.tokenId}\t${copyText(e.from)}\t${copyText(e.to)}\t${eventType(e.from, e.to)}\t${e.blockNumber}\t${copyText(e.blockHash)}\t${timestamp}\t${copyText(e.transactionHash)}\t${e.logIndex}\t${e.batchIndex}\t${source}\t${copyNumber(e.amount ?? null)}\n`
   }
 }
 
@@ -134,6 +135,7 @@ function transferParams(chunk: TransferEvent[], source: 'rpc' | 'import'): unkno
     int4Array(chunk.map((e) => e.logIndex)),
     int4Array(chunk.map((e) => e.batchIndex)),
     source,
+    numericArray(chunk.map((e) => e.amount ?? null)),
   ]
 }
 
@@ -169,11 +171,13 @@ export function collectionsOf(events: TransferEvent[]) {
 }
 
 /**
- * ERC-4906: queue the named tokens for a metadata refetch. ERC-7572 (an
- * update of the collection itself): read the collection again.
+ * ERC-4906 and ERC-1155 URI: queue the named tokens for a metadata refetch
+ * (a URI event's value is stored first: it is the token's URI from then on).
+ * ERC-7572 (an update of the collection itself): read the collection again.
  */
 export async function markMetadataStale(client: pg.PoolClient, all: MetadataUpdateEvent[]): Promise<void> {
   await markCollectionsStale(client, [...new Set(all.filter((u) => u.contract).map((u) => u.collection))])
+  await storeUriEvents(client, all)
   const updates = all.filter((u) => !u.contract)
   if (updates.length === 0) return
   await client.query(
@@ -199,11 +203,13 @@ export interface TransferKeyFields {
   from: string
   to: string
   blockNumber: bigint | string
+  /** ERC-1155 rows only. */
+  amount?: bigint | string | null
 }
 
 /** A transfer's identity and content in one string: stored rows and decoded logs compare by it. */
 export const transferKey = (r: TransferKeyFields) =>
-  `${r.transactionHash}:${r.logIndex}:${r.batchIndex}:${r.collection}:${r.tokenId}:${r.from}:${r.to}:${r.blockNumber}`
+  `${r.transactionHash}:${r.logIndex}:${r.batchIndex}:${r.collection}:${r.tokenId}:${r.from}:${r.to}:${r.blockNumber}:${r.amount ?? ''}`
 
 /**
  * Keys (transferKey) of the stored chain transfers of blocks [fromBlock,
@@ -218,7 +224,7 @@ export async function storedTransferKeys(
   const { rows } = await db.query<TransferKeyFields>(
     `SELECT transaction_hash AS "transactionHash", log_index AS "logIndex", batch_index AS "batchIndex",
             collection_address AS collection, token_id::text AS "tokenId", from_address AS "from",
-            to_address AS "to", block_number::text AS "blockNumber"
+            to_address AS "to", block_number::text AS "blockNumber", amount::text AS amount
        FROM transfers
       WHERE event_type = ANY ($1::varchar[]) AND source = 'rpc'
         AND block_timestamp BETWEEN to_timestamp($2) AND to_timestamp($3)

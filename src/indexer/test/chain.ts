@@ -19,6 +19,7 @@ export const TEST_CONTRACT_FILES = [
   'Decoys',
   'HostileURIs',
   'Multicall3',
+  'TestEditions',
 ].map((name) => path.join(contractsDir, `${name}.sol`))
 
 export interface TestChain {

@@ -9,6 +9,8 @@
 import {
   type JournalEntry,
   type JournalRemoval,
+  type JournalStandard,
+  ofStandard,
   readJournal,
   removalsOf,
 } from '@/db/queries/activity-journal'
@@ -22,6 +24,7 @@ export interface JournalSource {
     limit: number
     collection?: string | undefined
     eventType?: string | undefined
+    standard?: JournalStandard | undefined
   }): Promise<JournalEntry[]>
   removalsOf(events: JournalEntry[]): Promise<JournalRemoval[]>
 }
@@ -133,6 +136,7 @@ export class JournalTail {
       const entry = this.entries[i]!
       if (options.collection !== undefined && entry.collection_address !== options.collection) continue
       if (options.eventType !== undefined && entry.event_type !== options.eventType) continue
+      if (!ofStandard(entry, options.standard)) continue
       out.push(entry)
     }
     return out

@@ -225,9 +225,10 @@ export class WebhookDelivery {
           await this.enqueue(tx, deliveryId, 1)
         }
         let cursor = next.cursor
-        if (!next.waiting && (endpoint.collection !== null || endpoint.event_type !== null)) {
-          // Filtered: entries past the last match are passed over too, so that the endpoint
-          // is not read again until something new is journaled (seq order is commit order).
+        if (!next.waiting) {
+          // Every endpoint filters (ERC-721 events only, at least): entries past the last match
+          // are passed over too, so that the endpoint is not read again until something new is
+          // journaled (seq order is commit order).
           const { newest } = await journalBounds(tx.reads)
           if (newest > cursor) {
             const rest = await readJournal(tx.reads, {
