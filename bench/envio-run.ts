@@ -119,6 +119,11 @@ function writeConfig(input: EnvioRunInput<unknown>): string {
     '    confirmed_block_threshold: 2',
     '    rpc_config:',
     `      url: ${input.rpcUrl}`,
+    // Its default eth_getLogs range spans the whole chain: 200,000 ERC-721 transfers in one answer
+    // took it past its 20 s query timeout again and again ("RpcSource.QueryTimout"), so it starts
+    // at 20 blocks (10,000 logs of the ERC-721 chain) and grows to 40 at most.
+    '      initial_block_interval: 20',
+    '      interval_ceiling: 40',
     `    start_block: ${input.startBlock}`,
     `    end_block: ${input.endBlock}`,
     '    contracts:',
