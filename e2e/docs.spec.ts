@@ -11,10 +11,14 @@ test('docs show the guide and the OpenAPI reference', async ({ page }) => {
     'Polling for new events',
     'Errors and retries',
     'TypeScript client',
+    'ERC-1155',
   ]) {
     await expect(page.getByRole('heading', { name: heading, level: 2 })).toBeVisible()
   }
   await expect(page.getByText('media_url when present', { exact: false })).toBeVisible()
+  await expect(
+    page.locator('#erc1155').getByText('/v1/nfts/{address}/{tokenId}/owners').first(),
+  ).toBeVisible()
   // The client is the package, installed from the repository, not a path inside it.
   const client = page.locator('#client')
   await expect(client.getByText("from '@nft-data-service/client'", { exact: false })).toBeVisible()

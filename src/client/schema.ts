@@ -63,7 +63,7 @@ export interface paths {
     }
     /**
      * List collections, newest first
-     * @description Collections in the order they were first indexed, newest first. Collections whose contract declares neither a name nor a symbol are left out (the detail endpoint still serves them). `search` is a case-insensitive substring match on name and symbol; a full contract address is an exact lookup. A search shorter than three letters or digits is matched over at most 1,000 collections per request, so such a page can hold fewer than `limit` items with `has_more` true: keep paging. HEAD answers the same statuses without a body.
+     * @description Collections in the order they were first indexed, newest first. Collections whose contract declares neither a name nor a symbol are left out (the detail endpoint still serves them). `search` is a case-insensitive substring match on name and symbol; a full contract address is an exact lookup. A search shorter than three letters or digits is matched over at most 1,000 collections per request, so such a page can hold fewer than `limit` items with `has_more` true: keep paging. HEAD answers the same statuses without a body. ERC-1155 collections are listed only with `standard` (extension).
      *
      *     Requires scope: `read:collections`.
      */
@@ -91,7 +91,7 @@ export interface paths {
     }
     /**
      * One collection
-     * @description Any collection the indexer has seen, listed or not. 404 when the collection is unknown.
+     * @description Any collection the indexer has seen, listed or not. 404 when the collection is unknown. Of an ERC-1155 collection only with `standard=ERC1155` or `standard=all` (extension): without it, 404 NOT_FOUND naming the parameter.
      *
      *     Requires scope: `read:collections`.
      */
@@ -119,7 +119,7 @@ export interface paths {
     }
     /**
      * A collection's traits and their token counts
-     * @description Extension: every trait type of the collection with its values and how many tokens have each, and how many tokens lack the type, counted over the tokens that are not burned and whose metadata was fetched (metadata_status ok). A token counts once per type and value. Values are compared as JSON values: the number 1 and the string "1" are two values. At most 100 types (most tokens first) and 1,000 values per type (most tokens first); `trait_types_omitted` and `values_omitted` count the rest. 404 when the collection is unknown.
+     * @description Extension: every trait type of the collection with its values and how many tokens have each, and how many tokens lack the type, counted over the tokens that are not burned and whose metadata was fetched (metadata_status ok). A token counts once per type and value. Values are compared as JSON values: the number 1 and the string "1" are two values. At most 100 types (most tokens first) and 1,000 values per type (most tokens first); `trait_types_omitted` and `values_omitted` count the rest. 404 when the collection is unknown. Of an ERC-1155 collection only with `standard=ERC1155` or `standard=all` (extension): without it, 404 NOT_FOUND naming the parameter.
      *
      *     Requires scope: `read:collections`.
      */
@@ -147,7 +147,7 @@ export interface paths {
     }
     /**
      * One NFT
-     * @description The current state of one token, with the same fields as the list responses. 404 when the token is unknown.
+     * @description The current state of one token, with the same fields as the list responses. 404 when the token is unknown. Of an ERC-1155 collection only with `standard=ERC1155` or `standard=all` (extension): without it, 404 NOT_FOUND naming the parameter.
      *
      *     Requires scope: `read:nfts`.
      */
@@ -175,7 +175,7 @@ export interface paths {
     }
     /**
      * One NFT's metadata document, as fetched
-     * @description Extension: the JSON document the token's URI served when it was last fetched successfully (at most 1 MiB), where it was read from and when. NUL characters are removed, unpaired UTF-16 surrogates replaced and nesting beyond 64 levels cut; the NFT's own fields (`description`, `attributes`, …) are normalized from it. 404 when the token is unknown or no document of it is stored.
+     * @description Extension: the JSON document the token's URI served when it was last fetched successfully (at most 1 MiB), where it was read from and when. NUL characters are removed, unpaired UTF-16 surrogates replaced and nesting beyond 64 levels cut; the NFT's own fields (`description`, `attributes`, …) are normalized from it. 404 when the token is unknown or no document of it is stored. Of an ERC-1155 collection only with `standard=ERC1155` or `standard=all` (extension): without it, 404 NOT_FOUND naming the parameter.
      *
      *     Requires scope: `read:nfts`.
      */
@@ -194,6 +194,34 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/nfts/{address}/{tokenId}/owners': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A token's holders and their balances
+     * @description Extension: who holds the token and how many, largest balance first, then by owner address (bytewise); page with `after_balance` + `after_owner` from `next_page_params`. An ERC-1155 token lists every holder with a positive balance; an ERC-721 token lists its current owner with balance '1', and nobody once burned. Serves both standards without the `standard` parameter. 404 when the token is unknown.
+     *
+     *     Requires scope: `read:nfts`.
+     */
+    get: operations['nfts-owners']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    /**
+     * A token's holders and their balances (HEAD)
+     * @description Answers the same status and headers as GET /v1/nfts/{address}/{tokenId}/owners, with no body.
+     *
+     *     Requires scope: `read:nfts`.
+     */
+    head: operations['nfts-owners-head']
+    patch?: never
+    trace?: never
+  }
   '/v1/collections/{address}/nfts': {
     parameters: {
       query?: never
@@ -203,7 +231,7 @@ export interface paths {
     }
     /**
      * A collection's NFTs, in token order
-     * @description Tokens of the collection by ascending numeric token id. Burned tokens are left out unless `include_burned=true`. An unknown collection gives an empty page.
+     * @description Tokens of the collection by ascending numeric token id. Burned tokens are left out unless `include_burned=true`. An unknown collection gives an empty page. Of an ERC-1155 collection only with `standard=ERC1155` or `standard=all` (extension): without it, 404 NOT_FOUND naming the parameter.
      *
      *     Requires scope: `read:nfts`.
      */
@@ -231,7 +259,7 @@ export interface paths {
     }
     /**
      * Tokens an address holds
-     * @description Tokens whose current owner is the address, ordered across collections by collection address, then numeric token id. There is no collection filter: page until a match appears or `has_more` is false. A burned token belongs to the zero address, so it leaves its last holder's list; check `is_burned` all the same when deciding current holdings.
+     * @description Tokens whose current owner is the address, ordered across collections by collection address, then numeric token id. There is no collection filter: page until a match appears or `has_more` is false. A burned token belongs to the zero address, so it leaves its last holder's list; check `is_burned` all the same when deciding current holdings. Extension: `standard=ERC1155` or `all` lists (also) the ERC-1155 tokens the address holds a positive balance of, in the same order, each with its `balance`.
      *
      *     Requires scope: `read:owners`.
      */
@@ -259,7 +287,7 @@ export interface paths {
     }
     /**
      * A collection's transfers, newest first
-     * @description Canonical rows only (rows of blocks orphaned by a reorganisation are removed), newest first; inside one block the later log comes first. Page with `before_timestamp` + `before_id` from `next_page_params`. `coverage` can be `partial` with a `start_block` when the collection predates the indexed window. An unknown collection gives an empty page.
+     * @description Canonical rows only (rows of blocks orphaned by a reorganisation are removed), newest first; inside one block the later log comes first. Page with `before_timestamp` + `before_id` from `next_page_params`. `coverage` can be `partial` with a `start_block` when the collection predates the indexed window. An unknown collection gives an empty page. Of an ERC-1155 collection only with `standard=ERC1155` or `standard=all` (extension): without it, 404 NOT_FOUND naming the parameter.
      *
      *     Requires scope: `read:transfers`.
      */
@@ -287,7 +315,7 @@ export interface paths {
     }
     /**
      * A token's transfers, newest first
-     * @description Canonical rows only (rows of blocks orphaned by a reorganisation are removed), newest first; inside one block the later log comes first. Page with `before_timestamp` + `before_id` from `next_page_params`. `coverage` can be `partial` with a `start_block` when the collection predates the indexed window. An unknown token gives an empty page.
+     * @description Canonical rows only (rows of blocks orphaned by a reorganisation are removed), newest first; inside one block the later log comes first. Page with `before_timestamp` + `before_id` from `next_page_params`. `coverage` can be `partial` with a `start_block` when the collection predates the indexed window. An unknown token gives an empty page. Of an ERC-1155 collection only with `standard=ERC1155` or `standard=all` (extension): without it, 404 NOT_FOUND naming the parameter.
      *
      *     Requires scope: `read:transfers`.
      */
@@ -315,7 +343,7 @@ export interface paths {
     }
     /**
      * Global activity feed, newest first
-     * @description Every canonical transfer of the indexed network, newest first, optionally of one `collection` and/or one `event_type`. To follow new events, request the first page again (every 12 s suits the block time) and deduplicate on `transaction_hash` + `log_index` (+ `batch_index` for ERC-2309 ranges); older history comes through `before_timestamp` + `before_id`.
+     * @description Every canonical transfer of the indexed network, newest first, optionally of one `collection` and/or one `event_type`. To follow new events, request the first page again (every 12 s suits the block time) and deduplicate on `transaction_hash` + `log_index` (+ `batch_index` for ERC-2309 ranges); older history comes through `before_timestamp` + `before_id`. ERC-1155 transfers only with `standard` (extension), each id/value pair of a batch its own item.
      *
      *     Requires scope: `read:activity`.
      */
@@ -647,13 +675,16 @@ export interface components {
        * @description The contract's own collection image if declared, otherwise the image of its NFT with the lowest token_id; null when neither exists.
        */
       image_url: string | null
-      /** @constant */
-      contract_type: 'ERC721'
-      /** @description Tokens observed for the contract and not burned. */
+      /**
+       * @description Token standard: ERC721, or ERC1155 (only with the `standard` parameter, an extension).
+       * @enum {string}
+       */
+      contract_type: 'ERC721' | 'ERC1155'
+      /** @description Tokens observed for the contract and not burned. ERC-1155: token ids with a supply above zero. */
       total_supply: string
-      /** @description Distinct current owners. */
+      /** @description Distinct current owners. ERC-1155: owners holding a positive balance of any of its ids. */
       unique_holders: string
-      /** @description Transfer events observed. */
+      /** @description Transfer events observed. ERC-1155: id/value pairs (each pair of a TransferBatch counts once). */
       total_transfers: string
       /** @description Deployer; absent when unknown. */
       creator_address?: string
@@ -788,8 +819,8 @@ export interface components {
       /** @description Decimal string; must stay a string (uint256). */
       token_id: string
       network: string
-      /** @description The zero address once burned. */
-      current_owner: string
+      /** @description The zero address once burned. Never null without the `standard` parameter. ERC-1155 token (extension, with `standard`): the holder of its whole supply when one holder has it, else null (see `GET /v1/nfts/{address}/{tokenId}/owners`). */
+      current_owner: string | null
       is_burned: boolean
       transfer_count: number
       /** @description tokenURI() as read from the contract; absent until read. */
@@ -849,6 +880,17 @@ export interface components {
       rarity_score?: number
       /** @description Extension, with `sort=rarity` only: 1 = rarest; tokens with the same score share a rank. */
       rarity_rank?: number
+      /**
+       * @description Extension, with `standard` only: the token's standard.
+       * @enum {string}
+       */
+      contract_type?: 'ERC721' | 'ERC1155'
+      /** @description Extension, with `standard` only: the token's supply — ERC-1155: minted minus burned; ERC-721: '1', '0' once burned. */
+      total_supply?: string
+      /** @description Extension, with `standard` only: holders with a positive balance — ERC-721: 1, 0 once burned. */
+      holder_count?: number
+      /** @description Extension, owner holdings with `standard` only: how many of the token the owner holds (ERC-721: '1'). */
+      balance?: string
     }
     /**
      * @example {
@@ -899,6 +941,38 @@ export interface components {
       fetched_at: string
       /** @description Outcome of the token's latest metadata fetch (as on the NFT); a failed later fetch keeps the last document. */
       metadata_status: string
+    }
+    TokenHolderPage: {
+      data: components['schemas']['TokenHolder'][]
+      pagination: {
+        /** @description The page size used. */
+        limit: number
+        has_more: boolean
+        /** @description Present only when has_more is true: copy every key and value into the next request, keeping the other filters. Opaque; valid only on this endpoint. */
+        next_page_params?: components['schemas']['HolderCursor']
+      }
+      coverage: components['schemas']['Coverage']
+    }
+    /**
+     * @example {
+     *       "owner": "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+     *       "balance": "12"
+     *     }
+     */
+    TokenHolder: {
+      owner: string
+      /** @description How many of the token the owner holds (ERC-721: '1'). */
+      balance: string
+    }
+    /**
+     * @example {
+     *       "after_balance": "12",
+     *       "after_owner": "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"
+     *     }
+     */
+    HolderCursor: {
+      after_balance: string
+      after_owner: string
     }
     NftPage: {
       data: components['schemas']['Nft'][]
@@ -997,6 +1071,8 @@ export interface components {
       block_timestamp: string
       /** @description Blocks mined on top of the event (X-Chain-Head minus block_number; 0 in the head block). Null when the block number is unknown — null is not zero. */
       confirmations: number | null
+      /** @description Extension, with `standard` only: how many of the token moved — ERC-1155: the value of the id/value pair (each pair of a TransferBatch is its own record, `batch_index` its position in the batch); ERC-721: '1'. */
+      amount?: string
     }
     ActivityPage: {
       data: components['schemas']['ActivityItem'][]
@@ -1052,6 +1128,8 @@ export interface components {
       block_timestamp: string
       /** @description Blocks mined on top of the event (X-Chain-Head minus block_number; 0 in the head block). Null when the block number is unknown — null is not zero. */
       confirmations: number | null
+      /** @description Extension, with `standard` only: how many of the token moved — ERC-1155: the value of the id/value pair (each pair of a TransferBatch is its own record, `batch_index` its position in the batch); ERC-721: '1'. */
+      amount?: string
       /** @description The collection's name; '' when none. */
       collection_name: string
     }
@@ -1131,6 +1209,8 @@ export interface components {
         block_timestamp: string
         /** @description Blocks mined on top of the event (X-Chain-Head minus block_number; 0 in the head block). Null when the block number is unknown — null is not zero. */
         confirmations: number | null
+        /** @description Extension, with `standard` only: how many of the token moved — ERC-1155: the value of the id/value pair (each pair of a TransferBatch is its own record, `batch_index` its position in the batch); ERC-721: '1'. */
+        amount?: string
         /** @description The collection's name; '' when none. */
         collection_name: string
         /** @description Hash of the block holding the event: a reorg that moves a transaction to another block removes the old one. */
@@ -1669,6 +1749,7 @@ export interface operations {
         before_id?: number
         network?: string
         search?: string
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -1866,6 +1947,7 @@ export interface operations {
         before_id?: number
         network?: string
         search?: string
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -2002,6 +2084,7 @@ export interface operations {
     parameters: {
       query?: {
         network?: string
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -2227,6 +2310,7 @@ export interface operations {
     parameters: {
       query?: {
         network?: string
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -2382,6 +2466,7 @@ export interface operations {
     parameters: {
       query?: {
         network?: string
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -2607,6 +2692,7 @@ export interface operations {
     parameters: {
       query?: {
         network?: string
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -2762,6 +2848,7 @@ export interface operations {
     parameters: {
       query?: {
         include_metadata?: boolean
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -2989,6 +3076,7 @@ export interface operations {
     parameters: {
       query?: {
         include_metadata?: boolean
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -3144,7 +3232,9 @@ export interface operations {
   }
   'nfts-metadata': {
     parameters: {
-      query?: never
+      query?: {
+        standard?: 'ERC721' | 'ERC1155' | 'all'
+      }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
         'If-None-Match'?: string
@@ -3369,7 +3459,395 @@ export interface operations {
   }
   'nfts-metadata-head': {
     parameters: {
-      query?: never
+      query?: {
+        standard?: 'ERC721' | 'ERC1155' | 'all'
+      }
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Contract address, lowercase. */
+        address: string
+        /** @description Decimal token id, 1 to 78 digits. */
+        tokenId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response. No body. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. No body. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. No body. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. No body. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. No body. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. No body. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. No body. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  'nfts-owners': {
+    parameters: {
+      query?: {
+        limit?: number
+        after_balance?: string
+        after_owner?: string
+      }
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Contract address, lowercase. */
+        address: string
+        /** @description Decimal token id, 1 to 78 digits. */
+        tokenId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['TokenHolderPage']
+        }
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "INVALID_ARGUMENT",
+           *         "message": "limit: must be at most 100",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "UNAUTHORIZED",
+           *         "message": "A bearer credential is required. Send Authorization: Bearer <API key or demo token>.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "FORBIDDEN",
+           *         "message": "This credential lacks the scope 'read:nfts' that this endpoint needs.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "NOT_FOUND",
+           *         "message": "There is no endpoint at /v1/nfts/{address}/{tokenId}/owners.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "RATE_LIMITED",
+           *         "message": "Rate limit exceeded for this API key: at most 5 requests per second. Retry after 1 s.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "SERVICE_UNAVAILABLE",
+           *         "message": "The database is unavailable; retry with backoff.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+    }
+  }
+  'nfts-owners-head': {
+    parameters: {
+      query?: {
+        limit?: number
+        after_balance?: string
+        after_owner?: string
+      }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
         'If-None-Match'?: string
@@ -3532,6 +4010,7 @@ export interface operations {
         include_metadata?: boolean
         trait?: string[]
         sort?: 'token_id' | 'rarity'
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -3665,6 +4144,33 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope']
         }
       }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "NOT_FOUND",
+           *         "message": "There is no endpoint at /v1/collections/{address}/nfts.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
       /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. */
       429: {
         headers: {
@@ -3734,6 +4240,7 @@ export interface operations {
         include_metadata?: boolean
         trait?: string[]
         sort?: 'token_id' | 'rarity'
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -3832,6 +4339,22 @@ export interface operations {
         }
         content?: never
       }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. No body. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
       /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. No body. */
       429: {
         headers: {
@@ -3877,6 +4400,7 @@ export interface operations {
         after_token_id?: string
         after_id?: number
         include_metadata?: boolean
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -4077,6 +4601,7 @@ export interface operations {
         after_token_id?: string
         after_id?: number
         include_metadata?: boolean
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -4218,6 +4743,7 @@ export interface operations {
         limit?: number
         before_timestamp?: number
         before_id?: number
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -4344,6 +4870,33 @@ export interface operations {
            *       "error": {
            *         "code": "FORBIDDEN",
            *         "message": "This credential lacks the scope 'read:transfers' that this endpoint needs.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "NOT_FOUND",
+           *         "message": "There is no endpoint at /v1/collections/{address}/transfers.",
            *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
            *       }
            *     }
@@ -4416,6 +4969,7 @@ export interface operations {
         limit?: number
         before_timestamp?: number
         before_id?: number
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -4514,6 +5068,22 @@ export interface operations {
         }
         content?: never
       }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. No body. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
       /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. No body. */
       429: {
         headers: {
@@ -4557,6 +5127,7 @@ export interface operations {
         limit?: number
         before_timestamp?: number
         before_id?: number
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -4692,6 +5263,33 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope']
         }
       }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "NOT_FOUND",
+           *         "message": "There is no endpoint at /v1/nfts/{address}/{tokenId}/transfers.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
       /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. */
       429: {
         headers: {
@@ -4757,6 +5355,7 @@ export interface operations {
         limit?: number
         before_timestamp?: number
         before_id?: number
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -4857,6 +5456,22 @@ export interface operations {
         }
         content?: never
       }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. No body. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
       /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. No body. */
       429: {
         headers: {
@@ -4903,6 +5518,7 @@ export interface operations {
         network?: string
         collection?: string
         event_type?: 'mint' | 'transfer' | 'burn'
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -5101,6 +5717,7 @@ export interface operations {
         network?: string
         collection?: string
         event_type?: 'mint' | 'transfer' | 'burn'
+        standard?: 'ERC721' | 'ERC1155' | 'all'
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -5680,6 +6297,8 @@ export interface operations {
         collection?: string
         /** @description Only events of this type: mint, transfer or burn. */
         event_type?: 'mint' | 'transfer' | 'burn'
+        /** @description Which token standards to send: `ERC721`, `ERC1155` or `all`. Absent: ERC-721 only, as `/v1/activity`; given: each event carries `amount` (docs: "ERC-1155"). */
+        standard?: 'ERC721' | 'ERC1155' | 'all'
         /** @description Blocks on top of an addition's block before it is sent, 0 to 64; default 0 (at once). */
         min_confirmations?: number
         /**

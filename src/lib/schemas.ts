@@ -98,6 +98,22 @@ export const afterIdParam = integerParam(1)
   .describe('Cursor: row id, copied from `next_page_params`; must be sent together with `after_token_id`.')
   .optional()
 
+/**
+ * Token standards of a request (docs/api.md, "ERC-1155"). Absent: the
+ * specification's ERC-721-only answers, unchanged. Given: records of the
+ * standards named, with the extension fields of both standards.
+ */
+export const STANDARDS = ['ERC721', 'ERC1155', 'all'] as const
+export type StandardParam = (typeof STANDARDS)[number]
+
+export const standardParam = z
+  .enum(STANDARDS)
+  .meta({
+    description:
+      'Extension: which token standards to serve — `ERC721`, `ERC1155` or `all`. Absent: ERC-721 only, exactly as the specification describes (ERC-1155 collections, tokens and transfers are left out, and an ERC-1155 collection or token answers 404). Given: records of the standards named, with the extension fields `amount` (transfers), `balance` (holdings), `total_supply`, `holder_count` and `contract_type` (NFTs).',
+  })
+  .optional()
+
 export const afterCollectionParam = address
 
   .describe(
@@ -159,6 +175,12 @@ export const ownerCursor = z
       after_id: 311,
     },
   })
+
+/** Cursor of a token's holders (GET /v1/nfts/{address}/{tokenId}/owners): balance descending, then owner. */
+export const holderCursor = z.object({ after_balance: tokenId, after_owner: address }).meta({
+  id: 'HolderCursor',
+  example: { after_balance: '12', after_owner: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8' },
+})
 
 /** The page envelope of every list response. */
 export function pageOf<Item extends z.ZodType, Cursor extends z.ZodType>(item: Item, cursor: Cursor) {

@@ -15,6 +15,7 @@ const hex = (n: number, bytes: number) => `0x${n.toString(16).padStart(bytes * 2
 
 export const JOURNAL_COLLECTION = hex(0xf1, 20)
 export const OTHER_COLLECTION = hex(0xf2, 20)
+export const ERC1155_COLLECTION = hex(0x1155, 20)
 
 export class JournalWriter {
   private lastIndexed: bigint | null = null
@@ -78,6 +79,29 @@ export class JournalWriter {
       BigInt(ancestor),
     )
     this.lastIndexed = progress.lastIndexedBlock
+  }
+
+  /**
+   * An ERC-1155 transfer row (it has an amount) in block `block`, written as the indexer stores one
+   * (docs/database.md, "ERC-1155"): the triggers journal it with its amount and notify listeners.
+   */
+  async insertErc1155(block: number, tokenId: number, amount: bigint, collection: Hex = ERC1155_COLLECTION) {
+    const hash = hex(0x1155_0000 + block * 100 + tokenId, 32)
+    await this.pool.query(
+      `INSERT INTO transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
+                              block_hash, block_timestamp, transaction_hash, log_index, batch_index, amount)
+       VALUES ($1, $2, $3, $4, 'mint', $5, $6, to_timestamp($7), $6, 0, 0, $8)`,
+      [
+        collection,
+        tokenId,
+        hex(0, 20),
+        hex(0xa1, 20),
+        block,
+        hash,
+        Number(this.now) + block,
+        amount.toString(),
+      ],
+    )
   }
 
   /** Moves the head (the indexer saw a new block): notifies indexer_head. */

@@ -21,6 +21,7 @@ const SECTIONS = [
   ['limits', 'Rate limits'],
   ['artwork', 'Artwork'],
   ['coverage', 'Coverage and confirmations'],
+  ['erc1155', 'ERC-1155'],
   ['client', 'TypeScript client'],
   [LICENCE_SECTION_ID, 'Licence'],
   ['reference', 'API reference'],
@@ -249,6 +250,49 @@ const anim = nft.animation_media_url ?? nft.animation_url`}</code>
               the head. The <a href="/">home page</a> shows it live.
             </li>
           </ul>
+        </section>
+
+        <section id="erc1155" aria-labelledby="h-erc1155">
+          <h2 id="h-erc1155">ERC-1155</h2>
+          <p>
+            ERC-1155 contracts are indexed too, and served only to a request that asks for them with{' '}
+            <code>standard</code>: <code>ERC721</code>, <code>ERC1155</code> or <code>all</code>. Without it
+            every answer is ERC-721 only, exactly as before, so a client written for ERC-721 never receives a
+            record it cannot read (a token with many holders, a transfer of a quantity).
+          </p>
+          <ul>
+            <li>
+              Lists that can mix standards take it: <code>GET /v1/collections</code>,{' '}
+              <code>GET /v1/owners/{'{address}'}/nfts</code>, <code>GET /v1/activity</code>.
+            </li>
+            <li>
+              An ERC-1155 collection or token answers <code>404 NOT_FOUND</code> on its own endpoints (detail,
+              NFTs, transfers, traits, metadata) unless <code>standard=ERC1155</code> or{' '}
+              <code>standard=all</code> is given; the message names the parameter.
+            </li>
+            <li>
+              With <code>standard</code>, records carry <code>amount</code> (transfers, activity),{' '}
+              <code>balance</code> (holdings), <code>contract_type</code>, <code>total_supply</code> and{' '}
+              <code>holder_count</code> (NFTs) — for ERC-721 records too (<code>"1"</code>). An ERC-1155
+              token’s <code>current_owner</code> is its only holder, or <code>null</code> when its supply is
+              spread. Each pair of a batch transfer is its own record: deduplicate on{' '}
+              <code>transaction_hash</code>, <code>log_index</code> and <code>batch_index</code>.
+            </li>
+            <li>
+              <code>GET /v1/nfts/{'{address}/{tokenId}'}/owners</code> lists a token’s holders and balances,
+              largest first (both standards, no parameter needed).
+            </li>
+          </ul>
+          <pre>
+            <code>{`for await (const nft of client.items('/v1/owners/{address}/nfts', {
+  path: { address: wallet },
+  query: { standard: 'all' },
+})) console.log(nft.contract_type, nft.token_id, nft.balance)
+
+for await (const h of client.items('/v1/nfts/{address}/{tokenId}/owners', {
+  path: { address: contract, tokenId: '1' },
+})) console.log(h.owner, h.balance)`}</code>
+          </pre>
         </section>
 
         <ClientSection base={base} />

@@ -31,6 +31,7 @@ export function ScopesSection() {
             <td>
               <code>GET /v1/nfts/{'{address}/{tokenId}'}</code>,{' '}
               <code>GET /v1/nfts/{'{address}/{tokenId}'}/metadata</code>,{' '}
+              <code>GET /v1/nfts/{'{address}/{tokenId}'}/owners</code>,{' '}
               <code>GET /v1/collections/{'{address}'}/nfts</code>
             </td>
           </tr>

@@ -16,6 +16,7 @@ import {
   limitParam,
   networkParam,
   requireTogether,
+  standardParam,
   tokenId,
   transferEventType,
 } from '@/lib/schemas'
@@ -59,6 +60,9 @@ const KNOWN: Record<string, z.ZodType> = {
   after_token_id: afterTokenIdParam,
   after_id: afterIdParam,
   after_collection: afterCollectionParam,
+  after_balance: tokenId.optional(),
+  after_owner: address.optional(),
+  standard: standardParam,
   include_burned: booleanParam().optional(),
   include_metadata: booleanParam().optional(),
   event_type: transferEventType.optional(),
@@ -224,6 +228,7 @@ export function endpointsFromOpenApi(doc: {
     if (names.has('after_collection')) together.push(['after_collection', 'after_token_id', 'after_id'])
     else if (names.has('after_token_id') && names.has('after_id'))
       together.push(['after_token_id', 'after_id'])
+    if (names.has('after_balance')) together.push(['after_balance', 'after_owner'])
     const scope = scopeOf(path)
     const base = {
       path,

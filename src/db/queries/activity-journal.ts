@@ -6,6 +6,7 @@
  * event id.
  */
 
+import type { StandardFilter } from './collections'
 import { isoSql, microsSql, type ReadDb } from './sql'
 import type { TransferRow } from './transfers'
 
@@ -18,20 +19,8 @@ export const JOURNAL_RETENTION_MS = 24 * 60 * 60 * 1000
 
 export type JournalKind = 'added' | 'removed'
 
-/**
- * Which standards' events a push consumer receives: ERC-721 only unless it
- * asks (docs/api.md, "ERC-1155"). ERC-1155 entries are those with an amount.
- */
-export type JournalStandard = 'ERC721' | 'ERC1155' | 'all'
-
-/** Whether an entry (amount null: ERC-721) is one a consumer of `standard` receives. */
-export const ofStandard = (entry: { amount: string | null }, standard: JournalStandard = 'ERC721') =>
-  standard === 'all' || (standard === 'ERC721') === (entry.amount === null)
-
 /** One entry: the transfer as TransferRow (id: the transfers row's id), its block hash and collection name. */
 export type JournalEntry = TransferRow & {
-  /** transfers.amount: null on ERC-721 rows. */
-  amount: string | null
   seq: string
   kind: JournalKind
   block_hash: string | null
@@ -41,20 +30,27 @@ export type JournalEntry = TransferRow & {
   head_block: string
 }
 
+/** Whether an entry is of the standards a consumer asked for (ERC-1155 entries carry an amount). */
+export function ofStandard(entry: Pick<JournalEntry, 'amount'>, standard: StandardFilter): boolean {
+  if (standard === 'all') return true
+  return (entry.amount !== null) === (standard === 'ERC1155')
+}
+
 /**
  * Entries after `after` (a seq), oldest first, at most `limit`, optionally of
- * one collection and one event type, of one standard (ERC-721 unless asked). `through` caps the seq read (a reader
- * that must not pass a point it already fixed).
+ * one collection, one event type and the standards asked for (absent: all).
+ * `through` caps the seq read (a reader that must not pass a point it
+ * already fixed).
  */
 export async function readJournal(
   db: ReadDb,
   options: {
     after: bigint
     limit: number
-    collection?: string
-    eventType?: string
+    collection?: string | undefined
+    eventType?: string | undefined
+    standard?: StandardFilter | undefined
     through?: bigint
-    standard?: JournalStandard | undefined
   },
 ): Promise<JournalEntry[]> {
   const params: unknown[] = [options.after.toString(), options.limit]
@@ -71,8 +67,8 @@ export async function readJournal(
     params.push(options.eventType)
     where.push(`j.event_type = $${params.length}`)
   }
-  const standard = options.standard ?? 'ERC721'
-  if (standard !== 'all') where.push(standard === 'ERC721' ? 'j.amount IS NULL' : 'j.amount IS NOT NULL')
+  if (options.standard === 'ERC721') where.push('j.amount IS NULL')
+  if (options.standard === 'ERC1155') where.push('j.amount IS NOT NULL')
   const { rows } = await db.pool.query<JournalEntry>(
     `SELECT j.seq::text AS seq, j.kind, j.transfer_id::text AS id, j.collection_address,
             j.token_id::text AS token_id, j.from_address, j.to_address, j.event_type,

@@ -2,6 +2,7 @@
  * The collections the /v1 read side lists and looks up. Counters and ids
  * leave PostgreSQL as text and stay strings (never JS numbers).
  */
+import type { StandardParam } from '@/lib/schemas'
 import { type BeforeKey, isoSql, microsSql, type ReadDb, substringPattern } from './sql'
 
 /** Columns of `collections` aliased `c`. */
@@ -9,7 +10,7 @@ export const COLLECTION_COLUMNS = `c.id::text AS id, c.address, c.name, c.symbol
   c.total_supply::text AS total_supply, c.unique_holders::text AS unique_holders,
   c.total_transfers::text AS total_transfers, c.creator_address, c.deploy_tx_hash,
   ${isoSql('c.created_at')} AS created_at, ${microsSql('c.created_at')} AS created_us,
-  c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block`
+  c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block, c.standard`
 
 export interface CollectionRow {
   id: string
@@ -27,6 +28,23 @@ export interface CollectionRow {
   created_us: string
   deploy_block: string | null
   first_seen_block: string | null
+  /** 'ERC721', 'ERC721_LEGACY' or 'ERC1155' (the API shows the first two as ERC721). */
+  standard: string
+}
+
+/** The token standards a list serves (docs/api.md, "ERC-1155"); 'ERC721' when the request names none. */
+export type StandardFilter = StandardParam
+
+/**
+ * The condition on a collection (`alias`) that keeps the standards served:
+ * ERC721 includes the legacy ERC-721 contracts. Null for all.
+ */
+export function collectionStandardSql(alias: string, standard: StandardFilter): string | null {
+  if (standard === 'all') return null
+  // IS DISTINCT FROM: a collection the row refers to but the table lacks reads as ERC-721, as before.
+  return standard === 'ERC1155'
+    ? `${alias}.standard = 'ERC1155'`
+    : `${alias}.standard IS DISTINCT FROM 'ERC1155'`
 }
 
 /** A collection's history columns, as rows that read them beside another table carry them. */
@@ -56,10 +74,12 @@ export async function selectListedCollections(
     address?: string | undefined
     search?: string | undefined
     rows: number
+    /** Default ERC721: the specification's list. */
+    standard?: StandardFilter
   },
 ): Promise<CollectionRow[]> {
   const params: unknown[] = []
-  const where = listedWhere(filter.before, params)
+  const where = listedWhere(filter.before, params, filter.standard ?? 'ERC721')
   const param = (value: unknown) => {
     params.push(value)
     return `$${params.length}`
@@ -90,10 +110,16 @@ export async function selectListedCollections(
  */
 export async function selectListedCollectionsWindow(
   db: ReadDb,
-  filter: { before?: BeforeKey | undefined; search: string; window: number; rows: number },
+  filter: {
+    before?: BeforeKey | undefined
+    search: string
+    window: number
+    rows: number
+    standard?: StandardFilter
+  },
 ): Promise<Array<CollectionRow & { is_tail: boolean }>> {
   const params: unknown[] = []
-  const where = listedWhere(filter.before, params)
+  const where = listedWhere(filter.before, params, filter.standard ?? 'ERC721')
   const n = params.length
   const { rows } = await db.pool.query<CollectionRow & { is_tail: boolean }>(
     `WITH walk AS MATERIALIZED (
@@ -113,9 +139,16 @@ export async function selectListedCollectionsWindow(
   return rows
 }
 
-/** The conditions of the list (listed, before the cursor); the cursor's values go to `params`. */
-function listedWhere(before: BeforeKey | undefined, params: unknown[]): string[] {
+/**
+ * The conditions of the list (listed, of the standards served, before the
+ * cursor); the cursor's values go to `params`. ERC-1155 alone is read from
+ * collections_erc1155_listed_idx (partial), the others from
+ * collections_listed_created_idx, the standard checked on the row.
+ */
+function listedWhere(before: BeforeKey | undefined, params: unknown[], standard: StandardFilter): string[] {
   const where = ['c.listed']
+  const ofStandard = collectionStandardSql('c', standard)
+  if (ofStandard) where.push(ofStandard)
   if (before !== undefined) {
     params.push(before.timestamp, before.id)
     where.push(`(c.created_at, c.id) < ($${params.length - 1}::timestamptz, $${params.length}::int8)`)

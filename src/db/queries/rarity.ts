@@ -7,7 +7,7 @@
 import type { CollectionHistoryRow } from './collections'
 import { MEDIA_JOINS } from './media'
 import type { ReadDb } from './sql'
-import { FILTER_WINDOW, NFT_COLUMNS, NFT_DOCUMENT_COLUMNS, type NftRow } from './tokens'
+import { FILTER_WINDOW, type NftColumnOptions, type NftRow, nftColumns } from './tokens'
 import { traitFilterSql } from './traits'
 
 export type RarityNftRow = NftRow &
@@ -30,11 +30,10 @@ export type RarityNftRow = NftRow &
  */
 export async function selectCollectionTokensByRarity(
   db: ReadDb,
-  page: {
+  page: NftColumnOptions & {
     address: string
     after?: { tokenId: string; id: number } | undefined
     rows: number
-    withDocument?: boolean
     traits?: string[][] | undefined
   },
 ): Promise<RarityNftRow[]> {
@@ -82,9 +81,9 @@ export async function selectCollectionTokensByRarity(
            WHERE (SELECT count(*) FROM near) < ${limit} AND r.collection_address = $1 AND r.position > e.position
            ORDER BY r.position LIMIT ${limit})
        ) u ORDER BY u.position LIMIT ${limit}`
-  const columns = page.withDocument ? `${NFT_COLUMNS}, ${NFT_DOCUMENT_COLUMNS}` : NFT_COLUMNS
+  const columns = nftColumns(page)
   const sql = `
-    SELECT c.name AS collection_name, c.symbol AS collection_symbol,
+    SELECT c.name AS collection_name, c.symbol AS collection_symbol, c.standard AS collection_standard,
            c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block, p.*
       FROM collections c
       LEFT JOIN LATERAL (

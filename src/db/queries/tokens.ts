@@ -8,7 +8,8 @@
  * will serve it.
  */
 
-import type { CollectionHistoryRow } from './collections'
+import { ZERO_ADDRESS } from '@/lib/schemas'
+import type { CollectionHistoryRow, StandardFilter } from './collections'
 import { ANIMATION_MEDIA_TYPE, MEDIA_JOINS } from './media'
 import { isoSql, type ReadDb } from './sql'
 import { traitFilterSql } from './traits'
@@ -32,8 +33,32 @@ export const NFT_DOCUMENT_COLUMNS = `t.description, t.attributes, t.animation_ur
   t.background_color, ${isoSql('t.metadata_updated_at')} AS metadata_updated_at,
   ${ANIMATION_MEDIA_TYPE} AS animation_media_type`
 
-const nftColumns = (withDocument: boolean) =>
-  withDocument ? `${NFT_COLUMNS}, ${NFT_DOCUMENT_COLUMNS}` : NFT_COLUMNS
+/**
+ * The ERC-1155 extension's columns (docs/api.md, "ERC-1155"), read only when
+ * the request names a `standard`: an ERC-1155 token's supply and holder
+ * count (NULL on ERC-721 tokens), and its only holder when one holder has the
+ * whole supply (token_balances_holders_idx; an ERC-721 token never looks).
+ */
+export const NFT_STANDARD_COLUMNS = `t.total_supply::text AS total_supply, t.holder_count,
+  (SELECT b.owner FROM token_balances b
+    WHERE t.holder_count = 1 AND b.collection_address = t.collection_address AND b.token_id = t.token_id
+      AND b.balance = t.total_supply
+    ORDER BY b.balance DESC, b.owner LIMIT 1) AS sole_holder`
+
+/** What a token read selects beyond NFT_COLUMNS. */
+export interface NftColumnOptions {
+  /** Also the document's normalized fields (NFT_DOCUMENT_COLUMNS). */
+  withDocument?: boolean | undefined
+  /** Also the ERC-1155 extension's columns (NFT_STANDARD_COLUMNS). */
+  withStandard?: boolean | undefined
+}
+
+export const nftColumns = (options: NftColumnOptions) =>
+  [
+    NFT_COLUMNS,
+    ...(options.withDocument ? [NFT_DOCUMENT_COLUMNS] : []),
+    ...(options.withStandard ? [NFT_STANDARD_COLUMNS] : []),
+  ].join(', ')
 
 export interface NftRow {
   id: string
@@ -60,14 +85,26 @@ export interface NftRow {
   metadata_updated_at?: string | null
   collection_name: string | null
   collection_symbol: string | null
+  // NFT_STANDARD_COLUMNS: present only when selected.
+  /** ERC-1155 tokens only: minted minus burned; null on ERC-721 tokens. */
+  total_supply?: string | null
+  /** ERC-1155 tokens only: holders with a positive balance. */
+  holder_count?: number | null
+  /** ERC-1155 tokens only: the holder of the whole supply, when one has it. */
+  sole_holder?: string | null
+  /** The collection's standard (collections.standard), where the query reads it. */
+  collection_standard?: string | null
+  /** Owner holdings with a standard: the owner's balance (ERC-721: '1'). */
+  balance?: string | null
 }
 
 export async function selectToken(
   db: ReadDb,
-  key: { address: string; tokenId: string; withDocument?: boolean },
+  key: { address: string; tokenId: string } & NftColumnOptions,
 ): Promise<NftRow | undefined> {
   const { rows } = await db.pool.query<NftRow>(
-    `SELECT ${nftColumns(key.withDocument ?? false)}, c.name AS collection_name, c.symbol AS collection_symbol
+    `SELECT ${nftColumns(key)}, c.name AS collection_name, c.symbol AS collection_symbol,
+            c.standard AS collection_standard
        FROM tokens t
        LEFT JOIN collections c ON c.address = t.collection_address
        ${MEDIA_JOINS}
@@ -96,13 +133,11 @@ export type CollectionNftRow = NftRow &
  */
 export async function selectCollectionTokens(
   db: ReadDb,
-  page: {
+  page: NftColumnOptions & {
     address: string
     includeBurned: boolean
     after?: { tokenId: string; id: number } | undefined
     rows: number
-    /** Also the document's normalized fields (NFT_DOCUMENT_COLUMNS). */
-    withDocument?: boolean
     /**
      * Trait filters (docs/api.md, "Traits"): per trait type, the jsonb
      * documents of which the attributes must contain one; all types must
@@ -135,11 +170,11 @@ export async function selectCollectionTokens(
     ? filteredPageIds({ where, filters, includeBurned, limit: `$${params.length}` })
     : `SELECT t.id FROM tokens t WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT $${params.length}`
   const sql = `
-    SELECT c.name AS collection_name, c.symbol AS collection_symbol,
+    SELECT c.name AS collection_name, c.symbol AS collection_symbol, c.standard AS collection_standard,
            c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block, p.*
       FROM collections c
       LEFT JOIN LATERAL (
-        SELECT ${nftColumns(page.withDocument ?? false)}
+        SELECT ${nftColumns(page)}
           FROM (${ids}) page
           JOIN tokens t ON t.id = page.id
           ${MEDIA_JOINS}
@@ -191,31 +226,73 @@ function filteredPageIds(q: {
 }
 
 /**
- * The tokens whose current owner is `owner`, ordered across collections by
- * (collection_address, token_id, id), token ids compared as numbers
- * (tokens_owner_idx), after the cursor.
+ * The tokens an owner holds, ordered across collections by
+ * (collection_address, token_id, id), token ids compared as numbers, after the
+ * cursor (docs/api.md, "ERC-1155"):
+ *  - ERC-721 (the default): the tokens whose current owner is `owner`
+ *    (tokens_owner_idx). An ERC-1155 token's current_owner is the zero
+ *    address, so only the zero address's list must leave them out.
+ *  - ERC-1155: the tokens of which `owner` has a positive balance
+ *    (token_balances_owner_idx), with the balance.
+ *  - all: both pages merged in that one order. A (collection, token id) is one
+ *    token of one standard, so the cursor's (collection, token id) alone
+ *    places it in either list.
  */
 export async function selectOwnerTokens(
   db: ReadDb,
-  page: {
+  page: NftColumnOptions & {
     owner: string
     after?: { collection: string; tokenId: string; id: number } | undefined
     rows: number
-    /** Also the document's normalized fields (NFT_DOCUMENT_COLUMNS). */
-    withDocument?: boolean
+    /** Default ERC721: the specification's list. */
+    standard?: StandardFilter
   },
 ): Promise<NftRow[]> {
+  const standard = page.standard ?? 'ERC721'
   const params: unknown[] = [page.owner]
-  const where = ['t.current_owner = $1']
-  if (page.after !== undefined) {
-    params.push(page.after.collection, page.after.tokenId, page.after.id)
-    where.push('(t.collection_address, t.token_id, t.id) > ($2::varchar, $3::numeric, $4::int8)')
+  // Placeholders only for what a statement uses: PostgreSQL cannot type an unused one.
+  const param = (value: unknown) => {
+    params.push(value)
+    return `$${params.length}`
   }
-  params.push(page.rows)
+  const limit = param(page.rows)
+  const after = page.after && { collection: param(page.after.collection), tokenId: param(page.after.tokenId) }
+  const arms: string[] = []
+  if (standard !== 'ERC1155') {
+    const where = ['t.current_owner = $1']
+    if (page.owner === ZERO_ADDRESS) where.push('t.total_supply IS NULL')
+    if (page.after !== undefined && after !== undefined)
+      where.push(
+        `(t.collection_address, t.token_id, t.id) > (${after.collection}::varchar, ${after.tokenId}::numeric, ${param(page.after.id)}::int8)`,
+      )
+    // The spec's list reads ids alone; the balance column only for the extension and the merge.
+    const wide = page.withStandard || standard === 'all'
+    arms.push(`SELECT t.id${wide ? ", t.collection_address, t.token_id, '1'::numeric AS balance" : ''}
+      FROM tokens t WHERE ${where.join(' AND ')}
+     ORDER BY t.collection_address, t.token_id, t.id LIMIT ${limit}`)
+  }
+  if (standard !== 'ERC721') {
+    const where = ['b.owner = $1', 'b.balance > 0']
+    // With the owner in the row comparison, the cursor bounds the range of token_balances_owner_idx.
+    if (after !== undefined)
+      where.push(
+        `(b.owner, b.collection_address, b.token_id) > ($1::varchar, ${after.collection}::varchar, ${after.tokenId}::numeric)`,
+      )
+    arms.push(`SELECT t.id, b.collection_address, b.token_id, b.balance
+      FROM token_balances b
+      JOIN tokens t ON t.collection_address = b.collection_address AND t.token_id = b.token_id
+     WHERE ${where.join(' AND ')}
+     ORDER BY b.collection_address, b.token_id LIMIT ${limit}`)
+  }
+  const ids =
+    arms.length === 1
+      ? arms[0]
+      : `SELECT * FROM (${arms.map((arm) => `(${arm})`).join(' UNION ALL ')}) merged
+          ORDER BY collection_address, token_id, id LIMIT ${limit}`
+  const extended = page.withStandard ? ', page.balance::text AS balance' : ''
   const sql = `
-    SELECT ${nftColumns(page.withDocument ?? false)}, c.name AS collection_name, c.symbol AS collection_symbol
-      FROM (SELECT t.id FROM tokens t WHERE ${where.join(' AND ')}
-             ORDER BY t.collection_address, t.token_id, t.id LIMIT $${params.length}) page
+    SELECT ${nftColumns(page)}, c.name AS collection_name, c.symbol AS collection_symbol${extended}
+      FROM (${ids}) page
       JOIN tokens t ON t.id = page.id
       LEFT JOIN collections c ON c.address = t.collection_address
       ${MEDIA_JOINS}
@@ -224,11 +301,63 @@ export async function selectOwnerTokens(
   return rows
 }
 
+/** A token, its collection's history, then one of its holders (owner and balance null when none). */
+export interface TokenHolderRow extends CollectionHistoryRow {
+  /** The token has a total_supply: it is an ERC-1155 token (its holders are in token_balances). */
+  multi: boolean
+  current_owner: string
+  is_burned: boolean
+  collection_standard: string | null
+  owner: string | null
+  balance: string | null
+}
+
+/**
+ * One round trip: a token (no row at all: unknown) and, for an ERC-1155
+ * token, a page of its holders with a positive balance, by balance
+ * descending then owner (token_balances_holders_idx), after the cursor.
+ * An ERC-721 token's one holder is its current owner: the caller makes it.
+ */
+export async function selectTokenHolders(
+  db: ReadDb,
+  page: {
+    address: string
+    tokenId: string
+    after?: { balance: string; owner: string } | undefined
+    rows: number
+  },
+): Promise<TokenHolderRow[]> {
+  const params: unknown[] = [page.address, page.tokenId]
+  const where = ['b.collection_address = $1', 'b.token_id = $2::numeric', 'b.balance > 0']
+  if (page.after !== undefined) {
+    params.push(page.after.balance, page.after.owner)
+    where.push('(b.balance < $3::numeric OR (b.balance = $3::numeric AND b.owner > $4::varchar))')
+  }
+  params.push(page.rows)
+  const { rows } = await db.pool.query<TokenHolderRow>(
+    `SELECT t.total_supply IS NOT NULL AS multi, t.current_owner, t.is_burned, c.standard AS collection_standard,
+            c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block,
+            p.owner, p.balance::text AS balance
+       FROM tokens t
+       LEFT JOIN collections c ON c.address = t.collection_address
+       LEFT JOIN LATERAL (
+         SELECT b.owner, b.balance FROM token_balances b WHERE ${where.join(' AND ')}
+          ORDER BY b.balance DESC, b.owner LIMIT $${params.length}
+       ) p ON t.total_supply IS NOT NULL
+      WHERE t.collection_address = $1 AND t.token_id = $2::numeric
+      ORDER BY p.balance DESC, p.owner`,
+    params,
+  )
+  return rows
+}
+
 /** A token's stored metadata document (token_documents), with the token's key. */
 export interface TokenDocumentRow {
   collection_address: string
   token_id: string
   metadata_status: string
+  /** The collection's standard (collections.standard). */
+  collection_standard: string | null
   source_uri: string
   /** RFC 3339. */
   fetched_at: string
@@ -245,8 +374,9 @@ export async function selectTokenDocument(
 ): Promise<TokenDocumentRow | undefined> {
   const { rows } = await db.pool.query<TokenDocumentRow>(
     `SELECT t.collection_address, t.token_id::text AS token_id, t.metadata_status, d.source_uri,
-            ${isoSql('d.fetched_at')} AS fetched_at, d.document
+            ${isoSql('d.fetched_at')} AS fetched_at, d.document, c.standard AS collection_standard
        FROM tokens t JOIN token_documents d ON d.token_id = t.id
+       LEFT JOIN collections c ON c.address = t.collection_address
       WHERE t.collection_address = $1 AND t.token_id = $2::numeric`,
     [key.address, key.tokenId],
   )

@@ -24,6 +24,8 @@ export interface TraitCountRow {
   types: string
   /** Tokens counted (not burned, metadata 'ok'). */
   tokens: string
+  /** The collection's standard (collections.standard). */
+  standard: string
 }
 
 /**
@@ -42,7 +44,7 @@ export async function selectCollectionTraits(
   const sql = `
     SELECT k.type->>'trait_type' AS trait_type, v.value->0 AS value, v.value->>1 AS value_count,
            k.type->>'token_count' AS type_count, k.type->>'value_count' AS type_values,
-           coalesce(r.trait_type_count, 0)::text AS types, coalesce(r.token_count, 0)::text AS tokens
+           coalesce(r.trait_type_count, 0)::text AS types, coalesce(r.token_count, 0)::text AS tokens, col.standard
       FROM collections col
       LEFT JOIN collection_rarity r ON r.collection_address = col.address
       LEFT JOIN LATERAL jsonb_array_elements(r.traits) WITH ORDINALITY k(type, i) ON k.i <= $2

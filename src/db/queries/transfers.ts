@@ -6,14 +6,14 @@
  * canonical rows are stored (the indexer deletes orphaned ones).
  */
 import { transferEventType } from '@/lib/schemas'
-import type { CollectionHistoryRow } from './collections'
+import { type CollectionHistoryRow, collectionStandardSql, type StandardFilter } from './collections'
 import { type BeforeKey, isoSql, microsSql, type ReadDb } from './sql'
 
 /** Columns of `transfers` aliased `tr`. */
 export const TRANSFER_COLUMNS = `tr.id::text AS id, tr.collection_address, tr.token_id::text AS token_id,
   tr.from_address, tr.to_address, tr.event_type, tr.block_number::text AS block_number, tr.log_index,
   tr.batch_index, tr.transaction_hash, ${isoSql('tr.block_timestamp')} AS block_timestamp,
-  ${microsSql('tr.block_timestamp')} AS block_us`
+  ${microsSql('tr.block_timestamp')} AS block_us, tr.amount::text AS amount`
 
 export interface TransferRow {
   id: string
@@ -28,6 +28,8 @@ export interface TransferRow {
   transaction_hash: string
   block_timestamp: string
   block_us: string
+  /** ERC-1155 rows: the id/value pair's value; null on ERC-721 rows (amount 1). */
+  amount: string | null
 }
 
 /**
@@ -41,10 +43,27 @@ export interface TransferRow {
  * pages, each at most `limit` ids from its own index: the feeds are indexed
  * per event type only, so that every stored transfer costs two feed-index
  * entries instead of four (docs/database.md).
+ *
+ * `standard` (docs/api.md, "ERC-1155"): ERC-1155 rows are those with an
+ * amount. ERC721 (the specification's feed) walks the same full index and
+ * checks each entry's row: the rows of a page are read anyway, and the newest
+ * pages are rarely all-visible, so this costs about what the index-only walk
+ * did (measured: docs/api.md, "How the queries stay fast at any depth"),
+ * where probing the partial index per entry instead cost more to plan than it
+ * saved. ERC1155 reads the partial index transfers_erc1155_feed_idx. (With a
+ * collection, selectActivity checks the collection's standard instead.)
  */
-function feedPageIds(where: string[], eventType: string | undefined, limit: string): string {
+function feedPageIds(
+  where: string[],
+  eventType: string | undefined,
+  limit: string,
+  standard: StandardFilter = 'all',
+): string {
+  const conditions = [...where]
+  if (standard === 'ERC721') conditions.push('tr.amount IS NULL')
+  if (standard === 'ERC1155') conditions.push('tr.amount IS NOT NULL')
   const arm = (type: string) =>
-    `SELECT tr.id, tr.block_timestamp FROM transfers tr WHERE ${[`tr.event_type = ${type}`, ...where].join(' AND ')}
+    `SELECT tr.id, tr.block_timestamp FROM transfers tr WHERE ${[`tr.event_type = ${type}`, ...conditions].join(' AND ')}
       ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT ${limit}`
   if (eventType !== undefined) return `(${arm(eventType)}) page`
   const arms = transferEventType.options.map((type) => `(${arm(`'${type}'`)})`).join(' UNION ALL ')
@@ -56,6 +75,8 @@ export type TransferFeedRow = TransferRow &
   CollectionHistoryRow & {
     known: boolean
     id: string | null
+    /** The collection's standard (collections.standard); null when it is unknown. */
+    collection_standard: string | null
   }
 
 /**
@@ -88,7 +109,8 @@ export async function selectTransferFeed(
            ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $${params.length}) page`
       : feedPageIds(where, undefined, `$${params.length}`)
   const sql = `
-    SELECT c.address IS NOT NULL AS known, c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block, p.*
+    SELECT c.address IS NOT NULL AS known, c.deploy_block::text AS deploy_block, c.first_seen_block::text AS first_seen_block,
+           c.standard AS collection_standard, p.*
       FROM (VALUES (1)) AS one(x)
       LEFT JOIN collections c ON c.address = $1
       LEFT JOIN LATERAL (
@@ -123,13 +145,20 @@ export async function selectActivity(
     eventType?: string | undefined
     before?: BeforeKey | undefined
     rows: number
+    /** Default ERC721: the specification's feed. */
+    standard?: StandardFilter
   },
 ): Promise<ActivityRow[]> {
   const params: unknown[] = []
   const where: string[] = []
+  const standard = page.standard ?? 'ERC721'
   if (page.collection !== undefined) {
     params.push(page.collection)
     where.push(`tr.collection_address = $${params.length}`)
+    // One collection's rows are of its standard: the collection (c, read beside the page) decides, once,
+    // and the page stays an index-only walk of its feed index.
+    const ofStandard = collectionStandardSql('c', standard)
+    if (ofStandard) where.push(ofStandard)
   }
   let eventType: string | undefined
   if (page.eventType !== undefined) {
@@ -144,7 +173,7 @@ export async function selectActivity(
   // The page's ids from the feed indexes alone, then the rows by primary key
   // (as selectTransferFeed).
   const ids = `SELECT ${TRANSFER_COLUMNS}
-      FROM ${feedPageIds(where, eventType, `$${params.length}`)}
+      FROM ${feedPageIds(where, eventType, `$${params.length}`, page.collection === undefined ? standard : 'all')}
       JOIN transfers tr ON tr.id = page.id`
   const sql =
     page.collection === undefined

@@ -1,9 +1,9 @@
 import fc from 'fast-check'
-import { encodeAbiParameters, type Hex, numberToHex, pad } from 'viem'
+import { encodeAbiParameters, type Hex } from 'viem'
 import { describe, expect, it } from 'vitest'
-import type { RawLog } from '../chain'
 import { MAX_CONSECUTIVE_RANGE } from './consecutive'
 import { decodeLog } from './decode'
+import { A, B, log, word, ZERO } from './test-logs'
 import {
   BATCH_METADATA_UPDATE_TOPIC,
   CONSECUTIVE_TRANSFER_TOPIC,
@@ -11,21 +11,6 @@ import {
   METADATA_UPDATE_TOPIC,
   TRANSFER_TOPIC,
 } from './topics'
-
-const A = '0x00000000000000000000000000000000000000aa'
-const B = '0x00000000000000000000000000000000000000bb'
-const ZERO = '0x0000000000000000000000000000000000000000'
-const word = (v: bigint | string) => pad(typeof v === 'bigint' ? numberToHex(v) : (v as Hex), { size: 32 })
-
-const log = (topics: Hex[], data: Hex = '0x'): RawLog => ({
-  address: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
-  topics,
-  data,
-  blockNumber: '0x10',
-  blockHash: `0x${'ab'.repeat(32)}`,
-  transactionHash: `0x${'cd'.repeat(32)}`,
-  logIndex: '0x3',
-})
 
 describe('decodeLog', () => {
   it('decodes the standard 4-topic Transfer for any uint256 token id', () => {

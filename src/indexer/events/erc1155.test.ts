@@ -1,26 +1,14 @@
 import fc from 'fast-check'
-import { encodeAbiParameters, type Hex, numberToHex, pad } from 'viem'
+import { encodeAbiParameters, type Hex } from 'viem'
 import { describe, expect, it } from 'vitest'
-import type { RawLog } from '../chain'
 import { decodeLog } from './decode'
 import { MAX_URI_EVENT_BYTES } from './erc1155'
+import { A, B, log, word } from './test-logs'
 import { TRANSFER_BATCH_TOPIC, TRANSFER_SINGLE_TOPIC, URI_TOPIC } from './topics'
 
 const OPERATOR = '0x00000000000000000000000000000000000000cc'
-const A = '0x00000000000000000000000000000000000000aa'
-const B = '0x00000000000000000000000000000000000000bb'
-const word = (v: bigint | string) => pad(typeof v === 'bigint' ? numberToHex(v) : (v as Hex), { size: 32 })
 const uint = fc.bigInt({ min: 0n, max: 2n ** 256n - 1n })
 
-const log = (topics: Hex[], data: Hex = '0x'): RawLog => ({
-  address: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
-  topics,
-  data,
-  blockNumber: '0x10',
-  blockHash: `0x${'ab'.repeat(32)}`,
-  transactionHash: `0x${'cd'.repeat(32)}`,
-  logIndex: '0x3',
-})
 const batchData = (ids: bigint[], values: bigint[]) =>
   encodeAbiParameters([{ type: 'uint256[]' }, { type: 'uint256[]' }], [ids, values])
 

@@ -86,39 +86,6 @@ const entries = async () =>
   }))
 
 describe('activity journal', () => {
-  it('carries ERC-1155 amounts; readers get ERC-721 entries unless they ask for ERC-1155 or all', async () => {
-    const batch = mintBlock(1, 1)
-    batch.transfers.push(
-      ...[7n, 3n].map((amount, i) => ({
-        ...batch.transfers[0]!,
-        collection: hex(0xf3, 20),
-        tokenId: BigInt(i + 1),
-        logIndex: 1,
-        batchIndex: i,
-        standard: 'ERC1155' as const,
-        amount,
-      })),
-    )
-    await commitBatch(db.pool, ctx(null), batch)
-    const read = async (standard?: 'ERC721' | 'ERC1155' | 'all') =>
-      (await readJournal(db, { after: 0n, limit: 10, standard })).map((e) => [e.token_id, e.amount])
-    expect(await read()).toEqual([['1000', null]])
-    expect(await read('ERC721')).toEqual([['1000', null]])
-    expect(await read('ERC1155')).toEqual([
-      ['1', '7'],
-      ['2', '3'],
-    ])
-    expect(await read('all')).toEqual([
-      ['1000', null],
-      ['1', '7'],
-      ['2', '3'],
-    ])
-    await rollbackAfter(db.pool, state, 0n)
-    expect((await readJournal(db, { after: 0n, limit: 10, standard: 'ERC1155' })).map((e) => e.kind)).toEqual(
-      ['added', 'added', 'removed', 'removed'],
-    )
-  })
-
   it('a commit journals each new transfer once, in chain order, with its row id and collection', async () => {
     await commitBatch(db.pool, ctx(null), mintBlock(1, 2))
     await commitBatch(db.pool, ctx(1n), mintBlock(2, 1))

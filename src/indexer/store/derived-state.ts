@@ -7,6 +7,7 @@ import { boolArray, int4Array, int8Array, varcharArray } from './pg-array'
 import { copyBool, copyNumber, copyOrInsert, copyRows, copyText } from './pg-copy'
 import {
   collectionOfKey,
+  deleteTokens,
   foldTransfers,
   loadTokenStates,
   recomputeTokenStates,
@@ -103,15 +104,7 @@ export async function writeTokenStates(
 
   await writeTokens(client, inserts, 'new')
   await writeTokens(client, updates, 'stored')
-  if (deletes.length > 0) {
-    await client.query(
-      // Their metadata documents go with them (token_documents has no foreign key).
-      `WITH gone AS (DELETE FROM tokens t USING unnest($1::varchar[], $2::numeric[]) AS k(c, id)
-                      WHERE t.collection_address = k.c AND t.token_id = k.id RETURNING t.id)
-       DELETE FROM token_documents d USING gone WHERE d.token_id = gone.id`,
-      tokenKeyArrays(deletes),
-    )
-  }
+  await deleteTokens(client, deletes)
   await counters.apply(client)
 }
 

@@ -2,7 +2,7 @@ import type pg from 'pg'
 import { type TransferEvent, ZERO_ADDRESS } from '../events/types'
 import { CounterDeltas } from './collection-counters'
 import { int4Array, int8Array, numericArray, varcharArray } from './pg-array'
-import { splitTokenKey, tokenKey, tokenKeyArrays } from './token-state'
+import { deleteTokens, splitTokenKey, tokenKey, tokenKeyArrays } from './token-state'
 
 /*
  * Derived state of ERC-1155 tokens (docs/database.md, "ERC-1155"):
@@ -227,14 +227,7 @@ export async function rebuildMultiTokens(client: pg.PoolClient, keys: string[]):
       transfers: Number(r.n),
     })
   const gone = keys.filter((key) => oldTokens.has(key) && !newTokens.has(key))
-  if (gone.length > 0) {
-    await client.query(
-      `WITH gone AS (DELETE FROM tokens t USING unnest($1::varchar[], $2::numeric[]) AS k(c, id)
-                      WHERE t.collection_address = k.c AND t.token_id = k.id RETURNING t.id)
-       DELETE FROM token_documents d USING gone WHERE d.token_id = gone.id`,
-      tokenKeyArrays(gone),
-    )
-  }
+  await deleteTokens(client, gone)
 
   const counters = new CounterDeltas()
   for (const key of new Set(keys)) {

@@ -173,3 +173,14 @@ function rowToState(row: TokenStateRow): TokenState {
     lastTransferBlock: row.last_transfer_block === null ? null : BigInt(row.last_transfer_block),
   }
 }
+
+/** Deletes tokens that no longer have any transfer, with their metadata documents (token_documents has no foreign key). */
+export async function deleteTokens(client: pg.PoolClient, keys: string[]): Promise<void> {
+  if (keys.length === 0) return
+  await client.query(
+    `WITH gone AS (DELETE FROM tokens t USING unnest($1::varchar[], $2::numeric[]) AS k(c, id)
+                    WHERE t.collection_address = k.c AND t.token_id = k.id RETURNING t.id)
+     DELETE FROM token_documents d USING gone WHERE d.token_id = gone.id`,
+    tokenKeyArrays(keys),
+  )
+}

@@ -22,6 +22,7 @@ import {
   updateProgress,
 } from '../store/state'
 import { storedTransferKeys, transferKey } from '../store/transfers'
+import { storedUriKeys, uriKeysOf } from '../store/uri-events'
 import { firstUnproven } from '../store/verification-spans'
 import { minBig } from '../util/bigint'
 import {
@@ -90,12 +91,16 @@ async function settleStored(s: Syncer, span: VerifiedSpan, verified: RawLog[]): 
   const headers = await getHeaders(s.ctx.rpc, [from, to])
   await expectStoredHashes(s, [...headers.values()])
   await expectStoredHashes(s, logBlocks(verified))
-  const stored = await storedTransferKeys(s.ctx.pool, {
-    fromBlock: from,
-    toBlock: to,
-    since: headers.get(from)!.timestamp,
-    until: headers.get(to)!.timestamp,
-  })
+  const stored = [
+    ...(await storedTransferKeys(s.ctx.pool, {
+      fromBlock: from,
+      toBlock: to,
+      since: headers.get(from)!.timestamp,
+      until: headers.get(to)!.timestamp,
+    })),
+    // URI events are stored chain data too (erc1155_uris): one left out is repaired like a transfer.
+    ...(await storedUriKeys(s.ctx.pool, { fromBlock: from, toBlock: to })),
+  ].sort()
   const verifiedKeys = await keysOf(s, verified)
   if (!sameKeys(stored, verifiedKeys)) {
     s.ctx.onMismatch?.({ fromBlock: from, toBlock: to, ...difference(stored, verifiedKeys), repaired: true })
@@ -204,7 +209,7 @@ function logBlocks(logs: RawLog[]) {
 
 async function keysOf(s: Syncer, logs: RawLog[]): Promise<string[]> {
   const decoded = await decodeLogs(s.ctx, logs)
-  return decoded.transfers.map(transferKey).sort()
+  return [...decoded.transfers.map(transferKey), ...uriKeysOf(decoded.metadataUpdates)].sort()
 }
 
 const sameKeys = (a: string[], b: string[]) => a.length === b.length && a.every((v, i) => v === b[i])

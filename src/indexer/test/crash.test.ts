@@ -10,10 +10,11 @@ let chain: TestChain
 let db: TestDatabase
 let nft: Address
 let consecutive: Address
+let editions: Address
 const children: ChildIndexer[] = []
 let leader: ChildIndexer | undefined
 
-const nfts = () => ({ standard: [nft, consecutive], legacy: [] })
+const nfts = () => ({ standard: [nft, consecutive], legacy: [], multi: [editions] })
 const env = (extra: Record<string, string> = {}) => ({
   DATABASE_URL: db.url,
   RPC_URL: chain.anvil.rpcUrl,
@@ -42,9 +43,25 @@ beforeAll(async () => {
       [2000n, 1500n],
     ])
   ).address
+  editions = (await chain.deploy('TestEditions', [''])).address
   for (let i = 0; i < 120; i++) {
     await chain.send(nft, 'TestNFT', 'mintBatch', [i % 2 ? alice : bob, BigInt(i * 100), 20n])
     if (i % 10 === 9) await chain.send(consecutive, 'TestConsecutive', 'move', [alice, bob, BigInt(i)])
+    // ERC-1155 batches among them (all sent by alice, so in this order): mints, transfers and
+    // burns that empty balances, with id 7 in every mint and transfer.
+    const [id, prev] = [BigInt(i), BigInt(i - 1)]
+    if (i % 4 === 0)
+      await chain.send(editions, 'TestEditions', 'mintBatch', [alice, [id, id + 1n, 7n], [5n, 5n, 1n]])
+    if (i % 4 === 1)
+      await chain.send(editions, 'TestEditions', 'safeBatchTransferFrom', [
+        alice,
+        bob,
+        [prev, 7n],
+        [2n, 1n],
+        '0x',
+      ])
+    if (i % 8 === 2)
+      await chain.send(editions, 'TestEditions', 'burnBatch', [alice, [id - 2n, prev], [3n, 5n]])
   }
   await waitFor(
     async () =>

@@ -1,7 +1,7 @@
 /**
  * The indexer read through hosted-provider faults (src/test/provider-proxy/)
- * and checked against the chain itself: a history of mints, moves, burns and
- * ERC-2309 ranges, an indexer run that waits until everything up to the
+ * and checked against the chain itself: a history of mints, moves, burns,
+ * ERC-2309 ranges and ERC-1155 batches, an indexer run that waits until everything up to the
  * confirmed block is verified, and a watcher that fails the test if the head
  * or the confirmed block ever ran backwards.
  */
@@ -15,16 +15,21 @@ import { NO_FAULTS, type ProviderFaults, type ProviderProxy, startProviderProxy 
 import type { SyncOptions } from '../sync/syncer'
 import type { TestChain } from './chain'
 import { type RunningIndexer, startIndexer, testConfig } from './indexer'
-import { expectDatabaseMatchesChain, waitFor } from './oracle'
+import { expectDatabaseMatchesChain, type NftContracts, waitFor } from './oracle'
 
 export interface History {
   nft: Address
   consecutive: Address
-  nfts: { standard: Address[]; legacy: Address[] }
+  /** An ERC-1155 (TestEditions). */
+  editions: Address
+  nfts: NftContracts
   nextId: bigint
 }
 
-/** About 60 blocks and 600 transfers of every kind, spread so that ranges and batches split them. */
+/**
+ * About 80 blocks and 600 transfers of every kind, spread so that ranges and batches split them;
+ * ERC-1155 batch mints, batch transfers and batch burns among them (ids 1 to 5 held by alice).
+ */
 export async function buildHistory(chain: TestChain): Promise<History> {
   const [alice, bob, carol] = chain.accounts
   const nft = (await chain.deploy('TestNFT', ['Provider Apes', 'PAPE', ''])).address
@@ -34,6 +39,12 @@ export async function buildHistory(chain: TestChain): Promise<History> {
       [40n, 25n],
     ])
   ).address
+  const editions = (await chain.deploy('TestEditions', [''])).address
+  await chain.call(editions, 'TestEditions', 'mintBatch', [
+    alice,
+    [1n, 2n, 3n, 4n, 5n],
+    [1000n, 1000n, 1000n, 1000n, 1000n],
+  ])
   for (let i = 0; i < 40; i++) {
     await chain.call(nft, 'TestNFT', 'mintBatch', [i % 2 ? alice : bob, BigInt(i * 100), 12n])
     if (i % 4 === 1)
@@ -41,11 +52,32 @@ export async function buildHistory(chain: TestChain): Promise<History> {
     if (i % 5 === 2) await chain.call(nft, 'TestNFT', 'burn', [BigInt(i * 100 + 3)], alice)
     if (i % 10 === 3)
       await chain.call(consecutive, 'TestConsecutive', 'move', [alice, carol, BigInt(i)], alice)
+    const id = BigInt(100 + i)
+    if (i % 4 === 0)
+      await chain.call(editions, 'TestEditions', 'mintBatch', [bob, [id, 1n, id], [4n, 1n, 2n]])
+    if (i % 4 === 1)
+      await chain.call(
+        editions,
+        'TestEditions',
+        'safeBatchTransferFrom',
+        [alice, carol, [2n, 3n], [5n, 1n], '0x'],
+        alice,
+      )
+    if (i % 8 === 2) await chain.call(editions, 'TestEditions', 'burnBatch', [bob, [id - 2n, 1n], [6n, 1n]])
   }
-  return { nft, consecutive, nfts: { standard: [nft, consecutive], legacy: [] }, nextId: 1_000_000n }
+  return {
+    nft,
+    consecutive,
+    editions,
+    nfts: { standard: [nft, consecutive], legacy: [], multi: [editions] },
+    nextId: 1_000_000n,
+  }
 }
 
-/** One block with a mint, a move and a burn of fresh tokens (three logs). */
+/**
+ * A mint, a move and a burn of fresh tokens (three logs, a block each), then an ERC-1155
+ * batch: a mint, a transfer or a burn, in turn (a fourth block).
+ */
 export async function liveBlock(chain: TestChain, history: History): Promise<void> {
   const [alice, , carol] = chain.accounts
   const id = history.nextId
@@ -53,6 +85,25 @@ export async function liveBlock(chain: TestChain, history: History): Promise<voi
   await chain.call(history.nft, 'TestNFT', 'mintBatch', [alice, id, 3n])
   await chain.call(history.nft, 'TestNFT', 'move', [alice, carol, id], alice)
   await chain.call(history.nft, 'TestNFT', 'burn', [id + 1n], alice)
+  await multiBatch(chain, history, id)
+}
+
+/** One ERC-1155 batch, in turn by `id`: a mint of `id` and id 1, a batch transfer or a batch burn. */
+export async function multiBatch(chain: TestChain, history: History, id: bigint): Promise<void> {
+  const [alice, bob, carol] = chain.accounts
+  const turn = (id / 3n) % 3n
+  if (turn === 0n)
+    await chain.call(history.editions, 'TestEditions', 'mintBatch', [carol, [id, 1n], [2n, 1n]])
+  if (turn === 1n)
+    await chain.call(
+      history.editions,
+      'TestEditions',
+      'safeBatchTransferFrom',
+      [alice, bob, [4n, 2n], [1n, 1n], '0x'],
+      alice,
+    )
+  if (turn === 2n)
+    await chain.call(history.editions, 'TestEditions', 'burnBatch', [alice, [3n, 5n], [1n, 1n]])
 }
 
 /** Samples indexer_state and records every step backwards of the head or the confirmed block. */

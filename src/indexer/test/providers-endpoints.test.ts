@@ -1,7 +1,7 @@
 /**
  * Several endpoints, honest status when none answers, and everything at
- * once: all provider faults, live activity, reorganisations and kill -9 of
- * the indexer while it repairs. After each: the database equals the chain,
+ * once: all provider faults, live activity (ERC-721 and ERC-1155),
+ * reorganisations and kill -9 of the indexer while it repairs. After each: the database equals the chain,
  * and the head never ran backwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -18,6 +18,7 @@ import {
   buildHistory,
   type History,
   liveBlock,
+  multiBatch,
   runThroughProviders,
   verificationCounts,
   waitForVerified,
@@ -161,6 +162,7 @@ describe('everything at once', () => {
           const id = history.nextId
           history.nextId += 3n
           await chain.call(history.nft, 'TestNFT', 'mintBatch', [bob, id, 3n])
+          await multiBatch(chain, history, id)
           await waitForIndexed(db.pool, chain.clients, 60_000)
         }
         for (const p of proxies) p.setFaults({ omitLogByHash: 0 })
@@ -175,6 +177,7 @@ describe('everything at once', () => {
           sendReplacementTransactions: async (i) => {
             const id = 2_000_000n + BigInt(round * 10 + i)
             await chain.send(history.nft, 'TestNFT', 'mint', [i % 2 ? alice : bob, id])
+            await chain.send(history.editions, 'TestEditions', 'mintBatch', [carol, [id, 4n], [3n, 1n]])
           },
         })
         indexer = spawn()

@@ -227,4 +227,23 @@ describe('logs left out with HTTP 200', () => {
     expect(run.log.count(/verification: repaired blocks/)).toBe(counts.repairs)
     await run.finish()
   }, 120_000)
+
+  it('an ERC-1155 URI event left out of a followed block is found once confirmed and repaired', async () => {
+    const run = await runThroughProviders(chain, history, [{ noBlockReceipts: true }])
+    await waitForVerified(run.db.pool, chain)
+    // Every read by block hash leaves one log out: a block holding only a URI event is stored without it.
+    run.proxies[0]!.setFaults({ omitLogByHash: 1 })
+    await chain.call(history.editions, 'TestEditions', 'setURI', [1n, 'ipfs://left-out'])
+    await waitForIndexed(run.db.pool, chain.clients)
+    const stored = async () =>
+      (await run.db.pool.query(`SELECT count(*)::int AS n FROM erc1155_uris WHERE uri = 'ipfs://left-out'`))
+        .rows[0].n
+    expect(await stored()).toBe(0)
+    run.proxies[0]!.setFaults({ omitLogByHash: 0 })
+    await liveBlock(chain, history)
+    await waitForVerified(run.db.pool, chain)
+    expect(await stored()).toBe(1)
+    expect((await verificationCounts(run.db.pool)).repairs).toBeGreaterThan(0)
+    await run.finish()
+  }, 120_000)
 })

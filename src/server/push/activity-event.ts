@@ -42,13 +42,14 @@ export const pushEvent = z
   .meta({ id: 'ActivityPushEvent' })
 export type PushEvent = z.infer<typeof pushEvent>
 
-export function toPushEvent(entry: JournalEntry, network: string, head: bigint): PushEvent {
+/** `extended`: the consumer named a `standard`: the record carries `amount`, as on /v1/activity. */
+export function toPushEvent(entry: JournalEntry, network: string, head: bigint, extended = false): PushEvent {
   return {
     id: entry.seq,
     type: entry.kind === 'added' ? 'activity.added' : 'activity.removed',
     timestamp: entry.recorded_at,
     data: {
-      ...toTransfer(entry, network, head),
+      ...toTransfer(entry, network, head, extended),
       collection_name: entry.collection_name ?? '',
       block_hash: entry.block_hash,
     },

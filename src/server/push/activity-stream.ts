@@ -110,7 +110,9 @@ export class ActivityStream {
       const next = await nextEvents(tail.source, head, from, filter, BATCH)
       if (this.closed) return
       let frames = ''
-      for (const entry of next.entries) frames += eventFrame(toPushEvent(entry, network, head))
+      // A stream that named a standard gets the extension fields (amount), as /v1/activity does.
+      const extended = filter.standard !== undefined
+      for (const entry of next.entries) frames += eventFrame(toPushEvent(entry, network, head, extended))
       this.cursor = next.cursor
       this.waiting = next.waiting
       const last = next.entries.at(-1)

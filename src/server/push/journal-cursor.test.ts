@@ -32,6 +32,45 @@ const sent = async (head: number, after: bigint, minConfirmations: number) => {
   }
 }
 
+describe('ERC-1155 entries (docs/push.md, "ERC-1155")', () => {
+  it('are journaled with their amount and sent only to a consumer that asks for them', async () => {
+    await journal.commitBlock(1, 1)
+    await journal.insertErc1155(1, 7, 5n)
+    await journal.commitBlock(2, 2)
+    const { rows } = await db.pool.query(
+      'SELECT token_id::text, amount::text FROM activity_journal ORDER BY seq',
+    )
+    expect(rows).toEqual([
+      { token_id: '1', amount: null },
+      { token_id: '7', amount: '5' },
+      { token_id: '2', amount: null },
+    ])
+    const of = async (standard: 'ERC721' | 'ERC1155' | 'all' | undefined, source = databaseSource(db)) =>
+      (await nextEvents(source, 2n, 0n, { minConfirmations: 0, standard })).entries.map(
+        (e) => `${e.token_id}:${e.amount}`,
+      )
+    expect(await of(undefined)).toEqual(['1:null', '2:null'])
+    expect(await of('ERC721')).toEqual(['1:null', '2:null'])
+    expect(await of('ERC1155')).toEqual(['7:5'])
+    expect(await of('all')).toEqual(['1:null', '7:5', '2:null'])
+    // A process window decides the same from memory.
+    const tail = new JournalTail(db, 'devnet')
+    await tail.refresh()
+    await journal.insertErc1155(3, 8, 2n)
+    await journal.commitBlock(3, 3)
+    await tail.refresh()
+    const after =
+      BigInt((await db.pool.query('SELECT min(seq)::text AS s FROM activity_journal')).rows[0].s) + 2n
+    const windowed = async (standard?: 'ERC1155' | 'all') =>
+      (await nextEvents(tail.source, 3n, after, { minConfirmations: 0, standard })).entries.map(
+        (e) => e.token_id,
+      )
+    expect(await windowed()).toEqual(['3'])
+    expect(await windowed('ERC1155')).toEqual(['8'])
+    expect(await windowed('all')).toEqual(['8', '3'])
+  })
+})
+
 describe('next events of a push consumer', () => {
   it('without confirmations: every entry in journal order, removals included', async () => {
     await journal.commitBlock(1, 1)

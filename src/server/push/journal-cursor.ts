@@ -4,14 +4,15 @@
  * decision depends only on the journal, never on when the consumer asks, so
  * a resumed consumer gets exactly what it would have got without the break.
  */
-import type { JournalEntry, JournalStandard } from '@/db/queries/activity-journal'
+import type { JournalEntry } from '@/db/queries/activity-journal'
+import type { StandardFilter } from '@/db/queries/collections'
 import type { JournalSource } from './journal-tail'
 
 export interface ConsumerFilter {
   collection?: string | undefined
   eventType?: string | undefined
-  /** ERC-721 unless the consumer asked for ERC-1155 or all (docs/push.md, "ERC-1155"). */
-  standard?: JournalStandard | undefined
+  /** Token standards sent; ERC-721 only when absent, as /v1/activity (docs/api.md, "ERC-1155"). */
+  standard?: StandardFilter | undefined
   /** Blocks on top of an addition's block before it is sent (0: at once). */
   minConfirmations: number
 }
@@ -52,7 +53,7 @@ export async function nextEvents(
     limit,
     collection: filter.collection,
     eventType: filter.eventType,
-    standard: filter.standard,
+    standard: filter.standard ?? 'ERC721',
   })
   const m = BigInt(Math.max(0, filter.minConfirmations))
   const additions = rows.filter((r) => r.kind === 'added')

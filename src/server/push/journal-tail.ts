@@ -9,11 +9,11 @@
 import {
   type JournalEntry,
   type JournalRemoval,
-  type JournalStandard,
   ofStandard,
   readJournal,
   removalsOf,
 } from '@/db/queries/activity-journal'
+import type { StandardFilter } from '@/db/queries/collections'
 import { journalPulse } from '@/db/queries/journal-notifications'
 import type { ReadDb } from '@/db/queries/sql'
 
@@ -24,7 +24,8 @@ export interface JournalSource {
     limit: number
     collection?: string | undefined
     eventType?: string | undefined
-    standard?: JournalStandard | undefined
+    /** Absent: every standard. */
+    standard?: StandardFilter | undefined
   }): Promise<JournalEntry[]>
   removalsOf(events: JournalEntry[]): Promise<JournalRemoval[]>
 }
@@ -136,7 +137,7 @@ export class JournalTail {
       const entry = this.entries[i]!
       if (options.collection !== undefined && entry.collection_address !== options.collection) continue
       if (options.eventType !== undefined && entry.event_type !== options.eventType) continue
-      if (!ofStandard(entry, options.standard)) continue
+      if (options.standard !== undefined && !ofStandard(entry, options.standard)) continue
       out.push(entry)
     }
     return out

@@ -67,7 +67,7 @@ describe('/openapi.json lint', () => {
         }
       }
     }
-    // Eleven GET endpoints and their HEADs, and the live stream (GET only).
-    expect(scoped).toBe(23)
+    // Twelve GET endpoints and their HEADs, and the live stream (GET only).
+    expect(scoped).toBe(25)
   })
 })

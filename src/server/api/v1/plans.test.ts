@@ -14,6 +14,7 @@ import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/v1/activity/activity.handler'
 import { getCollection, listCollections } from '@/server/api/v1/collections/collections.handler'
 import { getCollectionTraits } from '@/server/api/v1/collections/traits.handler'
+import { listTokenHolders } from '@/server/api/v1/nfts/holders.handler'
 import { getNft, getNftMetadata, listCollectionNfts } from '@/server/api/v1/nfts/nfts.handler'
 import { listOwnerNfts } from '@/server/api/v1/owners/owners.handler'
 import { listTransfers } from '@/server/api/v1/transfers/transfers.handler'
@@ -300,5 +301,97 @@ describe.skipIf(embedded)('statement timeout', () => {
     } finally {
       await api.close()
     }
+  })
+})
+
+describe.skipIf(embedded)('the ERC-1155 opt-in (docs/api.md, "ERC-1155")', () => {
+  it('keeps the default feeds on the full feed index and reads the ERC-1155 ones from their indexes', async () => {
+    const multi = '0x00000000000000000000000000000000000e1155'
+    const tokens = 400
+    // ERC-1155 rows among the ERC-721 ones, as the indexer stores them: a listed collection, tokens, 50
+    // holders each (the volume's holder holds 30 of them), transfers with an amount over the same time range.
+    await db.pool.query(
+      `INSERT INTO collections (address, name, symbol, standard, listed, metadata_status)
+       VALUES ($1, 'Multi', 'MULTI', 'ERC1155', true, 'ok')`,
+      [multi],
+    )
+    await db.pool.query(
+      `INSERT INTO tokens (collection_address, token_id, current_owner, total_supply, holder_count)
+       SELECT $1, n, '0x0000000000000000000000000000000000000000', 1000, 50 FROM generate_series(1, $2::int) n`,
+      [multi, tokens],
+    )
+    await db.pool.query(
+      `INSERT INTO token_balances (collection_address, token_id, owner, balance)
+       SELECT $1, n, CASE WHEN h = 1 AND n % 13 = 0 THEN $3 ELSE '0x' || lpad(to_hex(n * 100 + h), 40, '0') END, 20
+         FROM generate_series(1, $2::int) n, generate_series(1, 50) h`,
+      [multi, tokens, volume.holder],
+    )
+    await db.pool.query(
+      `INSERT INTO transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
+                              block_timestamp, transaction_hash, log_index, amount)
+       SELECT $1, 1 + n % $2, '0x0000000000000000000000000000000000000000', $3, 'mint', 1,
+              lo + (hi - lo) * random(), '0x' || md5('erc1155 ' || n) || md5('tx ' || n), 0, 7
+         FROM generate_series(1, 2000) n,
+              (SELECT min(block_timestamp) AS lo, max(block_timestamp) AS hi
+                 FROM transfers) r`,
+      [multi, tokens, volume.holder],
+    )
+    await db.pool.query('VACUUM ANALYZE')
+    const { ctx, plans } = explainingContext(db.pool)
+    const run = async (call: () => Promise<unknown>) => {
+      const before = plans.length
+      await call()
+      return plans.slice(before).flat()
+    }
+    const scans = (nodes: PlanNode[], index: string) => nodes.filter((n) => n['Index Name'] === index)
+
+    // Default: each event type's page walked on the full index as before, each entry's row checked (ERC-1155
+    // rows have an amount); never the partial index, never a sort.
+    for (const input of [{}, { before_timestamp: 1_767_226_000_000_000, before_id: 2000 }]) {
+      const nodes = await run(() => listActivity(ctx, input))
+      expectIndexUse(nodes, 'transfers_event_type_feed_idx')
+      expect(scans(nodes, 'transfers_event_type_feed_idx').length).toBe(3)
+      expect(scans(nodes, 'transfers_erc1155_feed_idx')).toEqual([])
+      expectNoSort(nodes)
+    }
+    // ERC-1155 only: the partial index, one scan per event type.
+    const erc1155 = await run(() => listActivity(ctx, { standard: 'ERC1155' }))
+    expect(scans(erc1155, 'transfers_erc1155_feed_idx').map((n) => n['Node Type'])).toEqual(
+      Array(3).fill('Index Only Scan'),
+    )
+    expectIndexUse(await run(() => listActivity(ctx, { standard: 'all' })), 'transfers_event_type_feed_idx')
+
+    expectIndexUse(
+      await run(() => listCollections(ctx, { standard: 'ERC1155' })),
+      'collections_erc1155_listed_idx',
+    )
+    expectIndexUse(await run(() => listCollections(ctx, {})), 'collections_listed_created_idx')
+
+    expectIndexUse(
+      await run(() => listOwnerNfts(ctx, { address: volume.holder, standard: 'ERC1155' })),
+      'token_balances_owner_idx',
+    )
+    const all = await run(() =>
+      listOwnerNfts(ctx, {
+        address: volume.holder,
+        standard: 'all',
+        after_collection: volume.big,
+        after_token_id: '100',
+        after_id: 50,
+      }),
+    )
+    expectIndexUse(all, 'tokens_owner_idx')
+    expectIndexUse(all, 'token_balances_owner_idx')
+
+    const holders = await run(() =>
+      listTokenHolders(ctx, {
+        address: multi,
+        tokenId: '7',
+        after_balance: '20',
+        after_owner: volume.holder,
+      }),
+    )
+    expectIndexUse(holders, 'token_balances_holders_idx')
+    expectIndexUse(holders, 'tokens_collection_token_key')
   })
 })

@@ -236,6 +236,7 @@ export class WebhookDelivery {
               limit: 1,
               collection: endpoint.collection ?? undefined,
               eventType: endpoint.event_type ?? undefined,
+              standard: 'ERC721',
               through: newest,
             })
             if (rest.length === 0) cursor = newest

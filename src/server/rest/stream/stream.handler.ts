@@ -21,7 +21,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { z } from 'zod'
 import { JOURNAL_RETENTION_MS } from '@/db/queries/activity-journal'
 import { journalResumeBounds } from '@/db/queries/journal-resume'
-import { address, integerParam, transferEventType } from '@/lib/schemas'
+import { address, integerParam, standardParam, transferEventType } from '@/lib/schemas'
 import { queryInput } from '@/server/api/internals/routes'
 import type { RequestAccess } from '@/server/credentials/access'
 import { parseAuthorization } from '@/server/credentials/secrets'
@@ -68,6 +68,7 @@ export const streamInput = z.strictObject({
   since: eventId
     .describe('Resume after this event id (the `Last-Event-ID` header wins when both are sent).')
     .optional(),
+  standard: standardParam,
 })
 
 export interface StreamOptions {
@@ -191,6 +192,7 @@ export function createStreamHandler(services: Services, options: StreamOptions =
       filter: {
         collection: input.collection,
         eventType: input.event_type,
+        standard: input.standard,
         minConfirmations: (input.min_confirmations as number | undefined) ?? 0,
       },
       after,

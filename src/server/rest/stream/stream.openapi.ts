@@ -51,6 +51,14 @@ export const streamPathItem = {
       },
       {
         in: 'query',
+        name: 'standard',
+        required: false,
+        description:
+          'Which token standards to send: `ERC721`, `ERC1155` or `all`. Absent: ERC-721 only, as `/v1/activity`; given: each event carries `amount` (docs: "ERC-1155").',
+        schema: { type: 'string', enum: ['ERC721', 'ERC1155', 'all'] },
+      },
+      {
+        in: 'query',
         name: 'min_confirmations',
         required: false,
         description: `Blocks on top of an addition's block before it is sent, 0 to ${MAX_MIN_CONFIRMATIONS}; default 0 (at once).`,

@@ -199,6 +199,28 @@ describe('the live activity stream', () => {
     expect(tokens(conn)).toEqual(['activity.added:3'])
   })
 
+  it('sends ERC-1155 events only with `standard`, then every event with its amount', async () => {
+    await journal.commitBlock(1, 1)
+    const plain = await stream(api)
+    const all = await stream(api, '?standard=all')
+    const only = await stream(api, '?standard=ERC1155')
+    await journal.commitBlock(2, 2)
+    await journal.insertErc1155(2, 7, 5n)
+    await journal.commitBlock(3, 3)
+    await plain.waitFor(2)
+    await all.waitFor(3)
+    await only.waitFor(1)
+    await sleep(200)
+    const amounts = (conn: SseConnection) =>
+      conn.events.map((e) => {
+        const body = pushEvent.parse(JSON.parse(e.data))
+        return `${body.data.token_id}:${body.data.amount}`
+      })
+    expect(amounts(plain)).toEqual(['2:undefined', '3:undefined'])
+    expect(amounts(all)).toEqual(['2:1', '7:5', '3:1'])
+    expect(amounts(only)).toEqual(['7:5'])
+  })
+
   it('two web servers deliver the same events', async () => {
     await journal.commitBlock(1, 1)
     const a = await stream(api)

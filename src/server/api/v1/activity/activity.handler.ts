@@ -3,13 +3,15 @@
  * (block_timestamp, id), optionally of one collection and/or one event type,
  * from the per-event-type feed indexes (src/db/queries/transfers.ts).
  * Coverage is the indexer's own status, or the collection's when
- * `collection` is given.
+ * `collection` is given. Without `standard`, ERC-721 rows only; with it, the
+ * standards named, each item with its `amount` (docs/api.md, "ERC-1155").
  */
 
 import { selectActivity } from '@/db/queries/transfers'
 import { assertNetwork, type ReadContext } from '@/server/api/read/context'
 import { collectionCoverage, globalCoverage } from '@/server/api/read/coverage'
 import { beforeKey, buildPage, pageLimit } from '@/server/api/read/page'
+import { standardsOf } from '@/server/api/read/standard'
 import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { toTransfer, transferCursor } from '@/server/api/v1/transfers/transfer-shape'
 import type { ActivityInput, ActivityPage } from './activity.schema'
@@ -18,6 +20,7 @@ export async function listActivity(ctx: ReadContext, input: ActivityInput): Prom
   assertNetwork(ctx, input.network)
   const limit = pageLimit(input.limit)
   const before = beforeKey(input)
+  const standards = standardsOf(input.standard)
   // With a collection filter, one statement also reads that collection (its
   // name, and its history for coverage); no row of it: unknown collection.
   const [rows, snapshot] = await Promise.all([
@@ -26,6 +29,7 @@ export async function listActivity(ctx: ReadContext, input: ActivityInput): Prom
       eventType: input.event_type,
       before,
       rows: limit + 1,
+      standard: standards.filter,
     }),
     ctx.snapshot(),
   ])
@@ -48,7 +52,10 @@ export async function listActivity(ctx: ReadContext, input: ActivityInput): Prom
   return buildPage(
     items,
     limit,
-    (r) => ({ ...toTransfer(r, network, head), collection_name: r.collection_name ?? '' }),
+    (r) => ({
+      ...toTransfer(r, network, head, standards.extended),
+      collection_name: r.collection_name ?? '',
+    }),
     transferCursor,
     coverage,
   )

@@ -7,6 +7,7 @@ import {
   networkParam,
   pageOf,
   requireTogether,
+  standardParam,
   timeCursor,
   transferEventType,
 } from '@/lib/schemas'
@@ -20,6 +21,7 @@ export const activityInput = z
     network: networkParam,
     collection: address.describe('Only events of this contract (lowercase address).').optional(),
     event_type: transferEventType.describe('Only events of this type: mint, transfer or burn.').optional(),
+    standard: standardParam,
   })
   .superRefine((value, ctx) => requireTogether(value, ['before_timestamp', 'before_id'], ctx))
 

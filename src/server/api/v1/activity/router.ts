@@ -11,7 +11,7 @@ export const activityRouter = createV1Router({
     tags: ['Activity'],
     summary: 'Global activity feed, newest first',
     description:
-      'Every canonical transfer of the indexed network, newest first, optionally of one `collection` and/or one `event_type`. To follow new events, request the first page again (every 12 s suits the block time) and deduplicate on `transaction_hash` + `log_index` (+ `batch_index` for ERC-2309 ranges); older history comes through `before_timestamp` + `before_id`.',
+      'Every canonical transfer of the indexed network, newest first, optionally of one `collection` and/or one `event_type`. To follow new events, request the first page again (every 12 s suits the block time) and deduplicate on `transaction_hash` + `log_index` (+ `batch_index` for ERC-2309 ranges); older history comes through `before_timestamp` + `before_id`. ERC-1155 transfers only with `standard` (extension), each id/value pair of a batch its own item.',
     errorResponses: [400, 401, 403, 429, 503],
   })
     .input(activityInput)

@@ -4,6 +4,7 @@
  */
 
 import type { CollectionRow } from '@/db/queries/collections'
+import { apiStandard } from '@/server/api/read/standard'
 import type { Collection } from '@/server/api/v1/collections/collection.schema'
 
 export function toCollection(row: CollectionRow, network: string): Collection {
@@ -14,7 +15,7 @@ export function toCollection(row: CollectionRow, network: string): Collection {
     symbol: row.symbol,
     description: row.description,
     image_url: row.image_url,
-    contract_type: 'ERC721',
+    contract_type: apiStandard(row.standard),
     total_supply: row.total_supply,
     unique_holders: row.unique_holders,
     total_transfers: row.total_transfers,

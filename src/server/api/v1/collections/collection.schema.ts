@@ -9,6 +9,7 @@ import {
   networkParam,
   pageOf,
   requireTogether,
+  standardParam,
   timeCursor,
   txHash,
 } from '@/lib/schemas'
@@ -26,10 +27,18 @@ export const collection = z
       .describe(
         "The contract's own collection image if declared, otherwise the image of its NFT with the lowest token_id; null when neither exists.",
       ),
-    contract_type: z.literal('ERC721'),
-    total_supply: decimalString.describe('Tokens observed for the contract and not burned.'),
-    unique_holders: decimalString.describe('Distinct current owners.'),
-    total_transfers: decimalString.describe('Transfer events observed.'),
+    contract_type: z
+      .enum(['ERC721', 'ERC1155'])
+      .describe('Token standard: ERC721, or ERC1155 (only with the `standard` parameter, an extension).'),
+    total_supply: decimalString.describe(
+      'Tokens observed for the contract and not burned. ERC-1155: token ids with a supply above zero.',
+    ),
+    unique_holders: decimalString.describe(
+      'Distinct current owners. ERC-1155: owners holding a positive balance of any of its ids.',
+    ),
+    total_transfers: decimalString.describe(
+      'Transfer events observed. ERC-1155: id/value pairs (each pair of a TransferBatch counts once).',
+    ),
     creator_address: address.describe('Deployer; absent when unknown.').optional(),
     deploy_tx_hash: txHash.nullable(),
     created_at: isoDateTime.describe('When the collection was first indexed.'),
@@ -70,6 +79,7 @@ export const listCollectionsInput = z
         'Case-insensitive substring of the name or symbol (at most 200 characters); a full contract address is an exact lookup.',
       )
       .optional(),
+    standard: standardParam,
   })
   .superRefine((value, ctx) => requireTogether(value, ['before_timestamp', 'before_id'], ctx))
 
@@ -81,6 +91,7 @@ export type CollectionPage = z.infer<typeof collectionPage>
 export const getCollectionInput = z.strictObject({
   address: address.describe('Contract address, lowercase.'),
   network: networkParam,
+  standard: standardParam,
 })
 
 export const getCollectionOutput = z.object({ data: collection })

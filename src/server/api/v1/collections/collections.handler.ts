@@ -14,14 +14,17 @@
  */
 import {
   type CollectionRow,
+  type StandardFilter,
   selectCollection,
   selectListedCollections,
   selectListedCollectionsWindow,
 } from '@/db/queries/collections'
-import type { TimeCursor } from '@/lib/schemas'
+import type { BeforeKey } from '@/db/queries/sql'
+import type { StandardParam, TimeCursor } from '@/lib/schemas'
 import { assertNetwork, type ReadContext } from '@/server/api/read/context'
 import { globalCoverage } from '@/server/api/read/coverage'
 import { beforeKey, buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
+import { assertStandardServed, standardsOf } from '@/server/api/read/standard'
 import { toCollection } from '@/server/api/v1/collections/collection-shape'
 import { ApiError } from '@/server/errors/api-error'
 import type { Collection, CollectionPage, ListCollectionsInput } from './collection.schema'
@@ -55,15 +58,23 @@ export async function listCollections(
   const mode = searchMode(input.search)
   const before = beforeKey(input)
   const search = input.search ?? ''
+  const standard = standardsOf(input.standard).filter
   const read = async (): Promise<{ rows: CollectionRow[]; walkedTo?: CollectionRow }> => {
     if (mode === 'window') {
-      return windowSearch(ctx, before, search, limit, options.shortSearchWindow ?? SHORT_SEARCH_WINDOW)
+      return windowSearch(ctx, {
+        before,
+        search,
+        limit,
+        window: options.shortSearchWindow ?? SHORT_SEARCH_WINDOW,
+        standard,
+      })
     }
     const rows = await selectListedCollections(ctx.db, {
       before,
       address: mode === 'address' ? search.toLowerCase() : undefined,
       search: mode === 'trigram' ? search : undefined,
       rows: limit + 1,
+      standard,
     })
     return { rows }
   }
@@ -90,12 +101,22 @@ export async function listCollections(
  */
 async function windowSearch(
   ctx: ReadContext,
-  before: { timestamp: string; id: number } | undefined,
-  search: string,
-  limit: number,
-  window: number,
+  q: {
+    before: BeforeKey | undefined
+    search: string
+    limit: number
+    window: number
+    standard: StandardFilter
+  },
 ): Promise<{ rows: CollectionRow[]; walkedTo?: CollectionRow }> {
-  const rows = await selectListedCollectionsWindow(ctx.db, { before, search, window, rows: limit + 1 })
+  const { before, search, window, standard } = q
+  const rows = await selectListedCollectionsWindow(ctx.db, {
+    before,
+    search,
+    window,
+    rows: q.limit + 1,
+    standard,
+  })
   // Newest first, as the list (compared exactly, as integers).
   const hits = rows
     .filter((r) => !r.is_tail)
@@ -106,12 +127,13 @@ async function windowSearch(
 
 export async function getCollection(
   ctx: ReadContext,
-  input: { address: string; network?: string | undefined },
+  input: { address: string; network?: string | undefined; standard?: StandardParam | undefined },
 ): Promise<Collection> {
   assertNetwork(ctx, input.network)
   const row = await selectCollection(ctx.db, input.address)
   if (!row)
     throw new ApiError('NOT_FOUND', `No collection ${input.address} is indexed on ${ctx.config.NETWORK}.`)
+  assertStandardServed(standardsOf(input.standard), row.standard, `Collection ${input.address}`)
   return toCollection(row, ctx.config.NETWORK)
 }
 

@@ -1,5 +1,6 @@
 import { responseSchema } from '@/server/api/internals/response-schema'
 import { createV1Router, v1Procedure } from '@/server/api/trpc/v1'
+import { ERC1155_SCOPED } from '@/server/api/v1/standard-note'
 import {
   collectionPage,
   getCollectionInput,
@@ -20,7 +21,7 @@ export const collectionsRouter = createV1Router({
     tags: ['Collections'],
     summary: 'List collections, newest first',
     description:
-      'Collections in the order they were first indexed, newest first. Collections whose contract declares neither a name nor a symbol are left out (the detail endpoint still serves them). `search` is a case-insensitive substring match on name and symbol; a full contract address is an exact lookup. A search shorter than three letters or digits is matched over at most 1,000 collections per request, so such a page can hold fewer than `limit` items with `has_more` true: keep paging. HEAD answers the same statuses without a body.',
+      'Collections in the order they were first indexed, newest first. Collections whose contract declares neither a name nor a symbol are left out (the detail endpoint still serves them). `search` is a case-insensitive substring match on name and symbol; a full contract address is an exact lookup. A search shorter than three letters or digits is matched over at most 1,000 collections per request, so such a page can hold fewer than `limit` items with `has_more` true: keep paging. HEAD answers the same statuses without a body. ERC-1155 collections are listed only with `standard` (extension).',
     errorResponses: LIST_ERRORS,
   })
     .input(listCollectionsInput)
@@ -33,7 +34,7 @@ export const collectionsRouter = createV1Router({
     path: '/v1/collections/{address}',
     tags: ['Collections'],
     summary: 'One collection',
-    description: 'Any collection the indexer has seen, listed or not. 404 when the collection is unknown.',
+    description: `Any collection the indexer has seen, listed or not. 404 when the collection is unknown.${ERC1155_SCOPED}`,
     errorResponses: [...LIST_ERRORS, 404],
   })
     .input(getCollectionInput)
@@ -46,8 +47,7 @@ export const collectionsRouter = createV1Router({
     path: '/v1/collections/{address}/traits',
     tags: ['Collections'],
     summary: "A collection's traits and their token counts",
-    description:
-      'Extension: every trait type of the collection with its values and how many tokens have each, and how many tokens lack the type, counted over the tokens that are not burned and whose metadata was fetched (metadata_status ok). A token counts once per type and value. Values are compared as JSON values: the number 1 and the string "1" are two values. At most 100 types (most tokens first) and 1,000 values per type (most tokens first); `trait_types_omitted` and `values_omitted` count the rest. 404 when the collection is unknown.',
+    description: `Extension: every trait type of the collection with its values and how many tokens have each, and how many tokens lack the type, counted over the tokens that are not burned and whose metadata was fetched (metadata_status ok). A token counts once per type and value. Values are compared as JSON values: the number 1 and the string "1" are two values. At most 100 types (most tokens first) and 1,000 values per type (most tokens first); \`trait_types_omitted\` and \`values_omitted\` count the rest. 404 when the collection is unknown.${ERC1155_SCOPED}`,
     errorResponses: [...LIST_ERRORS, 404],
   })
     .input(getCollectionTraitsInput)

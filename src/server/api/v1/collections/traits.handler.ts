@@ -3,13 +3,15 @@
  * come from src/db/queries/traits.ts, capped at TRAIT_LIMITS.
  */
 import { selectCollectionTraits } from '@/db/queries/traits'
+import type { StandardParam } from '@/lib/schemas'
 import { assertNetwork, type ReadContext } from '@/server/api/read/context'
+import { assertStandardServed, standardsOf } from '@/server/api/read/standard'
 import { ApiError } from '@/server/errors/api-error'
 import { type CollectionTraits, TRAIT_LIMITS } from './traits.schema'
 
 export async function getCollectionTraits(
   ctx: ReadContext,
-  input: { address: string; network?: string | undefined },
+  input: { address: string; network?: string | undefined; standard?: StandardParam | undefined },
 ): Promise<CollectionTraits> {
   assertNetwork(ctx, input.network)
   const rows = await selectCollectionTraits(ctx.db, {
@@ -20,6 +22,7 @@ export async function getCollectionTraits(
   const first = rows[0]
   if (!first)
     throw new ApiError('NOT_FOUND', `No collection ${input.address} is indexed on ${ctx.config.NETWORK}.`)
+  assertStandardServed(standardsOf(input.standard), first.standard, `Collection ${input.address}`)
   const tokens = Number(first.tokens)
   const types: CollectionTraits['trait_types'] = []
   for (const row of rows) {

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { address, networkParam } from '@/lib/schemas'
+import { address, networkParam, standardParam } from '@/lib/schemas'
 
 /**
  * How much one /traits answer holds (docs/api.md, "Traits"). The indexer stores this much of
@@ -77,6 +77,7 @@ export type CollectionTraits = z.infer<typeof collectionTraits>
 export const getCollectionTraitsInput = z.strictObject({
   address: address.describe('Contract address, lowercase.'),
   network: networkParam,
+  standard: standardParam,
 })
 
 export const getCollectionTraitsOutput = z.object({ data: collectionTraits })

@@ -17,10 +17,16 @@ export function mediaUrl(origin: string, originalUrl: string): string {
   return `${origin}/v1/media?url=${encodeURIComponent(originalUrl)}`
 }
 
+/**
+ * `extended`: the request named a `standard` (docs/api.md, "ERC-1155"): the
+ * token also carries its standard, supply and holder count, and an ERC-1155
+ * token's current_owner is its only holder (null when its supply is spread).
+ */
 export function toNft(
   row: NftRow & { rarity_score?: string | null; rarity_rank?: string | null },
   network: string,
   origin: string,
+  extended = false,
 ): Nft {
   const out: Nft = {
     collection_address: row.collection_address,
@@ -61,5 +67,14 @@ export function toNft(
   // sort=rarity: computed with the page (src/db/queries/rarity.ts).
   if (row.rarity_score != null) out.rarity_score = Number(row.rarity_score)
   if (row.rarity_rank != null) out.rarity_rank = Number(row.rarity_rank)
+  if (extended) {
+    // total_supply is NULL on every ERC-721 token and set on every ERC-1155 one (docs/database.md, "ERC-1155").
+    const multi = row.total_supply != null
+    out.contract_type = multi ? 'ERC1155' : 'ERC721'
+    if (multi) out.current_owner = row.sole_holder ?? null
+    out.total_supply = row.total_supply ?? (row.is_burned ? '0' : '1')
+    out.holder_count = row.holder_count ?? (row.is_burned ? 0 : 1)
+    if (row.balance != null) out.balance = row.balance
+  }
   return out
 }

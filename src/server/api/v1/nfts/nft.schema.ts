@@ -5,10 +5,12 @@ import {
   afterIdParam,
   afterTokenIdParam,
   booleanParam,
+  decimalString,
   isoDateTime,
   limitParam,
   pageOf,
   requireTogether,
+  standardParam,
   tokenCursor,
   tokenId,
 } from '@/lib/schemas'
@@ -37,7 +39,11 @@ export const nft = z
     collection_address: address,
     token_id: tokenId.describe('Decimal string; must stay a string (uint256).'),
     network: z.string(),
-    current_owner: address.describe('The zero address once burned.'),
+    current_owner: address
+      .nullable()
+      .describe(
+        'The zero address once burned. Never null without the `standard` parameter. ERC-1155 token (extension, with `standard`): the holder of its whole supply when one holder has it, else null (see `GET /v1/nfts/{address}/{tokenId}/owners`).',
+      ),
     is_burned: z.boolean(),
     transfer_count: z.int().min(0),
     metadata_uri: z.string().describe('tokenURI() as read from the contract; absent until read.').optional(),
@@ -135,6 +141,27 @@ export const nft = z
       .min(1)
       .describe('Extension, with `sort=rarity` only: 1 = rarest; tokens with the same score share a rank.')
       .optional(),
+    contract_type: z
+      .enum(['ERC721', 'ERC1155'])
+      .describe("Extension, with `standard` only: the token's standard.")
+      .optional(),
+    total_supply: decimalString
+      .describe(
+        "Extension, with `standard` only: the token's supply — ERC-1155: minted minus burned; ERC-721: '1', '0' once burned.",
+      )
+      .optional(),
+    holder_count: z
+      .int()
+      .min(0)
+      .describe(
+        'Extension, with `standard` only: holders with a positive balance — ERC-721: 1, 0 once burned.',
+      )
+      .optional(),
+    balance: decimalString
+      .describe(
+        "Extension, owner holdings with `standard` only: how many of the token the owner holds (ERC-721: '1').",
+      )
+      .optional(),
   })
   .meta({
     id: 'Nft',
@@ -189,12 +216,14 @@ export const includeMetadataParam = booleanParam()
 export const nftKeyInput = z.strictObject({
   address: address.describe('Contract address, lowercase.'),
   tokenId: tokenId.describe('Decimal token id, 1 to 78 digits.'),
+  standard: standardParam,
 })
 
 export const getNftInput = z.strictObject({
   address: address.describe('Contract address, lowercase.'),
   tokenId: tokenId.describe('Decimal token id, 1 to 78 digits.'),
   include_metadata: includeMetadataParam,
+  standard: standardParam,
 })
 export type GetNftInput = z.infer<typeof getNftInput>
 
@@ -280,6 +309,7 @@ export const listCollectionNftsInput = z
           'Extension: `token_id` (the default) or `rarity`: rarest first (score descending, then token order), over the tokens whose metadata was fetched and that are not burned (not with `include_burned=true`); each NFT then carries `rarity_score` and `rarity_rank`. Ranks are stored with the collection and recomputed by the indexer a few seconds after its metadata changes (about 8 s for 10,000 tokens); a collection not ranked yet lists no token. The cursor is the same.',
       })
       .optional(),
+    standard: standardParam,
   })
   .superRefine((value, ctx) => requireTogether(value, ['after_token_id', 'after_id'], ctx))
 

@@ -7,9 +7,11 @@
 
 import { selectCollectionTokensByRarity } from '@/db/queries/rarity'
 import { type NftRow, selectCollectionTokens, selectToken, selectTokenDocument } from '@/db/queries/tokens'
+import type { StandardParam } from '@/lib/schemas'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
 import { buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
+import { assertStandardServed, type Standards, standardsOf } from '@/server/api/read/standard'
 import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { mediaOrigin, toNft } from '@/server/api/v1/nfts/nft-shape'
 import { ApiError } from '@/server/errors/api-error'
@@ -17,21 +19,28 @@ import type { GetNftInput, ListCollectionNftsInput, Nft, NftMetadata, NftPage } 
 import { containmentDocuments, traitFilters } from './trait-filter'
 
 export async function getNft(ctx: ReadContext, input: GetNftInput): Promise<Nft> {
+  const standards = standardsOf(input.standard)
   const row = await selectToken(ctx.db, {
     address: input.address,
     tokenId: input.tokenId,
     withDocument: input.include_metadata ?? false,
+    withStandard: standards.extended,
   })
   if (!row) {
     throw new ApiError('NOT_FOUND', `No token ${input.tokenId} of collection ${input.address} is indexed.`)
   }
-  return toNft(row, ctx.config.NETWORK, mediaOrigin(ctx.config))
+  assertStandardServed(
+    standards,
+    row.collection_standard,
+    `Token ${input.tokenId} of collection ${input.address}`,
+  )
+  return toNft(row, ctx.config.NETWORK, mediaOrigin(ctx.config), standards.extended)
 }
 
 /** The document as fetched (token_documents): 404 when the token is unknown or has none. */
 export async function getNftMetadata(
   ctx: ReadContext,
-  input: { address: string; tokenId: string },
+  input: { address: string; tokenId: string; standard?: StandardParam | undefined },
 ): Promise<NftMetadata> {
   const row = await selectTokenDocument(ctx.db, input)
   if (!row) {
@@ -40,6 +49,11 @@ export async function getNftMetadata(
       `No metadata document of token ${input.tokenId} of collection ${input.address} is stored.`,
     )
   }
+  assertStandardServed(
+    standardsOf(input.standard),
+    row.collection_standard,
+    `Token ${input.tokenId} of collection ${input.address}`,
+  )
   return {
     collection_address: row.collection_address,
     token_id: row.token_id,
@@ -52,6 +66,7 @@ export async function getNftMetadata(
 
 export async function listCollectionNfts(ctx: ReadContext, input: ListCollectionNftsInput): Promise<NftPage> {
   const limit = pageLimit(input.limit)
+  const standards = standardsOf(input.standard)
   const includeBurned = input.include_burned ?? false
   const cursor =
     input.after_token_id !== undefined && input.after_id !== undefined
@@ -65,7 +80,7 @@ export async function listCollectionNfts(ctx: ReadContext, input: ListCollection
         'INVALID_ARGUMENT',
         'sort=rarity ranks tokens that are not burned: include_burned=true cannot be combined with it.',
       )
-    return listByRarity(ctx, input, { limit, cursor, traits })
+    return listByRarity(ctx, input, { limit, cursor, traits, extended: standards.extended })
   }
   // One round trip: the collection (for names and coverage) and the page.
   // No row at all: the collection is unknown.
@@ -76,10 +91,12 @@ export async function listCollectionNfts(ctx: ReadContext, input: ListCollection
       after: cursor,
       rows: limit + 1,
       withDocument: input.include_metadata ?? false,
+      withStandard: standards.extended,
       traits,
     }),
     ctx.snapshot(),
   ])
+  assertCollectionServed(standards, rows[0], input.address)
   const coverage = collectionCoverage(snapshot, rows[0] ? historyOf(rows[0]) : null)
   // With burned tokens the page may start with the cursor's own token: dropped here.
   const tokens = (rows.filter((r) => r.id !== null) as NftRow[]).filter(
@@ -93,10 +110,19 @@ export async function listCollectionNfts(ctx: ReadContext, input: ListCollection
   return buildPage(
     tokens,
     limit,
-    (r) => toNft(r, network, origin),
+    (r) => toNft(r, network, origin, standards.extended),
     (r) => ({ after_token_id: r.token_id, after_id: safeInteger(r.id) }),
     coverage,
   )
+}
+
+/** A known collection of a standard the request does not serve: 404 (an unknown one gives an empty page). */
+function assertCollectionServed(
+  standards: Standards,
+  first: { collection_standard?: string | null } | undefined,
+  address: string,
+): void {
+  if (first) assertStandardServed(standards, first.collection_standard, `Collection ${address}`)
 }
 
 /** sort=rarity (src/db/queries/rarity.ts): ranked on read, paged with the same cursor. */
@@ -107,6 +133,7 @@ async function listByRarity(
     limit: number
     cursor: { tokenId: string; id: number } | undefined
     traits: string[][] | undefined
+    extended: boolean
   },
 ): Promise<NftPage> {
   const [rows, snapshot] = await Promise.all([
@@ -115,17 +142,19 @@ async function listByRarity(
       after: page.cursor,
       rows: page.limit + 1,
       withDocument: input.include_metadata ?? false,
+      withStandard: page.extended,
       traits: page.traits,
     }),
     ctx.snapshot(),
   ])
+  assertCollectionServed(standardsOf(input.standard), rows[0], input.address)
   const coverage = collectionCoverage(snapshot, rows[0] ? historyOf(rows[0]) : null)
   const network = ctx.config.NETWORK
   const origin = mediaOrigin(ctx.config)
   return buildPage(
     rows.filter((r) => r.id !== null) as Array<NftRow & { rarity_score: string; rarity_rank: string }>,
     page.limit,
-    (r) => toNft(r, network, origin),
+    (r) => toNft(r, network, origin, page.extended),
     (r) => ({ after_token_id: r.token_id, after_id: safeInteger(r.id) }),
     coverage,
   )

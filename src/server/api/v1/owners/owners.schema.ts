@@ -7,6 +7,7 @@ import {
   ownerCursor,
   pageOf,
   requireTogether,
+  standardParam,
   tokenId,
 } from '@/lib/schemas'
 import { includeMetadataParam, nft } from '@/server/api/v1/nfts/nft.schema'
@@ -27,6 +28,7 @@ export const listOwnerNftsInput = z
       )
       .optional(),
     include_metadata: includeMetadataParam,
+    standard: standardParam,
   })
   .superRefine((value, ctx) =>
     requireTogether(value, ['after_collection', 'after_token_id', 'after_id'], ctx),

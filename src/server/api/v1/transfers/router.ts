@@ -1,5 +1,6 @@
 import { responseSchema } from '@/server/api/internals/response-schema'
 import { createV1Router, v1Procedure } from '@/server/api/trpc/v1'
+import { ERC1155_SCOPED } from '@/server/api/v1/standard-note'
 import { collectionTransfersInput, tokenTransfersInput, transferPage } from './transfer.schema'
 import { listTransfers } from './transfers.handler'
 
@@ -13,8 +14,8 @@ export const transfersRouter = createV1Router({
     path: '/v1/collections/{address}/transfers',
     tags: ['Transfers'],
     summary: "A collection's transfers, newest first",
-    description: `${FEED_NOTE} An unknown collection gives an empty page.`,
-    errorResponses: [400, 401, 403, 429, 503],
+    description: `${FEED_NOTE} An unknown collection gives an empty page.${ERC1155_SCOPED}`,
+    errorResponses: [400, 401, 403, 404, 429, 503],
   })
     .input(collectionTransfersInput)
     .output(responseSchema(transferPage))
@@ -26,8 +27,8 @@ export const transfersRouter = createV1Router({
     path: '/v1/nfts/{address}/{tokenId}/transfers',
     tags: ['Transfers'],
     summary: "A token's transfers, newest first",
-    description: `${FEED_NOTE} An unknown token gives an empty page.`,
-    errorResponses: [400, 401, 403, 429, 503],
+    description: `${FEED_NOTE} An unknown token gives an empty page.${ERC1155_SCOPED}`,
+    errorResponses: [400, 401, 403, 404, 429, 503],
   })
     .input(tokenTransfersInput)
     .output(responseSchema(transferPage))

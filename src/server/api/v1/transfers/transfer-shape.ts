@@ -15,8 +15,9 @@ export function confirmations(blockNumber: string, head: bigint): number | null 
   return head > block ? Number(head - block) : 0
 }
 
-export function toTransfer(row: TransferRow, network: string, head: bigint): Transfer {
-  return {
+/** `extended`: the request named a `standard`: the record carries `amount` (docs/api.md, "ERC-1155"). */
+export function toTransfer(row: TransferRow, network: string, head: bigint, extended = false): Transfer {
+  const out: Transfer = {
     collection_address: row.collection_address,
     token_id: row.token_id,
     network,
@@ -30,6 +31,9 @@ export function toTransfer(row: TransferRow, network: string, head: bigint): Tra
     block_timestamp: row.block_timestamp,
     confirmations: confirmations(row.block_number, head),
   }
+  // ERC-721 rows store no amount: one token moves.
+  if (extended) out.amount = row.amount ?? '1'
+  return out
 }
 
 export const transferCursor = (row: TransferRow): TimeCursor => ({

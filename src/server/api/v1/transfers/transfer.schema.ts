@@ -8,6 +8,8 @@ import {
   limitParam,
   pageOf,
   requireTogether,
+  type StandardParam,
+  standardParam,
   timeCursor,
   tokenId,
   transferEventType,
@@ -42,6 +44,11 @@ export const transferFields = {
     .describe(
       'Blocks mined on top of the event (X-Chain-Head minus block_number; 0 in the head block). Null when the block number is unknown — null is not zero.',
     ),
+  amount: decimalString
+    .describe(
+      "Extension, with `standard` only: how many of the token moved — ERC-1155: the value of the id/value pair (each pair of a TransferBatch is its own record, `batch_index` its position in the batch); ERC-721: '1'.",
+    )
+    .optional(),
 }
 
 const transferExample = {
@@ -76,6 +83,7 @@ const feedParams = {
   limit: limitParam,
   before_timestamp: beforeTimestampParam,
   before_id: beforeIdParam,
+  standard: standardParam,
 }
 
 const together = (value: Record<string, unknown>, ctx: z.RefinementCtx) =>
@@ -99,4 +107,5 @@ export type TransferFeedInput = {
   limit?: number | undefined
   before_timestamp?: number | undefined
   before_id?: number | undefined
+  standard?: StandardParam | undefined
 }
