@@ -28,7 +28,10 @@
  * pairs timed on the same chain, and as many more Ponder runs; medians printed and used for
  * the ratio; BENCH_VERIFY_COST=0 times one of each), BENCH_NODE_ARGS (node flags for our
  * indexer, e.g. --cpu-prof), BENCH_INDEXER_TIMEOUT_S (1,200: our backfill's limit),
- * BENCH_PROVIDER_ENDPOINTS (1), BENCH_PONDER=0 (skip Ponder).
+ * BENCH_PROVIDER_ENDPOINTS (1), BENCH_PONDER=0 (skip Ponder), BENCH_ENVIO=0 (skip Envio HyperIndex,
+ * bench/envio-run.ts: one run after Ponder's, same chain and server, through its own proxy in
+ * provider mode), BENCH_STANDARD=erc1155 (`npm run bench:indexer:1155`: the ERC-1155 mix of
+ * bench/indexer-1155.ts instead).
  * What the sampled receipts proofs cost (docs/indexer.md, "Verification"): the first run
  * prints how many sampled blocks were proven and how the blocks were verified, and each
  * repeat times one more verified backfill with INDEXER_PROOF_SAMPLE_RATE=0.
@@ -44,14 +47,32 @@ import type pg from 'pg'
 import type { Address, Hex } from 'viem'
 import { buildIndexer } from '@/indexer/bundle'
 import { startTestChain } from '@/indexer/test/chain'
-import {
-  FAULT_KINDS,
-  type ProviderProxy,
-  type ProviderProxyOptions,
-  startProviderProxy,
-} from '@/test/provider-proxy'
+import { type ProviderProxy, startProviderProxy } from '@/test/provider-proxy'
 import { benchSchema, serverUrl } from './bench-schema'
 import { type CpuSeconds, describeCpu, trackCpu } from './cpu-time'
+import { runEnvio } from './envio-run'
+import { runErc1155 } from './indexer-1155'
+import {
+  anvilBatch,
+  columnsOf,
+  describeTraffic,
+  FAULT_NAMES,
+  INDEXER_TIMEOUT_S,
+  inParallel,
+  log,
+  median,
+  medianCpu,
+  NODE_ARGS,
+  PROVIDER,
+  PROVIDER_ENDPOINTS,
+  providerOptions,
+  proxyTotals,
+  REPEAT,
+  s,
+  sleep,
+  timeBackfill,
+  ZERO,
+} from './indexer-shared'
 import { trackPeakRss } from './peak-rss'
 import { runPonder } from './ponder-run'
 
@@ -59,24 +80,9 @@ const COLLECTIONS = Number(process.env.BENCH_COLLECTIONS ?? 50)
 const PER_COLLECTION = Number(process.env.BENCH_TRANSFERS_PER_COLLECTION ?? 4_000)
 const SAMPLES = Number(process.env.BENCH_FOLLOW_SAMPLES ?? 40)
 const MINT_BATCH = 500
-const PROVIDER = process.argv.includes('--provider') || process.env.BENCH_PROVIDER === '1'
-const PROVIDER_ENDPOINTS = Number(process.env.BENCH_PROVIDER_ENDPOINTS ?? 1)
-const INDEXER_TIMEOUT_S = Number(process.env.BENCH_INDEXER_TIMEOUT_S ?? 1_200)
-/**
- * One backfill's rate moves by up to a third from run to run on a shared 2-core machine, and
- * a Ponder run now and then reports ready short of the chain (no figure): three of each, by
- * default, so that one invocation prints a median and a ratio (docs/indexer.md, "Benchmark").
- */
-const REPEAT = Number(process.env.BENCH_REPEAT ?? 2)
-/** Extra node flags for our indexer process, e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
-const NODE_ARGS = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []
 // A follow sample whose transfer never arrives (a log the provider left out) must not stall the bench.
 const SAMPLE_TIMEOUT_MS = 30_000
-const ZERO = '0x0000000000000000000000000000000000000000'
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
-
-const log = (msg: string) => process.stdout.write(`[bench] ${msg}\n`)
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 async function buildChain() {
   const chain = await startTestChain()
@@ -121,47 +127,6 @@ async function buildChain() {
   return { chain, collections, firstBlock, transfers, head, deployer: deployer! }
 }
 
-const s = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)}s`
-
-/** BENCH_FAULTS, e.g. '{"hang":0.03}': fault rates that replace provider mode's own. */
-const FAULT_OVERRIDES: Partial<ProviderProxyOptions['faults']> = JSON.parse(process.env.BENCH_FAULTS ?? '{}')
-
-/** A hosted provider as provider mode models it; each proxy instance draws its faults from its own seed. */
-const providerOptions = (upstream: string, seed: number): ProviderProxyOptions => ({
-  upstream,
-  seed,
-  latencyMs: [50, 100],
-  getLogsCap: { maxBlocks: 2_000, maxResults: 10_000, style: 'alchemy' },
-  faults: {
-    rateLimited: 0.02,
-    badGateway: 0.01,
-    dropConnection: 0.005,
-    hang: 0.002,
-    nonJson: 0.005,
-    itemError: 0.01,
-    lagging: 0.1,
-    lagBlocks: 3,
-    duplicateAndReorder: 0.05,
-    omitLog: 0.05,
-    ...FAULT_OVERRIDES,
-  },
-})
-
-const FAULT_NAMES = [...FAULT_KINDS, 'capRange', 'capResults']
-
-/** Requests, items and faults of one reader's proxies, summed. */
-function proxyTotals(proxies: ProviderProxy[]): Record<string, number> {
-  const total: Record<string, number> = {}
-  for (const p of proxies) for (const [k, v] of Object.entries(p.stats())) total[k] = (total[k] ?? 0) + v
-  return total
-}
-
-function describeTraffic(stats: Record<string, number>, events: number): string {
-  const per1k = (n: number) => ((n * 1000) / events).toFixed(1)
-  const faults = FAULT_NAMES.filter((k) => stats[k]).map((k) => `${k} ${stats[k]}`)
-  return `${stats.requests} HTTP requests, ${stats.items} JSON-RPC items = ${per1k(stats.requests ?? 0)} requests and ${per1k(stats.items ?? 0)} items per 1,000 events; injected: ${faults.join(', ') || 'none'}`
-}
-
 interface ChainTransfer {
   collection: string
   tokenId: string
@@ -176,31 +141,6 @@ interface Truth {
   transfers: Map<string, ChainTransfer>
   /** ownerOf at the head, by `${collection}:${tokenId}`; the zero address when it reverts. */
   owners: Map<string, string>
-}
-
-async function anvilBatch(rpcUrl: string, calls: { method: string; params: unknown[] }[]) {
-  const response = await fetch(rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(calls.map((c, id) => ({ jsonrpc: '2.0', id, ...c }))),
-  })
-  const answers = (await response.json()) as { id: number; result?: unknown; error?: { message: string } }[]
-  const byId = new Map(answers.map((a) => [a.id, a]))
-  return calls.map((_, id) => byId.get(id)!)
-}
-
-async function inParallel<T>(tasks: (() => Promise<T>)[], concurrency: number): Promise<T[]> {
-  const out: T[] = new Array(tasks.length)
-  let next = 0
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < tasks.length) {
-        const i = next++
-        out[i] = await tasks[i]!()
-      }
-    }),
-  )
-  return out
 }
 
 /** Every Transfer of the collections up to `head` (plain eth_getLogs) and ownerOf of every token at `head`. */
@@ -330,33 +270,24 @@ async function diffOurs(pool: pg.Pool, truth: Truth, head: bigint) {
   return describeDiff(diffTransfers(truth, transfers.rows), diffOwners(truth, tokens.rows))
 }
 
-/** Ponder's transfers and tokens tables against the chain (column names looked up, whatever their casing). */
-async function diffPonder(db: pg.Pool, schema: string, truth: Truth): Promise<string> {
-  const columns = async (table: string) => {
-    const { rows } = await db.query(
-      'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
-      [schema, table],
-    )
-    const byName = new Map(
-      rows.map((r) => [String(r.column_name).replace(/_/g, '').toLowerCase(), r.column_name]),
-    )
-    return (name: string) => {
-      const column = byName.get(name.toLowerCase())
-      if (!column) throw new Error(`ponder's ${table} table has no ${name} column`)
-      return `"${column}"`
-    }
-  }
-  const t = await columns('transfers')
+/** Ponder's (or Envio's) transfers and tokens tables against the chain (column names looked up, whatever their casing). */
+async function diffPeer(
+  db: pg.Pool,
+  schema: string,
+  truth: Truth,
+  tables = { transfers: 'transfers', tokens: 'tokens' },
+): Promise<string> {
+  const t = await columnsOf(db, schema, tables.transfers)
   const transfers = await db.query(
     `SELECT ${t('transactionHash')} || ':' || ${t('logIndex')} || ':0' AS key, ${t('collection')} AS collection,
             ${t('tokenId')}::text AS "tokenId", ${t('from')} AS "from", ${t('to')} AS "to",
             ${t('blockNumber')}::text AS block
-       FROM "${schema}"."transfers"`,
+       FROM "${schema}"."${tables.transfers}"`,
   )
-  const o = await columns('tokens')
+  const o = await columnsOf(db, schema, tables.tokens)
   const tokens = await db.query(
     `SELECT ${o('collection')} AS collection, ${o('tokenId')}::text AS "tokenId", ${o('owner')} AS owner
-       FROM "${schema}"."tokens"`,
+       FROM "${schema}"."${tables.tokens}"`,
   )
   return describeDiff(diffTransfers(truth, transfers.rows), diffOwners(truth, tokens.rows))
 }
@@ -594,10 +525,8 @@ async function main() {
     const ourMedian = verifiedRates.length > 0 ? median(verifiedRates) : undefined
 
     // The same backfill with Ponder: same chain (up to the backfill head), same PostgreSQL server.
-    if (process.env.BENCH_PONDER === '0') {
-      log('ponder: skipped (BENCH_PONDER=0)')
-      return
-    }
+    const skipPonder = process.env.BENCH_PONDER === '0'
+    if (skipPonder) log('ponder: skipped (BENCH_PONDER=0)')
     // Ponder treats the last 30 blocks of chain 31337 as unfinalized and follows them live; mine empty
     // blocks past the backfill head so that all of Ponder's run is a historical backfill like ours
     // (through the provider, past what a lagging node reports too).
@@ -607,7 +536,7 @@ async function main() {
     // With BENCH_REPEAT, Ponder runs as often as ours did (each through a fresh proxy): the median counts.
     const ponderRates: number[] = []
     const ponderRuns: { cpu: CpuSeconds }[] = []
-    for (let run = 1; run <= verifiedRates.length; run++) {
+    for (let run = 1; run <= (skipPonder ? 0 : verifiedRates.length); run++) {
       await ponderProxy?.stop()
       if (PROVIDER) ponderProxy = await startProviderProxy(providerOptions(chain.anvil.rpcUrl, 100 + run))
       log(
@@ -624,7 +553,7 @@ async function main() {
           endBlock: head,
           expectedTransfers: transfers,
           allowShort: PROVIDER,
-          inspect: (db, ponderSchema) => diffPonder(db, ponderSchema, truth),
+          inspect: (db, ponderSchema) => diffPeer(db, ponderSchema, truth),
         },
         log,
       )
@@ -646,7 +575,46 @@ async function main() {
         `ponder vs the chain: ${ponder.inspected}${ponderProxy ? ` (its proxy left out ${ponderProxy.omitted().length} logs)` : ''}`,
       )
     }
+    // Envio HyperIndex, once, on the same chain and server (bench/envio-run.ts); BENCH_ENVIO=0 skips it.
+    let envioRate: number | undefined
+    if (process.env.BENCH_ENVIO === '0') log('envio: skipped (BENCH_ENVIO=0)')
+    else {
+      const envioProxy = PROVIDER
+        ? await startProviderProxy(providerOptions(chain.anvil.rpcUrl, 201))
+        : undefined
+      log(`envio: backfilling the same chain with bench/envio${PROVIDER ? ' through its own proxy' : ''}`)
+      const envio = await runEnvio(
+        {
+          serverUrl,
+          rpcUrl: envioProxy?.url ?? chain.anvil.rpcUrl,
+          nodePid: chain.anvil.pid,
+          chainId: 31337,
+          standard: 'erc721',
+          addresses: collections,
+          startBlock: firstBlock,
+          endBlock: head,
+          expectedTransfers: transfers,
+          inspect: (db, envioSchema) =>
+            diffPeer(db, envioSchema, truth, { transfers: 'Transfer', tokens: 'Token' }),
+        },
+        log,
+      )
+      const envioTraffic = envioProxy ? proxyTotals([envioProxy]) : undefined
+      await envioProxy?.stop()
+      if (!envio.ok) log(`envio: no figure, ${envio.reason}`)
+      else {
+        envioRate = envio.events / envio.seconds
+        log(
+          `envio ${envio.version}: ${envio.events} transfers in ${envio.seconds.toFixed(1)}s (envio start included, codegen before), ${Math.round(envioRate)} events/s`,
+        )
+        log(`envio CPU: ${describeCpu(envio.cpu, envio.seconds, 'envio')}`)
+        if (envioTraffic) log(`envio through the provider: ${describeTraffic(envioTraffic, transfers)}`)
+        log(`envio vs the chain: ${envio.inspected}`)
+      }
+    }
     const runs = (n: number) => (n > 1 ? ` (median of ${n})` : '')
+    if (ourMedian !== undefined && envioRate !== undefined)
+      log(`ours${runs(verifiedRates.length)} / envio: ${(ourMedian / envioRate).toFixed(2)}x`)
     log(
       ourMedian === undefined || ponderRates.length === 0
         ? 'ours / ponder: not measured'
@@ -673,19 +641,6 @@ async function main() {
     await chain.stop()
   }
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
-
-const medianCpu = (runs: { cpu: CpuSeconds }[]): CpuSeconds => ({
-  indexer: median(runs.map((r) => r.cpu.indexer)),
-  postgres: median(runs.map((r) => r.cpu.postgres)),
-  node: median(runs.map((r) => r.cpu.node)),
-  bench: median(runs.map((r) => r.cpu.bench)),
-})
 
 /**
  * How the first backfill was verified: the indexer's line on reaching the confirmed block
@@ -721,64 +676,8 @@ async function describeVerification(
 const describeCost = (verified: number, unverified: number) =>
   `${Math.round(verified)} events/s verified vs ${Math.round(unverified)} unverified (INDEXER_VERIFY=off): ${(100 * (1 - verified / unverified)).toFixed(1)} % of backfill throughput (target <= 25 %)`
 
-/**
- * Events/s and CPU seconds of one more backfill of the chain into a schema of
- * its own, verified or trusting one read per range (INDEXER_VERIFY=off).
- */
-async function timeBackfill(
-  indexer: string[],
-  root: string,
-  proxies: ProviderProxy[],
-  anvil: { rpcUrl: string; pid: number },
-  head: bigint,
-  verify: boolean,
-  sample = true,
-): Promise<{ rate: number; cpu: CpuSeconds; peakRssKb: number } | undefined> {
-  const name = !verify ? 'unverified' : sample ? 'verified' : 'unsampled'
-  const { schema, url, pool } = await benchSchema(`bench_${name}`, 2)
-  const started = performance.now()
-  const child = spawn(process.execPath, [...NODE_ARGS, ...indexer], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      RPC_URL: proxies.length > 0 ? proxies.map((p) => p.url).join(',') : anvil.rpcUrl,
-      CONFIRMATIONS: '2',
-      INDEXER_VERIFY: verify ? 'on' : 'off',
-      ...(sample ? {} : { INDEXER_PROOF_SAMPLE_RATE: '0' }),
-      MEDIA_DIR: await mkdtemp(path.join(os.tmpdir(), 'bench-media-')),
-      LOG_LEVEL: process.env.BENCH_LOG ? (process.env.LOG_LEVEL ?? 'info') : 'warn',
-    },
-    stdio: ['ignore', process.env.BENCH_LOG ? 'pipe' : 'ignore', 'inherit'],
-  })
-  child.stdout?.on('data', (chunk: Buffer) => appendFileSync(`${process.env.BENCH_LOG}.${name}`, chunk))
-  const cpu = trackCpu({ indexer: child.pid!, node: anvil.pid })
-  const rss = trackPeakRss(child.pid!)
-  try {
-    for (;;) {
-      const { rows } = await pool.query('SELECT last_indexed_block::text AS b FROM indexer_state')
-      if (rows[0]?.b && BigInt(rows[0].b) >= head) break
-      if (child.exitCode !== null || (performance.now() - started) / 1000 > INDEXER_TIMEOUT_S)
-        return undefined
-      await sleep(100)
-    }
-    const seconds = (performance.now() - started) / 1000
-    const used = cpu.stop()
-    const { rows } = await pool.query('SELECT count(*)::int AS n FROM transfers')
-    return { rate: rows[0].n / seconds, cpu: used, peakRssKb: rss.peakKb() }
-  } finally {
-    cpu.stop()
-    rss.stop()
-    if (child.exitCode === null) {
-      child.kill('SIGTERM')
-      await new Promise((r) => child.once('exit', r))
-    }
-    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-    await pool.end()
-  }
-}
-
-main().then(
+// BENCH_STANDARD=erc1155 (npm run bench:indexer:1155): the ERC-1155 mix, bench/indexer-1155.ts.
+;(process.env.BENCH_STANDARD === 'erc1155' ? runErc1155() : main()).then(
   () => process.exit(0),
   (err) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : err}\n`)

@@ -1,7 +1,8 @@
 /**
  * The Ponder side of bench:indexer: runs the minimal Ponder project in
- * bench/ponder (ERC-721 Transfer -> a transfers table plus current owners)
- * against the same anvil chain and PostgreSQL server as our indexer, in a
+ * bench/ponder (ERC-721 Transfer -> a transfers table plus current owners), or
+ * with `app: 'erc1155'` the one in bench/ponder/erc1155 (TransferSingle and
+ * TransferBatch -> a row per id/value pair, balances and supplies), against the same anvil chain and PostgreSQL server as our indexer, in a
  * fresh database (Ponder's RPC cache, ponder_sync, lives per database and the
  * devnet reuses chain id 31337, so a shared one would serve stale logs).
  *
@@ -31,6 +32,8 @@ export interface PonderRunInput<T = undefined> {
   startBlock: bigint
   endBlock: bigint
   expectedTransfers: number
+  /** The Ponder app: a folder of bench/ponder (e.g. 'erc1155'); default bench/ponder's own. */
+  app?: string
   /** Finish when Ponder is ready and its transfers stopped growing, even short of expectedTransfers. */
   allowShort?: boolean
   /** Reads Ponder's tables once it has finished, before its database is dropped. */
@@ -100,7 +103,8 @@ export async function runPonder<T = undefined>(
     process.execPath,
     [binPath, 'start', '--schema', schema, '--port', String(port), '--log-format', 'json'],
     {
-      cwd: projectDir,
+      // An app in a subfolder resolves `ponder` and its other packages from bench/ponder/node_modules.
+      cwd: input.app ? path.join(projectDir, input.app) : projectDir,
       env: {
         ...process.env,
         DATABASE_URL: dbUrl.toString(),
