@@ -32,6 +32,7 @@ import {
 import { compileContracts } from '@/dev/contracts/compile'
 import { buildIndexer } from '@/indexer/bundle'
 import { startTestChain } from '@/indexer/test/chain'
+import { mulberry32 } from '@/lib/random'
 import { type ProviderProxy, startProviderProxy } from '@/test/provider-proxy'
 import { serverUrl } from './bench-schema'
 import { type CpuSeconds, describeCpu } from './cpu-time'
@@ -39,7 +40,10 @@ import { runEnvio } from './envio-run'
 import {
   anvilBatch,
   columnsOf,
+  describeRowDiff,
   describeTraffic,
+  diffRows,
+  diffTotal,
   inParallel,
   log,
   median,
@@ -49,6 +53,7 @@ import {
   providerOptions,
   proxyTotals,
   REPEAT,
+  type RowDiff,
   s,
   timeBackfill,
   ZERO,
@@ -77,18 +82,6 @@ const balanceOfBatchAbi = [
   },
 ] as const
 
-/** mulberry32: the same chain for the same settings. */
-function random(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 interface Op {
   from: Address
   to: Address
@@ -101,7 +94,7 @@ interface Op {
  * half mints, a third transfers and the rest burns; about half single-id, half batches of 2–20.
  */
 export function collectionOps(seed: number, holders: Address[]): Op[] {
-  const rnd = random(seed)
+  const rnd = mulberry32(seed)
   const int = (n: number) => Math.floor(rnd() * n)
   const held = new Map<Address, Map<bigint, bigint>>()
   const holding: Address[] = []
@@ -346,49 +339,27 @@ async function readTruth(rpcUrl: string, collections: Address[], firstBlock: big
   return { truth: { records, balances, supplies } satisfies Truth, disagree, pairs: pairs.length }
 }
 
-interface Diff {
-  missing: number
-  extra: number
-  wrong: number
-}
-const total = (d: Diff) => d.missing + d.extra + d.wrong
-const part = (d: Diff) => `${d.missing} missing, ${d.extra} extra, ${d.wrong} wrong`
-
 /** Rows with a non-zero value against the chain's non-zero values (zero rows are "no row"). */
-function diffValues(truth: Map<string, bigint>, rows: { key: string; value: string }[]): Diff {
-  const seen = new Set<string>()
-  const diff: Diff = { missing: 0, extra: 0, wrong: 0 }
-  for (const row of rows) {
-    const value = BigInt(row.value)
-    if (value === 0n) continue
-    const expected = truth.get(row.key)
-    if (expected === undefined || expected === 0n || seen.has(row.key)) diff.extra++
-    else if (expected !== value) diff.wrong++
-    seen.add(row.key)
-  }
-  for (const [key, value] of truth) if (value !== 0n && !seen.has(key)) diff.missing++
-  return diff
+function diffValues(truth: Map<string, bigint>, rows: { key: string; value: string }[]): RowDiff {
+  return diffRows(
+    new Map([...truth].filter(([, value]) => value !== 0n)),
+    rows.filter((row) => BigInt(row.value) !== 0n),
+    (expected, row) => expected === BigInt(row.value),
+  )
 }
 
-function diffRecords(truth: Truth, rows: (Record1155 & { key: string })[]): Diff {
-  const seen = new Set<string>()
-  const diff: Diff = { missing: 0, extra: 0, wrong: 0 }
-  for (const row of rows) {
-    const expected = truth.records.get(row.key)
-    if (!expected || seen.has(row.key)) diff.extra++
-    else if (
-      expected.collection !== row.collection.toLowerCase() ||
-      expected.tokenId !== row.tokenId ||
-      expected.from !== row.from.toLowerCase() ||
-      expected.to !== row.to.toLowerCase() ||
-      expected.amount !== row.amount ||
-      expected.block !== row.block
-    )
-      diff.wrong++
-    seen.add(row.key)
-  }
-  for (const key of truth.records.keys()) if (!seen.has(key)) diff.missing++
-  return diff
+function diffRecords(truth: Truth, rows: (Record1155 & { key: string })[]): RowDiff {
+  return diffRows(
+    truth.records,
+    rows,
+    (expected, row) =>
+      expected.collection === row.collection.toLowerCase() &&
+      expected.tokenId === row.tokenId &&
+      expected.from === row.from.toLowerCase() &&
+      expected.to === row.to.toLowerCase() &&
+      expected.amount === row.amount &&
+      expected.block === row.block,
+  )
 }
 
 /** 'wrong balances: N' (every (collection, id, holder) with a non-zero balance), then supplies and rows. */
@@ -401,7 +372,7 @@ export function describeAgainst(
   const b = diffValues(truth.balances, balances)
   const t = diffValues(truth.supplies, supplies)
   const r = diffRecords(truth, records)
-  return `wrong balances: ${total(b)} (${part(b)}); wrong supplies: ${total(t)} (${part(t)}); id/value rows differing: ${total(r)} (${part(r)})`
+  return `wrong balances: ${diffTotal(b)} (${describeRowDiff(b)}); wrong supplies: ${diffTotal(t)} (${describeRowDiff(t)}); id/value rows differing: ${diffTotal(r)} (${describeRowDiff(r)})`
 }
 
 /** Ours: token_balances, tokens.total_supply and the ERC-1155 transfer rows (docs/database.md). */

@@ -197,3 +197,31 @@ export async function columnsOf(db: pg.Pool, schema: string, table: string) {
     return `"${column}"`
   }
 }
+
+/** How a reader's stored rows differ from the chain's: missing, extra (duplicates included) and wrong. */
+export interface RowDiff {
+  missing: number
+  extra: number
+  wrong: number
+}
+
+export const diffTotal = (d: RowDiff) => d.missing + d.extra + d.wrong
+export const describeRowDiff = (d: RowDiff) => `${d.missing} missing, ${d.extra} extra, ${d.wrong} wrong`
+
+/** Rows (each with its key) against the chain's expected values by key; `same` compares one row with its value. */
+export function diffRows<T, R extends { key: string }>(
+  truth: Map<string, T>,
+  rows: R[],
+  same: (expected: T, row: R) => boolean,
+): RowDiff {
+  const seen = new Set<string>()
+  const diff: RowDiff = { missing: 0, extra: 0, wrong: 0 }
+  for (const row of rows) {
+    const expected = truth.get(row.key)
+    if (expected === undefined || seen.has(row.key)) diff.extra++
+    else if (!same(expected, row)) diff.wrong++
+    seen.add(row.key)
+  }
+  for (const key of truth.keys()) if (!seen.has(key)) diff.missing++
+  return diff
+}

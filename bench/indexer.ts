@@ -55,7 +55,10 @@ import { runErc1155 } from './indexer-1155'
 import {
   anvilBatch,
   columnsOf,
+  describeRowDiff,
   describeTraffic,
+  diffRows,
+  diffTotal,
   FAULT_NAMES,
   INDEXER_TIMEOUT_S,
   inParallel,
@@ -68,6 +71,7 @@ import {
   providerOptions,
   proxyTotals,
   REPEAT,
+  type RowDiff,
   s,
   sleep,
   timeBackfill,
@@ -209,51 +213,30 @@ async function readTruth(
   return { transfers, owners }
 }
 
-interface RowDiff {
-  missing: number
-  extra: number
-  wrong: number
-}
-
-/** Rows as the reader stored them, compared with the chain: missing, extra (duplicates included) and wrong. */
+/** Rows as the reader stored them, compared with the chain. */
 function diffTransfers(truth: Truth, rows: (ChainTransfer & { key: string })[]): RowDiff {
-  const seen = new Set<string>()
-  const diff: RowDiff = { missing: 0, extra: 0, wrong: 0 }
-  for (const row of rows) {
-    const expected = truth.transfers.get(row.key)
-    if (!expected || seen.has(row.key)) diff.extra++
-    else if (
-      expected.collection !== row.collection.toLowerCase() ||
-      expected.tokenId !== row.tokenId ||
-      expected.from !== row.from.toLowerCase() ||
-      expected.to !== row.to.toLowerCase() ||
-      expected.block !== row.block
-    )
-      diff.wrong++
-    seen.add(row.key)
-  }
-  for (const key of truth.transfers.keys()) if (!seen.has(key)) diff.missing++
-  return diff
+  return diffRows(
+    truth.transfers,
+    rows,
+    (expected, row) =>
+      expected.collection === row.collection.toLowerCase() &&
+      expected.tokenId === row.tokenId &&
+      expected.from === row.from.toLowerCase() &&
+      expected.to === row.to.toLowerCase() &&
+      expected.block === row.block,
+  )
 }
 
 function diffOwners(truth: Truth, rows: { collection: string; tokenId: string; owner: string }[]): RowDiff {
-  const seen = new Set<string>()
-  const diff: RowDiff = { missing: 0, extra: 0, wrong: 0 }
-  for (const row of rows) {
-    const key = `${row.collection.toLowerCase()}:${row.tokenId}`
-    const owner = truth.owners.get(key)
-    if (owner === undefined || seen.has(key)) diff.extra++
-    else if (owner !== (row.owner ?? ZERO).toLowerCase()) diff.wrong++
-    seen.add(key)
-  }
-  for (const key of truth.owners.keys()) if (!seen.has(key)) diff.missing++
-  return diff
+  return diffRows(
+    truth.owners,
+    rows.map((row) => ({ ...row, key: `${row.collection.toLowerCase()}:${row.tokenId}` })),
+    (owner, row) => owner === (row.owner ?? ZERO).toLowerCase(),
+  )
 }
 
 function describeDiff(transfers: RowDiff, owners: RowDiff): string {
-  const total = (d: RowDiff) => d.missing + d.extra + d.wrong
-  const part = (d: RowDiff) => `${d.missing} missing, ${d.extra} extra, ${d.wrong} wrong`
-  return `${total(transfers) + total(owners)} rows differ from the chain (transfers: ${part(transfers)}; current owners: ${part(owners)})`
+  return `${diffTotal(transfers) + diffTotal(owners)} rows differ from the chain (transfers: ${describeRowDiff(transfers)}; current owners: ${describeRowDiff(owners)})`
 }
 
 /** Our transfers (source 'rpc') and tokens.current_owner against the chain. */
