@@ -55,6 +55,7 @@ import {
   REPEAT,
   type RowDiff,
   s,
+  sameTransfer,
   timeBackfill,
   ZERO,
 } from './indexer-shared'
@@ -349,17 +350,7 @@ function diffValues(truth: Map<string, bigint>, rows: { key: string; value: stri
 }
 
 function diffRecords(truth: Truth, rows: (Record1155 & { key: string })[]): RowDiff {
-  return diffRows(
-    truth.records,
-    rows,
-    (expected, row) =>
-      expected.collection === row.collection.toLowerCase() &&
-      expected.tokenId === row.tokenId &&
-      expected.from === row.from.toLowerCase() &&
-      expected.to === row.to.toLowerCase() &&
-      expected.amount === row.amount &&
-      expected.block === row.block,
-  )
+  return diffRows(truth.records, rows, sameTransfer)
 }
 
 /** 'wrong balances: N' (every (collection, id, holder) with a non-zero balance), then supplies and rows. */

@@ -225,3 +225,23 @@ export function diffRows<T, R extends { key: string }>(
   for (const key of truth.keys()) if (!seen.has(key)) diff.missing++
   return diff
 }
+
+/** A transfer as the chain has it (`expected`, lowercase) and as a reader stored it. */
+export interface BenchTransfer {
+  collection: string
+  tokenId: string
+  from: string
+  to: string
+  block: string
+  /** ERC-1155 records only. */
+  amount?: string
+}
+
+/** The stored transfer says what the chain's does (addresses compared lowercase). */
+export const sameTransfer = (expected: BenchTransfer, row: BenchTransfer) =>
+  expected.collection === row.collection.toLowerCase() &&
+  expected.tokenId === row.tokenId &&
+  expected.from === row.from.toLowerCase() &&
+  expected.to === row.to.toLowerCase() &&
+  expected.amount === row.amount &&
+  expected.block === row.block

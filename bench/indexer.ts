@@ -54,6 +54,7 @@ import { runEnvio } from './envio-run'
 import { runErc1155 } from './indexer-1155'
 import {
   anvilBatch,
+  type BenchTransfer,
   columnsOf,
   describeRowDiff,
   describeTraffic,
@@ -73,6 +74,7 @@ import {
   REPEAT,
   type RowDiff,
   s,
+  sameTransfer,
   sleep,
   timeBackfill,
   ZERO,
@@ -131,13 +133,7 @@ async function buildChain() {
   return { chain, collections, firstBlock, transfers, head, deployer: deployer! }
 }
 
-interface ChainTransfer {
-  collection: string
-  tokenId: string
-  from: string
-  to: string
-  block: string
-}
+type ChainTransfer = BenchTransfer
 
 /** The chain at the backfill head, read from anvil directly (not through a proxy). */
 interface Truth {
@@ -215,16 +211,7 @@ async function readTruth(
 
 /** Rows as the reader stored them, compared with the chain. */
 function diffTransfers(truth: Truth, rows: (ChainTransfer & { key: string })[]): RowDiff {
-  return diffRows(
-    truth.transfers,
-    rows,
-    (expected, row) =>
-      expected.collection === row.collection.toLowerCase() &&
-      expected.tokenId === row.tokenId &&
-      expected.from === row.from.toLowerCase() &&
-      expected.to === row.to.toLowerCase() &&
-      expected.block === row.block,
-  )
+  return diffRows(truth.transfers, rows, sameTransfer)
 }
 
 function diffOwners(truth: Truth, rows: { collection: string; tokenId: string; owner: string }[]): RowDiff {
