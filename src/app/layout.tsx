@@ -7,6 +7,7 @@ import './styles/controls.css'
 import './styles/tables-portal.css'
 import './styles/try.css'
 import './styles/docs-pages.css'
+import './styles/explorer.css'
 
 export const metadata: Metadata = {
   title: { default: 'NFT Data API', template: '%s · NFT Data API' },
@@ -67,6 +68,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
               <BrandMark />
               NFT Data API
             </a>
+            <NavLink href="/explore">Explore</NavLink>
             <NavLink href="/docs">Docs</NavLink>
             <NavLink href="/try">Try it</NavLink>
             <NavLink href="/portal">Portal</NavLink>
