@@ -26,13 +26,23 @@ export const viewport: Viewport = { themeColor: '#0b0d12', colorScheme: 'dark' }
 
 /**
  * No page loads anything from another host: the policy below makes that a
- * browser-enforced rule (fonts, scripts, images, connections are 'self').
+ * browser-enforced rule (fonts, scripts, images, connections are 'self'; images also from
+ * MEDIA_ORIGIN when the media path is served from an origin of its own).
  */
+/** MEDIA_ORIGIN (a separate origin for /v1/media), whose pictures the explorer shows. */
+function mediaOrigin(): string {
+  try {
+    return process.env.MEDIA_ORIGIN ? ` ${new URL(process.env.MEDIA_ORIGIN).origin}` : ''
+  } catch {
+    return ''
+  }
+}
+
 const CSP = [
   "default-src 'self'",
   "script-src 'self' 'unsafe-inline'",
   "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
+  `img-src 'self' data: blob:${mediaOrigin()}`,
   "font-src 'self' data:",
   "connect-src 'self'",
   "frame-src 'none'",

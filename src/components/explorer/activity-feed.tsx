@@ -3,7 +3,7 @@
 import Link from 'next/link'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { type ActivityItem, eventKey } from '@/client'
-import { explorerClient } from './api'
+import { explorerClient, onChainHead } from './api'
 import { Artwork } from './artwork'
 import { useTokenArtwork } from './artwork-cache'
 import { count, exploreHref, short, shortId } from './links'
@@ -22,7 +22,8 @@ type Mode = 'connecting' | 'stream' | 'poll' | 'stopped' | 'error'
  * service has one, else polling /v1/activity — each event once (the client deduplicates by
  * transaction, log and batch index; the list is keyed the same way). Events a reorganisation
  * took away are struck out. Confirmations grow with the head: every event names the head it
- * was counted at (block + confirmations), and the index status is read again every 15 s.
+ * was counted at (block + confirmations), every answer of the API names it (X-Chain-Head),
+ * and the index status is read again every 15 s.
  */
 export function ActivityFeed({
   eventType,
@@ -92,13 +93,14 @@ export function ActivityFeed({
     return () => stop.abort()
   }, [paused, eventType, limit, stream, raiseHead])
 
-  // The head between events: the index status, at low priority.
+  // The head every answer reports (X-Chain-Head), and between answers the index status.
+  useEffect(() => onChainHead(raiseHead), [raiseHead])
   useEffect(() => {
     if (paused) return
     const stop = new AbortController()
     const tick = async () => {
       try {
-        const status = await explorerClient('low').get('/v1/indexer/status', { signal: stop.signal })
+        const status = await explorerClient().get('/v1/indexer/status', { signal: stop.signal })
         raiseHead(BigInt(status.data.last_seen_block))
       } catch {
         // The next tick tries again.

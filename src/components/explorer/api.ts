@@ -103,6 +103,26 @@ function turn(priority: Priority, signal?: AbortSignal): Promise<void> {
   })
 }
 
+/** The chain head the API counted confirmations against in its latest answer (X-Chain-Head). */
+const headListeners = new Set<(head: bigint) => void>()
+let latestHead: bigint | null = null
+
+function noteChainHead(response: Response) {
+  const value = response.headers.get('X-Chain-Head')
+  if (!value || !/^\d{1,20}$/.test(value)) return
+  const head = BigInt(value)
+  if (latestHead !== null && head <= latestHead) return
+  latestHead = head
+  for (const listener of headListeners) listener(head)
+}
+
+/** Calls `listener` with every higher chain head an answer reports; returns the unsubscribe. */
+export function onChainHead(listener: (head: bigint) => void): () => void {
+  headListeners.add(listener)
+  if (latestHead !== null) listener(latestHead)
+  return () => headListeners.delete(listener)
+}
+
 let issuing: Promise<string> | null = null
 
 /** The tab's demo token, issued or renewed when needed (one issuance at a time). */
@@ -131,9 +151,14 @@ function explorerFetch(priority: Priority) {
       return { token, response: await fetch(new Request(request.clone(), { headers, cache: 'no-store' })) }
     }
     const first = await send()
-    if (first.response.status !== 401) return first.response
+    if (first.response.status !== 401) {
+      noteChainHead(first.response)
+      return first.response
+    }
     forgetDemoToken(first.token)
-    return (await send()).response
+    const second = (await send()).response
+    noteChainHead(second)
+    return second
   }
 }
 

@@ -33,7 +33,16 @@ export function CollectionView({
   includeBurned: boolean
 }) {
   const router = useRouter()
-  const key = `${address}|${selected.join('&')}|${includeBurned}`
+  // The checkboxes answer at once; the address (and the data) follow.
+  const [burnedShown, setBurnedShown] = useState(includeBurned)
+  const [traitsShown, setTraitsShown] = useState(selected)
+  const selectedKey = selected.join('&')
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `selectedKey` stands for `selected`.
+  useEffect(() => {
+    setBurnedShown(includeBurned)
+    setTraitsShown(selected)
+  }, [includeBurned, selectedKey])
+  const key = `${address}|${selectedKey}|${includeBurned}`
   const query = {
     limit: GALLERY_PAGE,
     include_metadata: true,
@@ -73,6 +82,8 @@ export function CollectionView({
   const shownMore = more.key === key ? more : { items: [], busy: false, key }
 
   function navigate(nextTraits: string[], burned: boolean) {
+    setBurnedShown(burned)
+    setTraitsShown(nextTraits)
     const params = new URLSearchParams()
     for (const t of nextTraits) params.append('trait', t)
     if (burned) params.set('include_burned', 'true')
@@ -130,14 +141,14 @@ export function CollectionView({
           <label className="check">
             <input
               type="checkbox"
-              checked={includeBurned}
-              onChange={(e) => navigate(selected, e.target.checked)}
+              checked={burnedShown}
+              onChange={(e) => navigate(traitsShown, e.target.checked)}
             />
             Include burned tokens
           </label>
           {selected.length > 0 ? (
             <p className="small">
-              <button type="button" className="link-button" onClick={() => navigate([], includeBurned)}>
+              <button type="button" className="link-button" onClick={() => navigate([], burnedShown)}>
                 Clear {selected.length} trait filter{selected.length === 1 ? '' : 's'}
               </button>
             </p>
@@ -145,8 +156,8 @@ export function CollectionView({
           <TraitFilters
             traits={traits.data?.data}
             state={traits.state}
-            selected={selected}
-            onChange={(next) => navigate(next, includeBurned)}
+            selected={traitsShown}
+            onChange={(next) => navigate(next, burnedShown)}
           />
         </aside>
         <section aria-labelledby="tokens-heading" className="gallery">
