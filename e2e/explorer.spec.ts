@@ -79,6 +79,11 @@ async function withToken(page: Page) {
   }, JSON.stringify(demo))
 }
 
+/** Starts a page's count of media bytes (a link followed inside the app keeps the old entries). */
+function newPageCount(page: Page) {
+  return page.evaluate(() => performance.clearResourceTimings())
+}
+
 /** Media-path bytes this page has loaded (encoded, as they came over the wire). */
 function imageBytes(page: Page): Promise<{ count: number; bytes: number }> {
   return page.evaluate(() => {
@@ -264,6 +269,8 @@ test('a token page: artwork, attributes, owner, transfers with confirmations, co
   await withToken(page)
   const postcards = collectionNamed('Devnet Postcards')
   await page.goto(`/explore/collections/${postcards}`)
+  await expect(page.getByTestId('nft-grid').getByRole('link').first()).toBeVisible({ timeout: 15_000 })
+  await newPageCount(page)
   await page.getByTestId('nft-grid').getByRole('link').first().click()
   await expect(page.getByTestId('nft-name')).toBeVisible({ timeout: 15_000 })
   const art = page.locator('.nft-art [data-testid="artwork"]')
@@ -288,10 +295,18 @@ test('a token page: artwork, attributes, owner, transfers with confirmations, co
 
   // The owner's wallet holds that token.
   const tokenPath = new URL(page.url()).pathname
+  await newPageCount(page)
   await page.getByTestId('nft-owner').getByRole('link').click()
   await expect(page).toHaveURL(/\/explore\/owners\/0x[0-9a-f]{40}$/)
   const holdings = page.getByTestId('nft-grid')
   await expect(holdings.getByTestId('nft-card').first()).toBeVisible({ timeout: 15_000 })
+  // The wallet's collections (GET /v1/owners/{address}/collections) filter the holdings.
+  await page
+    .getByTestId('owner-collections')
+    .getByLabel(/^Devnet Postcards/)
+    .check()
+  await expect(page).toHaveURL(new RegExp(`collection=${postcards}`))
+  await expect(page.getByTestId('holdings-status')).toHaveText(/^\d+ tokens? shown/, { timeout: 15_000 })
   // The token itself may be on a later page of a large wallet: walk until it shows.
   for (let i = 0; i < 5; i++) {
     if ((await holdings.locator(`a[href="${tokenPath}"]`).count()) > 0) break
@@ -299,6 +314,13 @@ test('a token page: artwork, attributes, owner, transfers with confirmations, co
     await page.waitForTimeout(1500)
   }
   await expect(holdings.locator(`a[href="${tokenPath}"]`)).toHaveCount(1)
+  const cardTexts = await holdings.getByTestId('nft-card').allTextContents()
+  expect(cardTexts.every((t) => t.includes('Devnet Postcards'))).toBe(true)
+  // Its transfers in and out (GET /v1/owners/{address}/transfers), with confirmations.
+  await expect(page.getByTestId('wallet-transfers').getByRole('listitem').first()).toContainText(
+    /confirmations?/,
+    { timeout: 20_000 },
+  )
   await checkViews(page, testInfo, 'wallet')
   console.log(`explorer wallet page image bytes: ${JSON.stringify(await imageBytes(page))}`)
 

@@ -5,8 +5,21 @@ import { OwnerView } from '@/components/explorer/owner-view'
 
 export const metadata: Metadata = { title: 'Wallet' }
 
-export default async function OwnerPage({ params }: { params: Promise<{ address: string }> }) {
+export default async function OwnerPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ address: string }>
+  searchParams: Promise<{ collection?: string | string[]; direction?: string }>
+}) {
   const address = normalizeAddress(decodeURIComponent((await params).address))
   if (!address) notFound()
-  return <OwnerView address={address} />
+  const { collection, direction } = await searchParams
+  return (
+    <OwnerView
+      address={address}
+      collection={normalizeAddress(Array.isArray(collection) ? (collection[0] ?? '') : (collection ?? ''))}
+      direction={direction === 'in' || direction === 'out' ? direction : 'all'}
+    />
+  )
 }
