@@ -245,9 +245,15 @@ test('a collection page of 50 tokens is usable within 1.5 s; pages, burned token
   const expected = Number((await option.locator('.muted').textContent())!.replace(/,/g, ''))
   await option.locator('input').check()
   await expect(page).toHaveURL(/trait=/)
-  await expect(page.getByTestId('gallery-status')).toHaveText(new RegExp(`^${expected} tokens? shown`), {
-    timeout: 20_000,
-  })
+  await expect(option.locator('input')).toBeChecked()
+  // The filtered list reads the tokens themselves; /traits follows them within seconds
+  // (docs/api.md, "Traits") while the devnet keeps minting Postcards: the two agree but for
+  // the tokens of the last few seconds.
+  const shownStatus = page.getByTestId('gallery-status')
+  await expect(shownStatus).toHaveText(/^\d+ tokens? shown$/, { timeout: 20_000 })
+  const shown = Number((await shownStatus.textContent())!.match(/^\d+/)![0])
+  expect(Math.abs(shown - expected), `${shown} shown, /traits counts ${expected}`).toBeLessThanOrEqual(3)
+  expect(shown).toBeGreaterThan(0)
 
   // By keyboard: Tab reaches a token's link, with a visible focus ring, and Enter opens it.
   const firstLink = page.getByTestId('nft-grid').getByRole('link').first()
