@@ -84,11 +84,16 @@ function newPageCount(page: Page) {
   return page.evaluate(() => performance.clearResourceTimings())
 }
 
-/** Media-path bytes this page has loaded (encoded, as they came over the wire). */
+/**
+ * Media-path bytes of the pictures this page shows (encoded, as they came over the wire): the
+ * resource entries of the page's current <img> elements (a link followed inside the app leaves
+ * the previous page's late pictures in the timeline).
+ */
 function imageBytes(page: Page): Promise<{ count: number; bytes: number }> {
   return page.evaluate(() => {
-    const media = (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).filter((e) =>
-      e.name.includes('/v1/media'),
+    const shown = new Set([...document.images].map((i) => i.currentSrc).filter(Boolean))
+    const media = (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).filter(
+      (e) => e.name.includes('/v1/media') && shown.has(e.name),
     )
     return { count: media.length, bytes: media.reduce((n, e) => n + e.encodedBodySize, 0) }
   })

@@ -181,7 +181,7 @@ function ActivityRow({
       data-testid="activity-row"
       data-key={eventKey(e)}
     >
-      <Artwork nft={nft ?? undefined} alt="" size={64} />
+      <Artwork nft={nft ?? undefined} alt="" size={64} pending={withArtwork && nft === undefined} />
       <div>
         <span className={`event-kind ${e.event_type}`}>{removed ? 'reorged away' : e.event_type}</span>{' '}
         <Link href={exploreHref.nft(e.collection_address, e.token_id)}>

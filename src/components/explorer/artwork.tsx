@@ -53,6 +53,7 @@ export function Artwork({
   alt,
   size,
   eager = false,
+  pending = false,
 }: {
   nft: ArtworkSource | undefined
   /** '' when a caption beside it already names the token. */
@@ -61,13 +62,17 @@ export function Artwork({
   size: number
   /** The picture above the fold of a token page: loaded at once. */
   eager?: boolean
+  /** The token's fields are still being read: an empty placeholder, not "no image". */
+  pending?: boolean
 }) {
   const image = nft ? artworkImage(nft, size) : null
   const [state, setState] = useState<'loading' | 'loaded' | 'failed'>('loading')
   const placeholder = !image
-    ? nft?.media_url
-      ? `${nft.media_type ?? 'media'}`
-      : 'No stored image'
+    ? pending
+      ? ''
+      : nft?.media_url
+        ? `${nft.media_type ?? 'media'}`
+        : 'No stored image'
     : state === 'failed'
       ? 'Image unavailable'
       : null
@@ -76,7 +81,7 @@ export function Artwork({
       className={`artwork${state === 'loaded' ? ' loaded' : ''}`}
       style={{ maxWidth: size }}
       data-testid="artwork"
-      data-state={image ? state : 'none'}
+      data-state={image ? state : pending ? 'pending' : 'none'}
     >
       {image && state !== 'failed' ? (
         // biome-ignore lint/performance/noImgElement: media-path bytes, never optimised through Next.js.
