@@ -102,7 +102,9 @@ export interface OwnerCollectionRow {
 /**
  * The collections of which `owner` holds a token (ERC-721) or a positive
  * balance of a token (ERC-1155), by collection address, after the cursor
- * (collection_holders_owner_idx), with each collection's names and standard.
+ * (collection_holders_owner_idx, index-only), with each collection's names
+ * and standard looked up by key (a LATERAL per row: never a hash of every
+ * collection).
  */
 export async function selectOwnerCollections(
   db: ReadDb,
@@ -122,7 +124,9 @@ export async function selectOwnerCollections(
        FROM (SELECT h.collection_address, h.token_count FROM collection_holders h
               WHERE ${where.join(' AND ')} AND h.token_count > 0
               ORDER BY h.collection_address LIMIT $2) h
-       LEFT JOIN collections c ON c.address = h.collection_address
+       LEFT JOIN LATERAL (
+         SELECT c.name, c.symbol, c.standard FROM collections c WHERE c.address = h.collection_address LIMIT 1
+       ) c ON true
       ORDER BY h.collection_address`,
     params,
   )
@@ -247,19 +251,26 @@ export async function selectOwnerHoldingsAt(
             AND tr.block_number <= $2
           ORDER BY ${CHAIN_ORDER_DESC} LIMIT 1) last
        WHERE last.to_address = $1`)
+  // ERC-1155 rows are those with an amount; written as coalesce(amount, 0) <> 0 (a zero amount moves
+  // nothing) so that the planner reads the wallet's ranges, never the whole partial index of ERC-1155
+  // rows (transfers_erc1155_feed_idx, whose condition `amount IS NOT NULL` would otherwise match).
   if (q.standard !== 'ERC721' && q.owner !== ZERO_ADDRESS)
     arms.push(`SELECT m.collection_address, m.token_id, sum(m.amount) AS balance FROM (
          SELECT tr.collection_address, tr.token_id, tr.amount FROM transfers tr
-          WHERE tr.to_address = $1 AND tr.block_number <= $2 AND tr.amount IS NOT NULL
+          WHERE tr.to_address = $1 AND tr.block_number <= $2 AND coalesce(tr.amount, 0) <> 0
          UNION ALL
          SELECT tr.collection_address, tr.token_id, -tr.amount FROM transfers tr
-          WHERE tr.from_address = $1 AND tr.block_number <= $2 AND tr.amount IS NOT NULL
+          WHERE tr.from_address = $1 AND tr.block_number <= $2 AND coalesce(tr.amount, 0) <> 0
        ) m GROUP BY m.collection_address, m.token_id HAVING sum(m.amount) > 0`)
   if (arms.length === 0) return []
   const { rows } = await db.pool.query<HoldingAtRow>(
+    // Each held token's row by its key (tokens_collection_token_key): LIMIT 1 keeps the lookup a
+    // nested loop over the held tokens, never a hash of the whole tokens table.
     `SELECT t.id::text AS id, h.collection_address, h.token_id::text AS token_id, h.balance::text AS balance
        FROM (${arms.join(' UNION ALL ')}) h
-       JOIN tokens t ON t.collection_address = h.collection_address AND t.token_id = h.token_id
+      CROSS JOIN LATERAL (
+        SELECT t.id FROM tokens t
+         WHERE t.collection_address = h.collection_address AND t.token_id = h.token_id LIMIT 1) t
       ORDER BY h.collection_address, h.token_id, t.id`,
     [q.owner, q.block.toString()],
   )
