@@ -348,6 +348,38 @@ test('a token page: artwork, attributes, owner, transfers with confirmations, co
   await expectSafeMedia(page)
 })
 
+test('broken and slow media leave a placeholder and never hold the page up', async ({ page }) => {
+  test.setTimeout(90_000)
+  await withToken(page)
+  const pioneers = collectionNamed('Genesis Pioneers')
+  // Every picture fails: the gallery is whole, each box says so.
+  await page.route('**/v1/media?**', (route) => route.abort('failed'))
+  await page.goto(`/explore/collections/${pioneers}`)
+  const cards = page.getByTestId('nft-grid').getByTestId('nft-card')
+  await expect(cards).toHaveCount(50, { timeout: 15_000 })
+  await expect(cards.first().locator('[data-testid="artwork"]')).toHaveAttribute('data-state', 'failed')
+  await expect(cards.first().getByText('Image unavailable')).toBeVisible()
+  // Every picture takes 20 s: the page is usable at once, the boxes keep their size meanwhile.
+  await page.unroute('**/v1/media?**')
+  await page.route('**/v1/media?**', async (route) => {
+    await new Promise((r) => setTimeout(r, 20_000))
+    await route.continue().catch(() => undefined)
+  })
+  // The first view's requests done (a free slot of the token's 1 request per second).
+  await page.waitForTimeout(3500)
+  const started = Date.now()
+  await page.goto(`/explore/collections/${pioneers}?include_burned=true`)
+  await expect(cards).toHaveCount(50, { timeout: 15_000 })
+  const usableMs = Date.now() - started
+  const box = await cards.first().locator('[data-testid="artwork"]').boundingBox()
+  await expect(cards.first().locator('[data-testid="artwork"]')).toHaveAttribute('data-state', 'loading')
+  expect(box!.height).toBeGreaterThan(100)
+  expect(Math.abs(box!.height - box!.width)).toBeLessThan(1)
+  console.log(`explorer collection page with 20-second pictures: usable in ${usableMs} ms`)
+  expect(usableMs).toBeLessThan(1500)
+  await page.unrouteAll({ behavior: 'ignoreErrors' })
+})
+
 test('live activity: new events appear once each, with artwork, and their confirmations grow', async ({
   page,
 }, testInfo) => {
