@@ -20,6 +20,7 @@
  * indexed window whose block is unknown) count at every block, in their time
  * order. ERC-1155 balances are sums of amounts in minus amounts out.
  */
+import type pg from 'pg'
 import { ZERO_ADDRESS } from '@/lib/schemas'
 import type { CollectionHistoryRow } from './collections'
 import { MEDIA_JOINS } from './media'
@@ -27,6 +28,35 @@ import type { BeforeKey, ReadDb } from './sql'
 import type { NftColumnOptions, NftRow } from './tokens'
 import { nftColumns } from './tokens'
 import { TRANSFER_COLUMNS, type TransferRow } from './transfers'
+
+/**
+ * Sort memory of a snapshot computation (one statement per snapshot, not per
+ * page): a collection's history sorts in memory instead of spilling to disk
+ * (measured on the bench index: 10,000 tokens, 100,000 transfers, 0.6 s
+ * instead of 0.8–1.1 s with the default 4 MB).
+ */
+export const SNAPSHOT_WORK_MEM = '64MB'
+
+/** Runs one snapshot statement in a read-only transaction with SNAPSHOT_WORK_MEM. */
+async function snapshotStatement<Row extends pg.QueryResultRow>(
+  db: ReadDb,
+  sql: string,
+  params: unknown[],
+): Promise<Row[]> {
+  const client = await db.pool.connect()
+  try {
+    await client.query('BEGIN READ ONLY')
+    await client.query(`SET LOCAL work_mem = '${SNAPSHOT_WORK_MEM}'`)
+    const { rows } = await client.query<Row>(sql, params)
+    await client.query('COMMIT')
+    return rows
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw err
+  } finally {
+    client.release()
+  }
+}
 
 /** The chain order of transfers, newest first (as the indexer's rebuild of a token's state). */
 export const CHAIN_ORDER_DESC = `tr.block_timestamp DESC, tr.block_number DESC, tr.log_index DESC,
@@ -213,8 +243,7 @@ export async function selectCollectionOwnersAt(
                 ORDER BY tr.token_id, ${CHAIN_ORDER_DESC}) last
         WHERE last.owner <> $3
         GROUP BY last.owner ORDER BY token_count DESC, last.owner`
-  const { rows } = await db.pool.query<HolderAtRow>(sql, [q.address, q.block.toString(), ZERO_ADDRESS])
-  return rows
+  return snapshotStatement<HolderAtRow>(db, sql, [q.address, q.block.toString(), ZERO_ADDRESS])
 }
 
 /** One token a wallet held at a block. */
@@ -263,7 +292,8 @@ export async function selectOwnerHoldingsAt(
           WHERE tr.from_address = $1 AND tr.block_number <= $2 AND coalesce(tr.amount, 0) <> 0
        ) m GROUP BY m.collection_address, m.token_id HAVING sum(m.amount) > 0`)
   if (arms.length === 0) return []
-  const { rows } = await db.pool.query<HoldingAtRow>(
+  return snapshotStatement<HoldingAtRow>(
+    db,
     // Each held token's row by its key (tokens_collection_token_key): LIMIT 1 keeps the lookup a
     // nested loop over the held tokens, never a hash of the whole tokens table.
     `SELECT t.id::text AS id, h.collection_address, h.token_id::text AS token_id, h.balance::text AS balance
@@ -274,7 +304,6 @@ export async function selectOwnerHoldingsAt(
       ORDER BY h.collection_address, h.token_id, t.id`,
     [q.owner, q.block.toString()],
   )
-  return rows
 }
 
 /** A token's state after a block, from its own transfers up to that block. */

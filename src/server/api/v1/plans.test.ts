@@ -432,15 +432,30 @@ async function buffersOf(pool: pg.Pool, sql: string, params?: unknown[]): Promis
 /** A ReadContext that records each statement with its plan and the buffers it touched. */
 function measuringContext(pool: pg.Pool) {
   const statements: Array<{ sql: string; plan: PlanNode[]; buffers: number }> = []
+  /** Records a statement (transaction control and settings are run, not recorded). */
+  const record = async (sql: string, params?: unknown[]) => {
+    if (!/indexer_state/.test(sql) && /^\s*(SELECT|WITH)/i.test(sql))
+      statements.push({
+        sql,
+        plan: await explain(pool, sql, params),
+        buffers: await buffersOf(pool, sql, params),
+      })
+  }
   const measuring = {
     async query(sql: string, params?: unknown[]) {
-      if (!/indexer_state/.test(sql))
-        statements.push({
-          sql,
-          plan: await explain(pool, sql, params),
-          buffers: await buffersOf(pool, sql, params),
-        })
+      await record(sql, params)
       return pool.query(sql, params)
+    },
+    // A snapshot's statement runs on one connection, in its own transaction.
+    async connect() {
+      const client = await pool.connect()
+      return {
+        async query(sql: string, params?: unknown[]) {
+          await record(sql, params)
+          return client.query(sql, params)
+        },
+        release: () => client.release(),
+      }
     },
   } as unknown as pg.Pool
   const ctx: ReadContext = {
