@@ -143,7 +143,7 @@ function CollectionCard({ collection: c, withCover }: { collection: Collection; 
   const name = c.name || short(c.contract_address)
   return (
     <li className="collection-card" data-testid="collection-card">
-      <Artwork nft={cover.data} alt="" size={256} pending={withCover && cover.state === 'loading'} />
+      <Artwork nft={cover.data} alt="" size={256} pending={!withCover || cover.state === 'loading'} />
       <div className="collection-card-body">
         <h2 className="h3 flush">
           <Link href={exploreHref.collection(c.contract_address)} className="stretched-link">
