@@ -1,3 +1,5 @@
+import path from 'node:path'
+
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   reactStrictMode: true,
@@ -7,6 +9,17 @@ const nextConfig = {
   // Types are checked once, by `npm run typecheck` in the test command; the
   // start-up build skips a second pass.
   typescript: { ignoreBuildErrors: true },
+  // The typed client (src/client) imports its modules as './x.js' (NodeNext); Turbopack does not
+  // map those to the .ts files, so a loader drops the extension (scripts/strip-js-extensions-loader.cjs).
+  turbopack: {
+    rules: {
+      '*.ts': {
+        condition: { all: [{ not: 'foreign' }, { path: /^src\/client\/[^/]+\.ts$/ }] },
+        as: '*.ts',
+        loaders: [path.join(import.meta.dirname, 'scripts/strip-js-extensions-loader.cjs')],
+      },
+    },
+  },
   async headers() {
     return [
       {

@@ -38,6 +38,10 @@ test('every page has no serious or critical axe violation, signed out and signed
     expect(page.getByRole('heading', { level: 1, name })).toBeVisible()
   await checkPage(page, '/', 'home', h1(/ERC-721 data/))
   await checkPage(page, '/try', 'try', h1('Try the API'))
+  await checkPage(page, '/explore', 'explore', async () => {
+    await expect(page.getByRole('heading', { level: 1, name: 'Explore collections' })).toBeVisible()
+    await expect(page.getByTestId('collection-card').first()).toBeVisible({ timeout: 20_000 })
+  })
   await checkPage(page, '/portal', 'portal-signed-out', async () => {
     await expect(page.getByRole('button', { name: 'Sign in with the development wallet' })).toBeVisible()
   })

@@ -13,7 +13,7 @@ import { createKeyInPortal } from './helpers/portal'
 import { E2E_WALLET_NAME, injectWallet } from './helpers/wallet'
 
 const WIDTHS = [390, 1024, 1440]
-const PAGES = ['/', '/docs', '/try', '/portal', '/portal/audit']
+const PAGES = ['/', '/docs', '/try', '/explore', '/portal', '/portal/audit']
 
 /** Boxes that scroll sideways or stick out, described; empty when the page fits. */
 function overflows(page: Page): Promise<string[]> {
@@ -119,6 +119,8 @@ test('every page fits at 390, 1024 and 1440 px with a key in every state', async
       await expect(page.locator('main h1').first()).toBeVisible()
       if (path === '/docs')
         await expect(page.getByTestId('api-reference').locator('.opblock').first()).toBeVisible()
+      if (path === '/explore')
+        await expect(page.getByTestId('collection-card').first()).toBeVisible({ timeout: 20_000 })
       if (path === '/portal') await expect(page.getByTestId('key-row').first()).toBeVisible()
       if (path === '/portal/audit') await expect(page.getByTestId('audit-row').first()).toBeVisible()
       for (const problem of await overflows(page)) found.push(`${path} at ${width} px: ${problem}`)

@@ -43,18 +43,23 @@ const RECEIPT_TIMEOUT_MS = 10_000
 
 /**
  * Deploys E2EContractWallet (ERC-1271) owned by `owner`; returns its address once it holds code.
- * A reorganisation drops the transactions waiting in the devnet's pool and those of the blocks
- * it replaces, so a deployment whose receipt does not come, or whose code is gone after it,
- * is sent again, from another fresh key.
  */
-export async function deployContractWallet(owner: Address): Promise<Address> {
-  const { E2EContractWallet } = await compileContracts([
-    path.join(ROOT, 'e2e/contracts/E2EContractWallet.sol'),
-  ])
-  if (!E2EContractWallet) throw new Error('E2EContractWallet did not compile')
+export function deployContractWallet(owner: Address): Promise<Address> {
+  return deployE2EContract('E2EContractWallet', [owner])
+}
+
+/**
+ * Deploys `e2e/contracts/<name>.sol`'s contract `name` with `args`; returns its address once it
+ * holds code. A reorganisation drops the transactions waiting in the devnet's pool and those of
+ * the blocks it replaces, so a deployment whose receipt does not come, or whose code is gone
+ * after it, is sent again, from another fresh key.
+ */
+export async function deployE2EContract(name: string, args: unknown[]): Promise<Address> {
+  const compiled = (await compileContracts([path.join(ROOT, `e2e/contracts/${name}.sol`)]))[name]
+  if (!compiled) throw new Error(`${name} did not compile`)
   for (let attempt = 1; ; attempt++) {
     try {
-      const address = await deployOnce(E2EContractWallet, owner)
+      const address = await deployOnce(compiled, args)
       if (await hasCode(address)) return address
       if (attempt >= DEPLOY_ATTEMPTS) throw new Error('the deployment was dropped by every attempt')
     } catch (err) {
@@ -65,7 +70,7 @@ export async function deployContractWallet(owner: Address): Promise<Address> {
 
 type CompiledContract = NonNullable<Awaited<ReturnType<typeof compileContracts>>[string]>
 
-async function deployOnce(E2EContractWallet: CompiledContract, owner: Address): Promise<Address> {
+async function deployOnce(contract: CompiledContract, args: unknown[]): Promise<Address> {
   const rpcUrl = devnetRpcUrl()
   const publicClient = createPublicClient({ transport: http(rpcUrl) })
   const chainId = await publicClient.getChainId()
@@ -85,9 +90,9 @@ async function deployOnce(E2EContractWallet: CompiledContract, owner: Address): 
     transport: http(rpcUrl),
   })
   const hash = await wallet.deployContract({
-    abi: E2EContractWallet.abi,
-    bytecode: E2EContractWallet.bytecode,
-    args: [owner],
+    abi: contract.abi,
+    bytecode: contract.bytecode,
+    args,
   })
   const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS })
   if (!receipt.contractAddress) throw new Error('deployment produced no contract')

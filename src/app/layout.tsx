@@ -7,6 +7,7 @@ import './styles/controls.css'
 import './styles/tables-portal.css'
 import './styles/try.css'
 import './styles/docs-pages.css'
+import './styles/explorer.css'
 
 export const metadata: Metadata = {
   title: { default: 'NFT Data API', template: '%s · NFT Data API' },
@@ -25,13 +26,23 @@ export const viewport: Viewport = { themeColor: '#0b0d12', colorScheme: 'dark' }
 
 /**
  * No page loads anything from another host: the policy below makes that a
- * browser-enforced rule (fonts, scripts, images, connections are 'self').
+ * browser-enforced rule (fonts, scripts, images, connections are 'self'; images also from
+ * MEDIA_ORIGIN when the media path is served from an origin of its own).
  */
+/** MEDIA_ORIGIN (a separate origin for /v1/media), whose pictures the explorer shows. */
+function mediaOrigin(): string {
+  try {
+    return process.env.MEDIA_ORIGIN ? ` ${new URL(process.env.MEDIA_ORIGIN).origin}` : ''
+  } catch {
+    return ''
+  }
+}
+
 const CSP = [
   "default-src 'self'",
   "script-src 'self' 'unsafe-inline'",
   "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
+  `img-src 'self' data: blob:${mediaOrigin()}`,
   "font-src 'self' data:",
   "connect-src 'self'",
   "frame-src 'none'",
@@ -67,6 +78,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
               <BrandMark />
               NFT Data API
             </a>
+            <NavLink href="/explore">Explore</NavLink>
             <NavLink href="/docs">Docs</NavLink>
             <NavLink href="/try">Try it</NavLink>
             <NavLink href="/portal">Portal</NavLink>

@@ -1,4 +1,5 @@
 import { AutoRefresh } from '@/components/auto-refresh'
+import { ActivityFeed } from '@/components/explorer/activity-feed'
 import { IndexerStatusPanel } from '@/components/indexer-status-panel'
 import { getIndexerStatus } from '@/server/api/v1/indexer/status.handler'
 import { getServices } from '@/server/services/next-services'
@@ -23,6 +24,9 @@ export default async function HomePage() {
           <a className="button" href="/try">
             Try it now — no sign-up
           </a>
+          <a className="button secondary" href="/explore">
+            Explore the NFTs
+          </a>
           <a className="button secondary" href="/docs">
             Read the docs
           </a>
@@ -44,6 +48,10 @@ export default async function HomePage() {
         <a className="card" href="/try">
           <h3>Try it</h3>
           <p>Get a 15-minute demo token and call any endpoint from your browser, page by page.</p>
+        </a>
+        <a className="card" href="/explore">
+          <h3>Explore</h3>
+          <p>Browse collections, tokens, wallets and live activity, built on the public API alone.</p>
         </a>
         <a className="card" href="/docs">
           <h3>Docs</h3>
@@ -81,13 +89,23 @@ export default async function HomePage() {
         </li>
       </ul>
 
-      {status ? (
-        <IndexerStatusPanel status={status} confirmations={services.config.CONFIRMATIONS} />
-      ) : (
-        <p role="status" className="alert warn">
-          The index status is unavailable right now.
-        </p>
-      )}
+      <div className="home-mints">
+        <div>
+          {status ? (
+            <IndexerStatusPanel status={status} confirmations={services.config.CONFIRMATIONS} />
+          ) : (
+            <p role="status" className="alert warn">
+              The index status is unavailable right now.
+            </p>
+          )}
+        </div>
+        <div className="panel" data-testid="newest-mints">
+          <ActivityFeed heading="Newest mints" eventType="mint" limit={6} stream={false} />
+          <p className="small flush">
+            <a href="/explore/activity">All live activity</a> · <a href="/explore">Explore collections</a>
+          </p>
+        </div>
+      </div>
       <AutoRefresh everyMs={5000} />
     </>
   )

@@ -228,6 +228,25 @@ describe('followActivity', () => {
     }
   })
 
+  it('passes `standard` to the stream: ERC-1155 transfers come through it, with their amount', async () => {
+    const editions = (await chain.deploy('TestEditions', [''])).address
+    // A poll every minute: an event that arrives within seconds came through the stream.
+    const follower = follow({
+      intervalMs: 60_000,
+      skipExisting: true,
+      query: { collection: editions.toLowerCase(), standard: 'all' },
+    })
+    try {
+      await waitFor(async () => follower.modes.length > 0, 10_000, 'the stream')
+      expect(follower.modes).toEqual(['stream'])
+      await chain.call(editions, 'TestEditions', 'mint', [chain.accounts[2], 7n, 5n])
+      await waitFor(async () => follower.events.length >= 1, 10_000, 'the streamed ERC-1155 mint')
+      expect(follower.events.map((e) => [e.token_id, e.event_type, e.amount])).toEqual([['7', 'mint', '5']])
+    } finally {
+      await follower.stop()
+    }
+  })
+
   it('resumes a stream that broke off from the last event id: nothing lost, nothing twice', async () => {
     const resumedFrom: Array<string | null> = []
     let cut = false

@@ -55,7 +55,7 @@ export interface FollowOptions {
 }
 
 /** The live stream's filters (those of the feed). */
-export type StreamQuery = Pick<ActivityQuery, 'collection' | 'event_type'>
+export type StreamQuery = Pick<ActivityQuery, 'collection' | 'event_type' | 'standard'>
 
 /** Opens GET /v1/activity/stream (after `lastEventId` when given); the response, whatever its status. */
 export type OpenStream = (
@@ -154,6 +154,7 @@ async function* followStream(
   const filters: StreamQuery = {}
   if (options.query?.collection !== undefined) filters.collection = options.query.collection
   if (options.query?.event_type !== undefined) filters.event_type = options.query.event_type
+  if (options.query?.standard !== undefined) filters.standard = options.query.standard
   let lastEventId: string | undefined
   let started = false
   let failures = 0

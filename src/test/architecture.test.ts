@@ -103,6 +103,14 @@ const RULES: Rule[] = [
     forbids: (imported) => inside(imported.target, 'db') || isPackage(imported, DATABASE_PACKAGES),
   },
   {
+    name: 'the explorer (src/app/explore, src/components/explorer) reads through /v1 only: no src/server, src/db, src/indexer or src/config',
+    appliesTo: (file) =>
+      file.startsWith(`app${path.sep}explore${path.sep}`) ||
+      file.startsWith(`components${path.sep}explorer${path.sep}`),
+    forbids: (imported) =>
+      inside(imported.target, 'server', 'db', 'indexer', 'config') || isPackage(imported, DATABASE_PACKAGES),
+  },
+  {
     name: 'src/lib imports only src/lib and packages that run in the browser',
     appliesTo: (file) => file.startsWith(`lib${path.sep}`),
     forbids: (imported) =>
@@ -316,8 +324,12 @@ describe('architecture', () => {
         at('server/api/v1/x/x.ts', "import { keysRouter } from '@/server/api/portal/keys/router'"),
         at('server/ratelimit/x.ts', "import { startWebServer } from '@/server/web-server'"),
         at('server/newfolder/x.ts', "import { ApiError } from '@/server/errors/api-error'"),
+        // The explorer: a server page of it reads through the API too, never the server side
+        // (its database import breaks the browser rule as well).
+        at('app/explore/x/page.tsx', "import { getServices } from '@/server/services/next-services'"),
+        at('components/explorer/x.tsx', "import { selectCollectionTokens } from '@/db/queries/tokens'"),
       ]),
-    ).toHaveLength(17)
+    ).toHaveLength(20)
     // Allowed: a server component reading through the server side, lib using zod, internals
     // read inside their folder, and the names in a comment or a string.
     expect(

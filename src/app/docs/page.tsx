@@ -230,6 +230,11 @@ const isVideo = nft.media_type?.startsWith('video/')`}</code>
             <code>{`const thumb = nft.thumbnails?.['256'] ?? nft.media_url ?? nft.image_url
 const anim = nft.animation_media_url ?? nft.animation_url`}</code>
           </pre>
+          <p>
+            The <a href="/explore">explorer</a> is built this way on the public API alone, with a demo token:
+            it shows thumbnails and stored media only, and a placeholder where no copy is stored, since an{' '}
+            <code>image_url</code> from chain data can point anywhere.
+          </p>
         </section>
 
         <section id="coverage" aria-labelledby="h-coverage">

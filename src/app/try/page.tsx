@@ -20,7 +20,8 @@ export default function TryPage() {
         Pick an endpoint, fill in its parameters and send. The page checks parameters with the API’s own
         rules, shows the status, the rate-limit headers and the JSON, and follows{' '}
         <code>next_page_params</code> in one click. Only short-lived demo tokens are used here — never put a
-        portal key in a browser.
+        portal key in a browser. To browse the data rather than the JSON, open the{' '}
+        <a href="/explore">explorer</a>: it is built on these same endpoints and the same demo token.
       </p>
       <TryConsole endpoints={endpoints} baseUrl={config.PUBLIC_URL} />
     </>

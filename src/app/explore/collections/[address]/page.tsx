@@ -1,0 +1,22 @@
+import type { Metadata } from 'next'
+import { notFound } from 'next/navigation'
+import { CollectionView } from '@/components/explorer/collection-view'
+import { normalizeAddress } from '@/components/explorer/links'
+
+export const metadata: Metadata = { title: 'Collection' }
+
+export default async function CollectionPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ address: string }>
+  searchParams: Promise<{ trait?: string | string[]; include_burned?: string }>
+}) {
+  const address = normalizeAddress(decodeURIComponent((await params).address))
+  if (!address) notFound()
+  const { trait, include_burned } = await searchParams
+  const traits = (Array.isArray(trait) ? trait : trait ? [trait] : [])
+    .filter((t) => t.includes(':'))
+    .slice(0, 20)
+  return <CollectionView address={address} traits={traits} includeBurned={include_burned === 'true'} />
+}

@@ -1,0 +1,283 @@
+'use client'
+
+import Link from 'next/link'
+import { useRouter } from 'next/navigation'
+import { useEffect, useRef, useState } from 'react'
+import type { Nft, ResponseOf } from '@/client'
+import { explorerClient } from './api'
+import { count, exploreHref, short } from './links'
+import { NftCard } from './nft-card'
+import { PageState } from './page-state'
+import { describeError, useApi } from './use-api'
+
+/** Tokens per page of the gallery. */
+export const GALLERY_PAGE = 50
+
+type Cursor = { after_token_id: string; after_id: number }
+type Traits = ResponseOf<'/v1/collections/{address}/traits'>['data']
+
+/**
+ * /explore/collections/[address]: the token gallery, 50 tokens a page by ascending token id,
+ * read with the list's keyset cursor (`next_page_params`) as the reader scrolls; burned tokens
+ * on request (`include_burned`); trait filters (`trait=Type:Value`, repeatable) with the counts of
+ * GET …/traits. The filters live in the page's address, so a filtered view can be linked.
+ * Requests in the order the page needs them: the tokens, then the collection, then its traits.
+ */
+export function CollectionView({
+  address,
+  traits: selected,
+  includeBurned,
+}: {
+  address: string
+  traits: string[]
+  includeBurned: boolean
+}) {
+  const router = useRouter()
+  // The checkboxes answer at once; the address (and the data) follow.
+  const [burnedShown, setBurnedShown] = useState(includeBurned)
+  const [traitsShown, setTraitsShown] = useState(selected)
+  const selectedKey = selected.join('&')
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `selectedKey` stands for `selected`.
+  useEffect(() => {
+    setBurnedShown(includeBurned)
+    setTraitsShown(selected)
+  }, [includeBurned, selectedKey])
+  const key = `${address}|${selectedKey}|${includeBurned}`
+  const query = {
+    limit: GALLERY_PAGE,
+    include_metadata: true,
+    standard: 'all' as const,
+    ...(includeBurned ? { include_burned: true } : {}),
+    ...(selected.length > 0 ? { trait: selected } : {}),
+  }
+  const first = useApi(
+    (signal) => explorerClient().get('/v1/collections/{address}/nfts', { path: { address }, query, signal }),
+    [key],
+  )
+  const collection = useApi(
+    (signal) =>
+      explorerClient().get('/v1/collections/{address}', {
+        path: { address },
+        query: { standard: 'all' },
+        signal,
+      }),
+    [address],
+  )
+  const traits = useApi(
+    (signal) =>
+      explorerClient('low').get('/v1/collections/{address}/traits', {
+        path: { address },
+        query: { standard: 'all' },
+        signal,
+      }),
+    [address],
+  )
+  const [more, setMore] = useState<{
+    items: Nft[]
+    next?: Cursor
+    busy: boolean
+    error?: string
+    key: string
+  }>({ items: [], busy: false, key })
+  const shownMore = more.key === key ? more : { items: [], busy: false, key }
+
+  function navigate(nextTraits: string[], burned: boolean) {
+    setBurnedShown(burned)
+    setTraitsShown(nextTraits)
+    const params = new URLSearchParams()
+    for (const t of nextTraits) params.append('trait', t)
+    if (burned) params.set('include_burned', 'true')
+    const qs = params.toString()
+    router.push(`${exploreHref.collection(address)}${qs ? `?${qs}` : ''}`, { scroll: false })
+  }
+
+  async function loadMore(cursor: Cursor) {
+    setMore({ ...shownMore, busy: true, error: undefined })
+    try {
+      const page = await explorerClient().get('/v1/collections/{address}/nfts', {
+        path: { address },
+        query: { ...query, ...cursor },
+      })
+      setMore((m) =>
+        m.key === key
+          ? { items: [...m.items, ...page.data], next: page.pagination.next_page_params, busy: false, key }
+          : m,
+      )
+    } catch (err) {
+      setMore((m) => ({ ...m, busy: false, error: describeError(err).message }))
+    }
+  }
+
+  const c = collection.data?.data
+  return (
+    <>
+      <nav aria-label="Breadcrumb" className="breadcrumb small">
+        <Link href={exploreHref.collections()}>Collections</Link> / <span>{c?.name || short(address)}</span>
+      </nav>
+      <h1 data-testid="collection-name">
+        {c ? c.name || short(address) : first.data?.data[0]?.collection_name || short(address)}
+      </h1>
+      <p className="muted small break">
+        <code>{address}</code>
+        {c ? (
+          <>
+            {' '}
+            · <span className="badge">{c.contract_type === 'ERC1155' ? 'ERC-1155' : 'ERC-721'}</span> ·{' '}
+            {count(c.total_supply)} {c.contract_type === 'ERC1155' ? 'token ids' : 'tokens'} ·{' '}
+            {count(c.unique_holders)} holders · {count(c.total_transfers)} transfers
+          </>
+        ) : null}
+      </p>
+      {collection.state === 'error' ? (
+        <p className="alert error" role="alert">
+          {collection.error.status === 404 ? 'No such collection is indexed.' : collection.error.message}
+        </p>
+      ) : null}
+      <div className="collection-layout">
+        <aside className="panel trait-filters" aria-labelledby="filters-heading">
+          <h2 id="filters-heading" className="h3 flush-top">
+            Filters
+          </h2>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={burnedShown}
+              onChange={(e) => navigate(traitsShown, e.target.checked)}
+            />
+            Include burned tokens
+          </label>
+          {selected.length > 0 ? (
+            <p className="small">
+              <button type="button" className="link-button" onClick={() => navigate([], burnedShown)}>
+                Clear {selected.length} trait filter{selected.length === 1 ? '' : 's'}
+              </button>
+            </p>
+          ) : null}
+          <TraitFilters
+            traits={traits.data?.data}
+            state={traits.state}
+            selected={traitsShown}
+            onChange={(next) => navigate(next, burnedShown)}
+          />
+        </aside>
+        <section aria-labelledby="tokens-heading" className="gallery">
+          <h2 id="tokens-heading" className="visually-hidden">
+            Tokens
+          </h2>
+          <PageState loaded={first} what="the tokens">
+            {(page) => {
+              const items = [...page.data, ...shownMore.items]
+              const next = shownMore.items.length > 0 ? shownMore.next : page.pagination.next_page_params
+              return (
+                <>
+                  <p className="muted small" role="status" data-testid="gallery-status">
+                    {items.length} token{items.length === 1 ? '' : 's'} shown
+                    {next ? ', more below' : ''}
+                    {page.coverage.status !== 'complete' ? ` · coverage ${page.coverage.status}` : ''}
+                  </p>
+                  {items.length === 0 ? (
+                    <p className="muted">No token matches.</p>
+                  ) : (
+                    <ul className="nft-grid" aria-label="Tokens" data-testid="nft-grid">
+                      {items.map((nft) => (
+                        <NftCard key={`${nft.token_id}`} nft={nft} />
+                      ))}
+                    </ul>
+                  )}
+                  {next ? (
+                    <LoadMore busy={shownMore.busy} onLoad={() => loadMore(next)} label="More tokens" />
+                  ) : null}
+                  {shownMore.error ? (
+                    <p className="alert error" role="alert">
+                      {shownMore.error}
+                    </p>
+                  ) : null}
+                </>
+              )
+            }}
+          </PageState>
+        </section>
+      </div>
+    </>
+  )
+}
+
+/**
+ * "Load more" as a button (keyboard and screen readers), also pressed by itself when it
+ * scrolls into view: infinite scroll that never takes the footer away from keyboard users.
+ */
+export function LoadMore({ busy, onLoad, label }: { busy: boolean; onLoad: () => void; label: string }) {
+  const ref = useRef<HTMLButtonElement>(null)
+  const latest = useRef(onLoad)
+  latest.current = onLoad
+  useEffect(() => {
+    const button = ref.current
+    if (!button || busy || typeof IntersectionObserver === 'undefined') return
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) latest.current()
+    })
+    observer.observe(button)
+    return () => observer.disconnect()
+  }, [busy])
+  return (
+    <p>
+      <button ref={ref} type="button" className="button secondary" disabled={busy} onClick={onLoad}>
+        {busy ? 'Loading…' : label}
+      </button>
+    </p>
+  )
+}
+
+function TraitFilters({
+  traits,
+  state,
+  selected,
+  onChange,
+}: {
+  traits: Traits | undefined
+  state: 'loading' | 'ok' | 'error'
+  selected: string[]
+  onChange: (traits: string[]) => void
+}) {
+  if (state === 'loading') return <p className="muted small">Loading traits…</p>
+  if (state === 'error' || !traits) return <p className="muted small">Traits are unavailable.</p>
+  if (traits.trait_types.length === 0)
+    return <p className="muted small">No traits counted for this collection.</p>
+  return (
+    <div data-testid="trait-filters">
+      {traits.trait_types.map((type) => (
+        <details key={type.trait_type} open={selected.some((s) => s.startsWith(`${type.trait_type}:`))}>
+          <summary>
+            {type.trait_type} <span className="muted small">({type.value_count})</span>
+          </summary>
+          <fieldset className="trait-values">
+            <legend className="visually-hidden">{type.trait_type}</legend>
+            {type.values.map((v) => {
+              const filter = `${type.trait_type}:${String(v.value)}`
+              const checked = selected.includes(filter)
+              return (
+                <label key={filter} className="check small">
+                  <input
+                    type="checkbox"
+                    checked={checked}
+                    onChange={() =>
+                      onChange(
+                        checked ? selected.filter((s) => s !== filter) : [...selected, filter].slice(0, 20),
+                      )
+                    }
+                  />
+                  <span>
+                    {String(v.value)} <span className="muted">{count(v.token_count)}</span>
+                  </span>
+                </label>
+              )
+            })}
+            {type.values_omitted > 0 ? (
+              <p className="muted small flush">and {type.values_omitted} rarer values</p>
+            ) : null}
+          </fieldset>
+        </details>
+      ))}
+    </div>
+  )
+}
