@@ -8,7 +8,7 @@ import { explorerClient } from './api'
 import { Artwork } from './artwork'
 import { count, exploreHref, short } from './links'
 import { PageState } from './page-state'
-import { describeError, type Loaded, useApi } from './use-api'
+import { type Loaded, useApi, useMorePages } from './use-api'
 
 type Cursor = { before_timestamp: number; before_id: number }
 
@@ -27,10 +27,6 @@ const COVERS = 8
 export function CollectionGrid({ search }: { search: string }) {
   const router = useRouter()
   const [query, setQuery] = useState(search)
-  const [more, setMore] = useState<{ items: Collection[]; next?: Cursor; busy: boolean; error?: string }>({
-    items: [],
-    busy: false,
-  })
   const first = useApi(
     (signal) =>
       explorerClient().get('/v1/collections', {
@@ -39,30 +35,16 @@ export function CollectionGrid({ search }: { search: string }) {
       }),
     [search],
   )
-  useEffect(() => {
-    setQuery(search)
-    setMore({ items: [], busy: false })
-  }, [search])
+  const more = useMorePages<Collection, Cursor>(search, (cursor) =>
+    explorerClient().get('/v1/collections', {
+      query: { standard: 'all', limit: 24, ...(search ? { search } : {}), ...cursor },
+    }),
+  )
+  useEffect(() => setQuery(search), [search])
 
   function submit(event: FormEvent) {
     event.preventDefault()
     router.push(exploreHref.collections(query.trim()))
-  }
-
-  async function loadMore(cursor: Cursor) {
-    setMore((m) => ({ ...m, busy: true, error: undefined }))
-    try {
-      const page = await explorerClient().get('/v1/collections', {
-        query: { standard: 'all', limit: 24, ...(search ? { search } : {}), ...cursor },
-      })
-      setMore((m) => ({
-        items: [...m.items, ...page.data],
-        next: page.pagination.next_page_params,
-        busy: false,
-      }))
-    } catch (err) {
-      setMore((m) => ({ ...m, busy: false, error: describeError(err).message }))
-    }
   }
 
   return (
@@ -86,7 +68,7 @@ export function CollectionGrid({ search }: { search: string }) {
       <PageState loaded={first} what="the collections">
         {(page) => {
           const items = [...page.data, ...more.items]
-          const next = more.items.length > 0 ? more.next : page.pagination.next_page_params
+          const next = more.nextAfter(page.pagination.next_page_params)
           return (
             <>
               {items.length === 0 ? (
@@ -106,7 +88,7 @@ export function CollectionGrid({ search }: { search: string }) {
                     type="button"
                     className="button secondary"
                     disabled={more.busy}
-                    onClick={() => loadMore(next)}
+                    onClick={() => more.load(next)}
                   >
                     {more.busy ? 'Loading…' : 'More collections'}
                   </button>

@@ -8,7 +8,7 @@ import { explorerClient } from './api'
 import { count, exploreHref, short } from './links'
 import { NftCard } from './nft-card'
 import { PageState } from './page-state'
-import { describeError, useApi } from './use-api'
+import { useApi, useMorePages } from './use-api'
 
 /** Tokens per page of the gallery. */
 export const GALLERY_PAGE = 50
@@ -72,14 +72,12 @@ export function CollectionView({
       }),
     [address],
   )
-  const [more, setMore] = useState<{
-    items: Nft[]
-    next?: Cursor
-    busy: boolean
-    error?: string
-    key: string
-  }>({ items: [], busy: false, key })
-  const shownMore = more.key === key ? more : { items: [], busy: false, key }
+  const more = useMorePages<Nft, Cursor>(key, (cursor) =>
+    explorerClient().get('/v1/collections/{address}/nfts', {
+      path: { address },
+      query: { ...query, ...cursor },
+    }),
+  )
 
   function navigate(nextTraits: string[], burned: boolean) {
     setBurnedShown(burned)
@@ -89,23 +87,6 @@ export function CollectionView({
     if (burned) params.set('include_burned', 'true')
     const qs = params.toString()
     router.push(`${exploreHref.collection(address)}${qs ? `?${qs}` : ''}`, { scroll: false })
-  }
-
-  async function loadMore(cursor: Cursor) {
-    setMore({ ...shownMore, busy: true, error: undefined })
-    try {
-      const page = await explorerClient().get('/v1/collections/{address}/nfts', {
-        path: { address },
-        query: { ...query, ...cursor },
-      })
-      setMore((m) =>
-        m.key === key
-          ? { items: [...m.items, ...page.data], next: page.pagination.next_page_params, busy: false, key }
-          : m,
-      )
-    } catch (err) {
-      setMore((m) => ({ ...m, busy: false, error: describeError(err).message }))
-    }
   }
 
   const c = collection.data?.data
@@ -166,8 +147,8 @@ export function CollectionView({
           </h2>
           <PageState loaded={first} what="the tokens">
             {(page) => {
-              const items = [...page.data, ...shownMore.items]
-              const next = shownMore.items.length > 0 ? shownMore.next : page.pagination.next_page_params
+              const items = [...page.data, ...more.items]
+              const next = more.nextAfter(page.pagination.next_page_params)
               return (
                 <>
                   <p className="muted small" role="status" data-testid="gallery-status">
@@ -185,11 +166,11 @@ export function CollectionView({
                     </ul>
                   )}
                   {next ? (
-                    <LoadMore busy={shownMore.busy} onLoad={() => loadMore(next)} label="More tokens" />
+                    <LoadMore busy={more.busy} onLoad={() => more.load(next)} label="More tokens" />
                   ) : null}
-                  {shownMore.error ? (
+                  {more.error ? (
                     <p className="alert error" role="alert">
-                      {shownMore.error}
+                      {more.error}
                     </p>
                   ) : null}
                 </>

@@ -1,7 +1,6 @@
 'use client'
 
 import Link from 'next/link'
-import { useState } from 'react'
 import type { ResponseOf, Transfer } from '@/client'
 import { explorerClient } from './api'
 import { Artwork, isMediaPathUrl } from './artwork'
@@ -9,7 +8,7 @@ import { LoadMore } from './collection-view'
 import { Confirmations } from './confirmations'
 import { count, exploreHref, short, shortId, ZERO_ADDRESS } from './links'
 import { PageState } from './page-state'
-import { describeError, useApi } from './use-api'
+import { useApi, useMorePages } from './use-api'
 
 type TimeCursor = { before_timestamp: number; before_id: number }
 type Holders = ResponseOf<'/v1/nfts/{address}/{tokenId}/owners'>
@@ -163,24 +162,14 @@ function Timeline({
   tokenId: string
   page: ResponseOf<'/v1/nfts/{address}/{tokenId}/transfers'>
 }) {
-  const [more, setMore] = useState<{ items: Transfer[]; next?: TimeCursor; busy: boolean; error?: string }>({
-    items: [],
-    busy: false,
-  })
+  const more = useMorePages<Transfer, TimeCursor>(`${address}|${tokenId}`, (cursor) =>
+    explorerClient().get('/v1/nfts/{address}/{tokenId}/transfers', {
+      path: { address, tokenId },
+      query: { limit: 20, standard: 'all', ...cursor },
+    }),
+  )
   const items = [...page.data, ...more.items]
-  const next = more.items.length > 0 ? more.next : page.pagination.next_page_params
-  async function loadMore(cursor: TimeCursor) {
-    setMore((m) => ({ ...m, busy: true, error: undefined }))
-    try {
-      const p = await explorerClient().get('/v1/nfts/{address}/{tokenId}/transfers', {
-        path: { address, tokenId },
-        query: { limit: 20, standard: 'all', ...cursor },
-      })
-      setMore((m) => ({ items: [...m.items, ...p.data], next: p.pagination.next_page_params, busy: false }))
-    } catch (err) {
-      setMore((m) => ({ ...m, busy: false, error: describeError(err).message }))
-    }
-  }
+  const next = more.nextAfter(page.pagination.next_page_params)
   return (
     <>
       <p className="muted small" data-testid="coverage">
@@ -218,7 +207,7 @@ function Timeline({
           ))}
         </ol>
       )}
-      {next ? <LoadMore busy={more.busy} onLoad={() => loadMore(next)} label="Older transfers" /> : null}
+      {next ? <LoadMore busy={more.busy} onLoad={() => more.load(next)} label="Older transfers" /> : null}
       {more.error ? (
         <p className="alert error" role="alert">
           {more.error}

@@ -11,7 +11,7 @@ import { count, exploreHref, short, shortId } from './links'
 import { NftCard } from './nft-card'
 import { AddressLink, formatTime } from './nft-view'
 import { PageState } from './page-state'
-import { describeError, useApi } from './use-api'
+import { useApi, useMorePages } from './use-api'
 
 type OwnerCursor = { after_collection: string; after_token_id: string; after_id: number }
 type TimeCursor = { before_timestamp: number; before_id: number }
@@ -103,30 +103,9 @@ function Holdings({
     [address],
   )
   const key = `${address}|${collection}`
-  const [more, setMore] = useState<{
-    key: string
-    items: Nft[]
-    next?: OwnerCursor
-    busy: boolean
-    error?: string
-  }>({ key, items: [], busy: false })
-  const shown = more.key === key ? more : { key, items: [], busy: false }
-  async function loadMore(cursor: OwnerCursor) {
-    setMore({ ...shown, busy: true, error: undefined })
-    try {
-      const p = await explorerClient().get('/v1/owners/{address}/nfts', {
-        path: { address },
-        query: { ...query, ...cursor },
-      })
-      setMore((m) =>
-        m.key === key
-          ? { key, items: [...m.items, ...p.data], next: p.pagination.next_page_params, busy: false }
-          : m,
-      )
-    } catch (err) {
-      setMore((m) => ({ ...m, busy: false, error: describeError(err).message }))
-    }
-  }
+  const shown = useMorePages<Nft, OwnerCursor>(key, (cursor) =>
+    explorerClient().get('/v1/owners/{address}/nfts', { path: { address }, query: { ...query, ...cursor } }),
+  )
   return (
     <section aria-labelledby="holdings-heading">
       <h2 id="holdings-heading">Holdings</h2>
@@ -134,7 +113,7 @@ function Holdings({
       <PageState loaded={first} what="the holdings">
         {(page) => {
           const items = [...page.data, ...shown.items]
-          const next = shown.items.length > 0 ? shown.next : page.pagination.next_page_params
+          const next = shown.nextAfter(page.pagination.next_page_params)
           return (
             <>
               <p className="muted small" role="status" data-testid="holdings-status">
@@ -153,7 +132,7 @@ function Holdings({
                 </ul>
               )}
               {next ? (
-                <LoadMore busy={shown.busy} onLoad={() => loadMore(next)} label="More holdings" />
+                <LoadMore busy={shown.busy} onLoad={() => shown.load(next)} label="More holdings" />
               ) : null}
               {shown.error ? (
                 <p className="alert error" role="alert">
@@ -228,30 +207,12 @@ function Transfers({
     [address, direction],
   )
   const key = `${address}|${direction}`
-  const [more, setMore] = useState<{
-    key: string
-    items: Transfer[]
-    next?: TimeCursor
-    busy: boolean
-    error?: string
-  }>({ key, items: [], busy: false })
-  const shown = more.key === key ? more : { key, items: [], busy: false }
-  async function loadMore(cursor: TimeCursor) {
-    setMore({ ...shown, busy: true, error: undefined })
-    try {
-      const p = await explorerClient().get('/v1/owners/{address}/transfers', {
-        path: { address },
-        query: { ...query, ...cursor },
-      })
-      setMore((m) =>
-        m.key === key
-          ? { key, items: [...m.items, ...p.data], next: p.pagination.next_page_params, busy: false }
-          : m,
-      )
-    } catch (err) {
-      setMore((m) => ({ ...m, busy: false, error: describeError(err).message }))
-    }
-  }
+  const shown = useMorePages<Transfer, TimeCursor>(key, (cursor) =>
+    explorerClient().get('/v1/owners/{address}/transfers', {
+      path: { address },
+      query: { ...query, ...cursor },
+    }),
+  )
   return (
     <section aria-labelledby="wallet-transfers-heading">
       <h2 id="wallet-transfers-heading">Transfers</h2>
@@ -272,7 +233,7 @@ function Transfers({
       <PageState loaded={first} what="the transfers">
         {(page) => {
           const items = [...page.data, ...shown.items]
-          const next = shown.items.length > 0 ? shown.next : page.pagination.next_page_params
+          const next = shown.nextAfter(page.pagination.next_page_params)
           return (
             <>
               {items.length === 0 ? (
@@ -305,7 +266,7 @@ function Transfers({
                 </ol>
               )}
               {next ? (
-                <LoadMore busy={shown.busy} onLoad={() => loadMore(next)} label="Older transfers" />
+                <LoadMore busy={shown.busy} onLoad={() => shown.load(next)} label="Older transfers" />
               ) : null}
               {shown.error ? (
                 <p className="alert error" role="alert">

@@ -41,3 +41,53 @@ export function useApi<T>(load: (signal: AbortSignal) => Promise<T>, deps: Depen
   }, deps)
   return result
 }
+
+interface MoreState<Item, Cursor> {
+  key: string
+  items: Item[]
+  next?: Cursor
+  busy: boolean
+  error?: string
+}
+
+/** The pages of a list after its first one, read on demand (a "more" button or scrolling). */
+export interface MorePages<Item, Cursor> {
+  items: Item[]
+  busy: boolean
+  error?: string
+  /** The cursor of the page after the last one shown, given the first page's own. */
+  nextAfter(first: Cursor | undefined): Cursor | undefined
+  load(cursor: Cursor): Promise<void>
+}
+
+/**
+ * Keyset pages after the first, appended as they are read with the list's cursor
+ * (`next_page_params`). `key` names the list (its address and filters): when it changes, the
+ * pages read for the previous list are dropped, and an answer for it arriving late is ignored.
+ */
+export function useMorePages<Item, Cursor>(
+  key: string,
+  readPage: (cursor: Cursor) => Promise<{ data: Item[]; pagination: { next_page_params?: Cursor } }>,
+): MorePages<Item, Cursor> {
+  const [state, setState] = useState<MoreState<Item, Cursor>>({ key, items: [], busy: false })
+  const shown: MoreState<Item, Cursor> = state.key === key ? state : { key, items: [], busy: false }
+  return {
+    items: shown.items,
+    busy: shown.busy,
+    error: shown.error,
+    nextAfter: (first) => (shown.items.length > 0 ? shown.next : first),
+    async load(cursor) {
+      setState({ ...shown, busy: true, error: undefined })
+      try {
+        const page = await readPage(cursor)
+        setState((s) =>
+          s.key === key
+            ? { key, items: [...s.items, ...page.data], next: page.pagination.next_page_params, busy: false }
+            : s,
+        )
+      } catch (err) {
+        setState((s) => (s.key === key ? { ...s, busy: false, error: describeError(err).message } : s))
+      }
+    },
+  }
+}
