@@ -7,6 +7,7 @@ import type { Collection, Nft } from '@/client'
 import { explorerClient } from './api'
 import { Artwork } from './artwork'
 import { count, exploreHref, short } from './links'
+import { MorePagesFooter } from './more-pages'
 import { PageState } from './page-state'
 import { type Loaded, useApi, useMorePages } from './use-api'
 
@@ -82,23 +83,7 @@ export function CollectionGrid({ search }: { search: string }) {
                   ))}
                 </ul>
               )}
-              {next ? (
-                <p>
-                  <button
-                    type="button"
-                    className="button secondary"
-                    disabled={more.busy}
-                    onClick={() => more.load(next)}
-                  >
-                    {more.busy ? 'Loading…' : 'More collections'}
-                  </button>
-                </p>
-              ) : null}
-              {more.error ? (
-                <p className="alert error" role="alert">
-                  {more.error}
-                </p>
-              ) : null}
+              <MorePagesFooter more={more} next={next} label="More collections" loadOnScroll={false} />
             </>
           )
         }}

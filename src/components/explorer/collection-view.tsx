@@ -2,10 +2,11 @@
 
 import Link from 'next/link'
 import { useRouter } from 'next/navigation'
-import { useEffect, useRef, useState } from 'react'
+import { useEffect, useState } from 'react'
 import type { Nft, ResponseOf } from '@/client'
 import { explorerClient } from './api'
 import { count, exploreHref, short } from './links'
+import { MorePagesFooter } from './more-pages'
 import { NftCard } from './nft-card'
 import { PageState } from './page-state'
 import { useApi, useMorePages } from './use-api'
@@ -165,14 +166,7 @@ export function CollectionView({
                       ))}
                     </ul>
                   )}
-                  {next ? (
-                    <LoadMore busy={more.busy} onLoad={() => more.load(next)} label="More tokens" />
-                  ) : null}
-                  {more.error ? (
-                    <p className="alert error" role="alert">
-                      {more.error}
-                    </p>
-                  ) : null}
+                  <MorePagesFooter more={more} next={next} label="More tokens" />
                 </>
               )
             }}
@@ -187,27 +181,6 @@ export function CollectionView({
  * "Load more" as a button (keyboard and screen readers), also pressed by itself when it
  * scrolls into view: infinite scroll that never takes the footer away from keyboard users.
  */
-export function LoadMore({ busy, onLoad, label }: { busy: boolean; onLoad: () => void; label: string }) {
-  const ref = useRef<HTMLButtonElement>(null)
-  const latest = useRef(onLoad)
-  latest.current = onLoad
-  useEffect(() => {
-    const button = ref.current
-    if (!button || busy || typeof IntersectionObserver === 'undefined') return
-    const observer = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) latest.current()
-    })
-    observer.observe(button)
-    return () => observer.disconnect()
-  }, [busy])
-  return (
-    <p>
-      <button ref={ref} type="button" className="button secondary" disabled={busy} onClick={onLoad}>
-        {busy ? 'Loading…' : label}
-      </button>
-    </p>
-  )
-}
 
 function TraitFilters({
   traits,

@@ -4,9 +4,9 @@ import Link from 'next/link'
 import type { ResponseOf, Transfer } from '@/client'
 import { explorerClient } from './api'
 import { Artwork, isMediaPathUrl } from './artwork'
-import { LoadMore } from './collection-view'
 import { Confirmations } from './confirmations'
 import { count, exploreHref, short, shortId, ZERO_ADDRESS } from './links'
+import { MorePagesFooter } from './more-pages'
 import { PageState } from './page-state'
 import { useApi, useMorePages } from './use-api'
 
@@ -207,12 +207,7 @@ function Timeline({
           ))}
         </ol>
       )}
-      {next ? <LoadMore busy={more.busy} onLoad={() => more.load(next)} label="Older transfers" /> : null}
-      {more.error ? (
-        <p className="alert error" role="alert">
-          {more.error}
-        </p>
-      ) : null}
+      <MorePagesFooter more={more} next={next} label="Older transfers" />
     </>
   )
 }

@@ -5,9 +5,9 @@ import { useRouter } from 'next/navigation'
 import { useEffect, useState } from 'react'
 import type { Nft, ResponseOf, Transfer } from '@/client'
 import { explorerClient } from './api'
-import { LoadMore } from './collection-view'
 import { Confirmations } from './confirmations'
 import { count, exploreHref, short, shortId } from './links'
+import { MorePagesFooter } from './more-pages'
 import { NftCard } from './nft-card'
 import { AddressLink, formatTime } from './nft-view'
 import { PageState } from './page-state'
@@ -131,14 +131,7 @@ function Holdings({
                   ))}
                 </ul>
               )}
-              {next ? (
-                <LoadMore busy={shown.busy} onLoad={() => shown.load(next)} label="More holdings" />
-              ) : null}
-              {shown.error ? (
-                <p className="alert error" role="alert">
-                  {shown.error}
-                </p>
-              ) : null}
+              <MorePagesFooter more={shown} next={next} label="More holdings" />
             </>
           )
         }}
@@ -265,14 +258,7 @@ function Transfers({
                   ))}
                 </ol>
               )}
-              {next ? (
-                <LoadMore busy={shown.busy} onLoad={() => shown.load(next)} label="Older transfers" />
-              ) : null}
-              {shown.error ? (
-                <p className="alert error" role="alert">
-                  {shown.error}
-                </p>
-              ) : null}
+              <MorePagesFooter more={shown} next={next} label="Older transfers" />
             </>
           )
         }}
