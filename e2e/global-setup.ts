@@ -46,6 +46,12 @@ export default async function globalSetup() {
     AUTH_SECRET: randomBytes(32).toString('hex'),
     // The receiver of e2e/webhooks.spec.ts, on loopback: allow-listed as an operator would.
     WEBHOOK_ALLOW_HOSTS: `127.0.0.1:${process.env.E2E_WEBHOOK_PORT}`,
+    // Every test's browser comes from 127.0.0.1, like many visitors behind one address: the
+    // per-address limits of demo traffic are raised so that tests do not wait on each other's
+    // budget. Each demo token keeps the specification's own limits (1/s, 30/min), which the
+    // explorer's pacing is tested against.
+    RATE_LIMIT_IP_DEMO: 'sec=50,min=3000,concurrent=20',
+    RATE_LIMIT_DEMO_ISSUE: 'min=100',
   }
   delete env.RPC_URL
   if (database) env.DATABASE_URL = database.url
