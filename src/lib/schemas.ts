@@ -164,9 +164,32 @@ export const tokenCursor = z
   .object({ after_token_id: tokenId, after_id: z.int().min(1) })
   .meta({ id: 'TokenCursor', example: { after_token_id: '1041', after_id: 1107 } })
 
+/**
+ * A block number as `at_block` takes it (docs/api.md, "Snapshots"): decimal
+ * digits without leading zeros, at most 2^63 - 1 (PostgreSQL's bigint).
+ */
+export const blockNumber = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,18})$/, 'must be a decimal block number (digits only, no leading zeros)')
+  .refine((value) => BigInt(value) < 2n ** 63n, 'must be at most 9223372036854775807')
+
+export const atBlockParam = blockNumber
+  .meta({
+    description:
+      "Extension: the state after this block was applied (a snapshot; decimal block number). Served for confirmed blocks (at most the indexer's confirmed block, `X-Confirmed-Block`) inside the coverage window while coverage is complete; otherwise 400 naming the blocks served. Metadata fields are today's. Pages of a snapshot carry `at_block` in `next_page_params`.",
+  })
+  .optional()
+
 /** Cursor of an owner's holdings. */
 export const ownerCursor = z
-  .object({ after_collection: address, after_token_id: tokenId, after_id: z.int().min(1) })
+  .object({
+    after_collection: address,
+    after_token_id: tokenId,
+    after_id: z.int().min(1),
+    at_block: blockNumber
+      .describe('Extension: present on the pages of a snapshot (`at_block`): keeps the cursor on its block.')
+      .optional(),
+  })
   .meta({
     id: 'OwnerCursor',
     example: {
@@ -180,6 +203,26 @@ export const ownerCursor = z
 export const holderCursor = z.object({ after_balance: tokenId, after_owner: address }).meta({
   id: 'HolderCursor',
   example: { after_balance: '12', after_owner: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8' },
+})
+
+/** Cursor of a collection's holders (GET /v1/collections/{address}/owners): token count descending, then owner. */
+export const collectionOwnerCursor = z
+  .object({
+    after_token_count: z.int().min(1),
+    after_owner: address,
+    at_block: blockNumber
+      .describe('Present on the pages of a snapshot (`at_block`): keeps the cursor on its block.')
+      .optional(),
+  })
+  .meta({
+    id: 'CollectionOwnerCursor',
+    example: { after_token_count: 3, after_owner: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8' },
+  })
+
+/** Cursor of a wallet's collections (GET /v1/owners/{address}/collections). */
+export const ownerCollectionCursor = z.object({ after_collection: address }).meta({
+  id: 'OwnerCollectionCursor',
+  example: { after_collection: '0x5fbdb2315678afecb367f032d93f642f64180aa3' },
 })
 
 /** The page envelope of every list response. */

@@ -210,7 +210,8 @@ export class SimulatedChain {
     blocks: number,
     fill: (
       block: bigint,
-      emit: (t: { collection: Hex; tokenId: bigint; from: Hex; to: Hex }) => void,
+      /** `amount`: an ERC-1155 id/value pair (TransferSingle) moving that many; absent: an ERC-721 transfer. */
+      emit: (t: { collection: Hex; tokenId: bigint; from: Hex; to: Hex; amount?: bigint }) => void,
     ) => void,
     options: { confirmations?: bigint } = {},
   ): Promise<void> {
@@ -236,7 +237,8 @@ export class SimulatedChain {
           transactionHash: txHash,
           logIndex: logIndex++,
           batchIndex: 0,
-          standard: 'ERC721',
+          standard: t.amount === undefined ? 'ERC721' : 'ERC1155',
+          amount: t.amount ?? null,
         })
       })
       rpcBlocks.push({

@@ -246,8 +246,12 @@ export async function selectOwnerTokens(
     rows: number
     /** Default ERC721: the specification's list. */
     standard?: StandardFilter
+    /** Only these collections (distinct; selectOwnerTokensOf). */
+    collections?: string[] | undefined
   },
 ): Promise<NftRow[]> {
+  if (page.collections !== undefined)
+    return selectOwnerTokensOf(db, { ...page, collections: page.collections })
   const standard = page.standard ?? 'ERC721'
   const params: unknown[] = [page.owner]
   // Placeholders only for what a statement uses: PostgreSQL cannot type an unused one.
@@ -296,6 +300,66 @@ export async function selectOwnerTokens(
   const sql = `
     SELECT ${nftColumns(page)}, c.name AS collection_name, c.symbol AS collection_symbol${extended}
       FROM (${ids}) page
+      JOIN tokens t ON t.id = page.id
+      LEFT JOIN collections c ON c.address = t.collection_address
+      ${MEDIA_JOINS}
+     ORDER BY t.collection_address, t.token_id, t.id`
+  const { rows } = await db.pool.query<NftRow>(sql, params)
+  return rows
+}
+
+/**
+ * selectOwnerTokens with a collection filter (`collection=`, docs/api.md,
+ * "Ownership views"): the same order and cursor. The collections at or after
+ * the cursor's are walked one by one (a LATERAL per collection, each one
+ * range of tokens_owner_idx / token_balances_owner_idx starting at the
+ * cursor in the cursor's collection), each at most `rows` entries; the page
+ * is the first `rows` of them. PostgreSQL 15 gives no ordered index scan for
+ * `collection_address = ANY(...)` past the leading column, so this bounds a
+ * page at (collections × rows) index entries whatever its depth.
+ */
+async function selectOwnerTokensOf(
+  db: ReadDb,
+  page: NftColumnOptions & {
+    owner: string
+    after?: { collection: string; tokenId: string; id: number } | undefined
+    rows: number
+    standard?: StandardFilter
+    collections: string[]
+  },
+): Promise<NftRow[]> {
+  const standard = page.standard ?? 'ERC721'
+  const after = page.after
+  const collections = [...new Set(page.collections)].sort().filter((c) => !after || c >= after.collection)
+  if (collections.length === 0) return []
+  // Per collection, the (token_id, id) the walk starts after: the cursor's in its collection, else before any.
+  const tokenIds = collections.map((c) => (after && c === after.collection ? after.tokenId : '-1'))
+  const ids = collections.map((c) => (after && c === after.collection ? after.id : 0))
+  const params: unknown[] = [page.owner, collections, tokenIds, ids, page.rows]
+  const arms: string[] = []
+  if (standard !== 'ERC1155') {
+    const zero = page.owner === ZERO_ADDRESS ? ' AND t.total_supply IS NULL' : ''
+    arms.push(`SELECT p.id, k.c AS collection_address, p.token_id, '1'::numeric AS balance
+      FROM unnest($2::varchar[], $3::numeric[], $4::int8[]) AS k(c, tid, tkid)
+      CROSS JOIN LATERAL (
+        SELECT t.id, t.token_id FROM tokens t
+         WHERE t.current_owner = $1 AND t.collection_address = k.c AND (t.token_id, t.id) > (k.tid, k.tkid)${zero}
+         ORDER BY t.token_id, t.id LIMIT $5) p`)
+  }
+  if (standard !== 'ERC721') {
+    arms.push(`SELECT t.id, k.c AS collection_address, p.token_id, p.balance
+      FROM unnest($2::varchar[], $3::numeric[]) AS k(c, tid)
+      CROSS JOIN LATERAL (
+        SELECT b.token_id, b.balance FROM token_balances b
+         WHERE b.owner = $1 AND b.collection_address = k.c AND b.token_id > k.tid AND b.balance > 0
+         ORDER BY b.token_id LIMIT $5) p
+      JOIN tokens t ON t.collection_address = k.c AND t.token_id = p.token_id`)
+  }
+  const extended = page.withStandard ? ', page.balance::text AS balance' : ''
+  const sql = `
+    SELECT ${nftColumns(page)}, c.name AS collection_name, c.symbol AS collection_symbol${extended}
+      FROM (SELECT * FROM (${arms.join(' UNION ALL ')}) u
+             ORDER BY u.collection_address, u.token_id, u.id LIMIT $5) page
       JOIN tokens t ON t.id = page.id
       LEFT JOIN collections c ON c.address = t.collection_address
       ${MEDIA_JOINS}

@@ -7,6 +7,8 @@ import {
   getCollectionOutput,
   listCollectionsInput,
 } from './collection.schema'
+import { listCollectionOwners } from './collection-owners.handler'
+import { collectionOwnerPage, listCollectionOwnersInput } from './collection-owners.schema'
 import { getCollection, listCollections } from './collections.handler'
 import { getCollectionTraits } from './traits.handler'
 import { getCollectionTraitsInput, getCollectionTraitsOutput } from './traits.schema'
@@ -53,4 +55,18 @@ export const collectionsRouter = createV1Router({
     .input(getCollectionTraitsInput)
     .output(responseSchema(getCollectionTraitsOutput))
     .query(async ({ ctx, input }) => ({ data: await getCollectionTraits(ctx, input) })),
+
+  owners: v1Procedure({
+    scope: 'read:owners',
+    method: 'GET',
+    path: '/v1/collections/{address}/owners',
+    tags: ['Collections'],
+    summary: "A collection's holders, most tokens first",
+    description:
+      "Extension: who holds the collection's tokens and how many, most tokens first, then by owner address (bytewise); page with `after_token_count` + `after_owner` from `next_page_params`. ERC-721: `token_count` is the tokens held. ERC-1155: `token_count` is the token ids of which the owner holds a positive balance, and `balance` the sum of those balances. Serves both standards without the `standard` parameter. With `at_block`: the holders after that block (a snapshot). 404 when the collection is unknown.",
+    errorResponses: [...LIST_ERRORS, 404],
+  })
+    .input(listCollectionOwnersInput)
+    .output(responseSchema(collectionOwnerPage))
+    .query(({ ctx, input }) => listCollectionOwners(ctx, input)),
 })

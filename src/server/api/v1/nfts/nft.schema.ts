@@ -4,6 +4,7 @@ import {
   address,
   afterIdParam,
   afterTokenIdParam,
+  atBlockParam,
   booleanParam,
   decimalString,
   isoDateTime,
@@ -224,6 +225,7 @@ export const getNftInput = z.strictObject({
   tokenId: tokenId.describe('Decimal token id, 1 to 78 digits.'),
   include_metadata: includeMetadataParam,
   standard: standardParam,
+  at_block: atBlockParam,
 })
 export type GetNftInput = z.infer<typeof getNftInput>
 

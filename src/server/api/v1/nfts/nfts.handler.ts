@@ -5,14 +5,18 @@
  * token ids compared as numbers (src/db/queries/tokens.ts).
  */
 
+import { selectCollection } from '@/db/queries/collections'
+import { selectTokenStatesAt } from '@/db/queries/owners'
 import { selectCollectionTokensByRarity } from '@/db/queries/rarity'
 import { type NftRow, selectCollectionTokens, selectToken, selectTokenDocument } from '@/db/queries/tokens'
 import type { StandardParam } from '@/lib/schemas'
+import { snapshotBlock } from '@/server/api/read/at-block'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
 import { buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
 import { assertStandardServed, type Standards, standardsOf } from '@/server/api/read/standard'
 import { historyOf } from '@/server/api/v1/collections/collection-shape'
+import { nftRowAtBlock } from '@/server/api/v1/nfts/nft-at-block'
 import { mediaOrigin, toNft } from '@/server/api/v1/nfts/nft-shape'
 import { ApiError } from '@/server/errors/api-error'
 import type { GetNftInput, ListCollectionNftsInput, Nft, NftMetadata, NftPage } from './nft.schema'
@@ -20,12 +24,18 @@ import { containmentDocuments, traitFilters } from './trait-filter'
 
 export async function getNft(ctx: ReadContext, input: GetNftInput): Promise<Nft> {
   const standards = standardsOf(input.standard)
-  const row = await selectToken(ctx.db, {
-    address: input.address,
-    tokenId: input.tokenId,
-    withDocument: input.include_metadata ?? false,
-    withStandard: standards.extended,
-  })
+  const atBlock = input.at_block
+  const [row, collection, snapshot] = await Promise.all([
+    selectToken(ctx.db, {
+      address: input.address,
+      tokenId: input.tokenId,
+      withDocument: input.include_metadata ?? false,
+      // At a block, the ERC-1155 fields are the block's (nftRowAtBlock).
+      withStandard: standards.extended && atBlock === undefined,
+    }),
+    atBlock === undefined ? undefined : selectCollection(ctx.db, input.address),
+    atBlock === undefined ? undefined : ctx.snapshot(),
+  ])
   if (!row) {
     throw new ApiError('NOT_FOUND', `No token ${input.tokenId} of collection ${input.address} is indexed.`)
   }
@@ -34,7 +44,21 @@ export async function getNft(ctx: ReadContext, input: GetNftInput): Promise<Nft>
     row.collection_standard,
     `Token ${input.tokenId} of collection ${input.address}`,
   )
-  return toNft(row, ctx.config.NETWORK, mediaOrigin(ctx.config), standards.extended)
+  if (atBlock === undefined || !snapshot)
+    return toNft(row, ctx.config.NETWORK, mediaOrigin(ctx.config), standards.extended)
+  // at_block (docs/api.md, "Snapshots"): the token's state after that block, today's metadata.
+  const coverage = collectionCoverage(snapshot, collection ? historyOf(collection) : null)
+  const block = snapshotBlock(atBlock, snapshot, coverage)
+  const [state] = await selectTokenStatesAt(ctx.db, {
+    keys: [{ collection: input.address, tokenId: row.token_id }],
+    block,
+  })
+  if (!state)
+    throw new ApiError(
+      'NOT_FOUND',
+      `Token ${input.tokenId} of collection ${input.address} did not exist yet at block ${atBlock} (no transfer of it up to that block).`,
+    )
+  return toNft(nftRowAtBlock(row, state), ctx.config.NETWORK, mediaOrigin(ctx.config), standards.extended)
 }
 
 /** The document as fetched (token_documents): 404 when the token is unknown or has none. */

@@ -1,0 +1,356 @@
+/**
+ * Ownership views (docs/api.md, "Ownership views"): a collection's holders, a
+ * wallet's collections and transfers, and the snapshots at a past block.
+ *
+ * Current state is read from the derived tables the indexer keeps in step with
+ * the transfers (collection_holders, token_balances), each list a keyset page
+ * on one index range:
+ *  - a collection's holders: collection_holders_count_idx (collection_address,
+ *    token_count DESC, owner);
+ *  - a wallet's collections: collection_holders_owner_idx (owner,
+ *    collection_address);
+ *  - a wallet's transfers: transfers_from_feed_idx and transfers_to_feed_idx
+ *    (address, block_timestamp DESC, id DESC), two ranges merged.
+ *
+ * A snapshot at block B is computed from the canonical transfers with
+ * block_number <= B in chain order — (block_timestamp, block_number, log_index,
+ * batch_index, id), the order the indexer derives current state in
+ * (src/indexer/store/token-state.ts) — so the snapshot at the head is the
+ * current state. Imported rows (block_number 0: history from before the
+ * indexed window whose block is unknown) count at every block, in their time
+ * order. ERC-1155 balances are sums of amounts in minus amounts out.
+ */
+import { ZERO_ADDRESS } from '@/lib/schemas'
+import type { CollectionHistoryRow } from './collections'
+import { MEDIA_JOINS } from './media'
+import type { BeforeKey, ReadDb } from './sql'
+import type { NftColumnOptions, NftRow } from './tokens'
+import { nftColumns } from './tokens'
+import { TRANSFER_COLUMNS, type TransferRow } from './transfers'
+
+/** The chain order of transfers, newest first (as the indexer's rebuild of a token's state). */
+export const CHAIN_ORDER_DESC = `tr.block_timestamp DESC, tr.block_number DESC, tr.log_index DESC,
+  tr.batch_index DESC, tr.id DESC`
+
+// ───────────────────────── current state ─────────────────────────
+
+/** A collection (no row at all: unknown), then one of its holders (owner null when it has none). */
+export interface CollectionOwnerRow extends CollectionHistoryRow {
+  collection_standard: string
+  owner: string | null
+  token_count: number | null
+  /** ERC-1155 collections: the owner's balances summed over the collection's tokens. */
+  balance: string | null
+}
+
+/**
+ * One round trip: the collection (for its standard and coverage) and a page
+ * of its holders, most tokens first, then by owner (bytewise), after the
+ * cursor. Mixed directions have no row comparison: after a cursor the page is
+ * the rest of its count, then the smaller counts, each one range of
+ * collection_holders_count_idx. An ERC-1155 holder's balance is the sum of its
+ * token_balances in the collection (token_balances_owner_idx, one range).
+ */
+export async function selectCollectionOwners(
+  db: ReadDb,
+  page: { address: string; after?: { tokenCount: number; owner: string } | undefined; rows: number },
+): Promise<CollectionOwnerRow[]> {
+  const params: unknown[] = [page.address, page.rows]
+  let holders = `SELECT h.owner, h.token_count FROM collection_holders h
+                  WHERE h.collection_address = $1 AND h.token_count > 0
+                  ORDER BY h.token_count DESC, h.owner LIMIT $2`
+  if (page.after !== undefined) {
+    params.push(page.after.tokenCount, page.after.owner)
+    holders = `SELECT * FROM (
+        (SELECT h.owner, h.token_count FROM collection_holders h
+          WHERE h.collection_address = $1 AND h.token_count = $3::int AND h.owner > $4::varchar
+          ORDER BY h.owner LIMIT $2)
+        UNION ALL
+        (SELECT h.owner, h.token_count FROM collection_holders h
+          WHERE h.collection_address = $1 AND h.token_count > 0 AND h.token_count < $3::int
+          ORDER BY h.token_count DESC, h.owner LIMIT $2)
+      ) q ORDER BY q.token_count DESC, q.owner LIMIT $2`
+  }
+  const { rows } = await db.pool.query<CollectionOwnerRow>(
+    `SELECT c.standard AS collection_standard, c.deploy_block::text AS deploy_block,
+            c.first_seen_block::text AS first_seen_block, p.owner, p.token_count, p.balance
+       FROM collections c
+       LEFT JOIN LATERAL (
+         SELECT h.owner, h.token_count,
+                CASE WHEN c.standard = 'ERC1155' THEN
+                  (SELECT sum(b.balance)::text FROM token_balances b
+                    WHERE b.owner = h.owner AND b.collection_address = $1) END AS balance
+           FROM (${holders}) h
+       ) p ON true
+      WHERE c.address = $1
+      ORDER BY p.token_count DESC, p.owner`,
+    params,
+  )
+  return rows
+}
+
+export interface OwnerCollectionRow {
+  collection_address: string
+  token_count: number
+  name: string | null
+  symbol: string | null
+  standard: string | null
+  /** ERC-1155 collections: the owner's balances summed over the collection's tokens. */
+  balance: string | null
+}
+
+/**
+ * The collections of which `owner` holds a token (ERC-721) or a positive
+ * balance of a token (ERC-1155), by collection address, after the cursor
+ * (collection_holders_owner_idx), with each collection's names and standard.
+ */
+export async function selectOwnerCollections(
+  db: ReadDb,
+  page: { owner: string; after?: string | undefined; rows: number },
+): Promise<OwnerCollectionRow[]> {
+  const params: unknown[] = [page.owner, page.rows]
+  const where = ['h.owner = $1']
+  if (page.after !== undefined) {
+    params.push(page.after)
+    where.push('h.collection_address > $3::varchar')
+  }
+  const { rows } = await db.pool.query<OwnerCollectionRow>(
+    `SELECT h.collection_address, h.token_count, c.name, c.symbol, c.standard,
+            CASE WHEN c.standard = 'ERC1155' THEN
+              (SELECT sum(b.balance)::text FROM token_balances b
+                WHERE b.owner = $1 AND b.collection_address = h.collection_address) END AS balance
+       FROM (SELECT h.collection_address, h.token_count FROM collection_holders h
+              WHERE ${where.join(' AND ')} AND h.token_count > 0
+              ORDER BY h.collection_address LIMIT $2) h
+       LEFT JOIN collections c ON c.address = h.collection_address
+      ORDER BY h.collection_address`,
+    params,
+  )
+  return rows
+}
+
+export type TransferDirection = 'in' | 'out' | 'all'
+
+/**
+ * A wallet's transfers, newest first by (block_timestamp, id), before the
+ * cursor: `out` is one range of transfers_from_feed_idx, `in` one of
+ * transfers_to_feed_idx, `all` both merged, the second leaving out rows whose
+ * from is the wallet (a self-transfer is in both ranges and listed once).
+ * Each range reads at most `rows` entries; then the page's rows by primary key.
+ */
+export async function selectOwnerTransfers(
+  db: ReadDb,
+  page: { owner: string; direction: TransferDirection; before?: BeforeKey | undefined; rows: number },
+): Promise<TransferRow[]> {
+  const params: unknown[] = [page.owner, page.rows]
+  const cursor: string[] = []
+  if (page.before !== undefined) {
+    params.push(page.before.timestamp, page.before.id)
+    cursor.push('(tr.block_timestamp, tr.id) < ($3::timestamptz, $4::int8)')
+  }
+  const arm = (conditions: string[]) =>
+    `SELECT tr.id, tr.block_timestamp FROM transfers tr WHERE ${[...conditions, ...cursor].join(' AND ')}
+      ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $2`
+  const out = arm(['tr.from_address = $1'])
+  const ids =
+    page.direction === 'out'
+      ? out
+      : page.direction === 'in'
+        ? arm(['tr.to_address = $1'])
+        : `SELECT id FROM ((${out}) UNION ALL (${arm(['tr.to_address = $1', 'tr.from_address <> $1'])})) merged
+            ORDER BY block_timestamp DESC, id DESC LIMIT $2`
+  const { rows } = await db.pool.query<TransferRow>(
+    `SELECT ${TRANSFER_COLUMNS} FROM (${ids}) page JOIN transfers tr ON tr.id = page.id
+      ORDER BY tr.block_timestamp DESC, tr.id DESC`,
+    params,
+  )
+  return rows
+}
+
+// ───────────────────────── snapshots at a past block ─────────────────────────
+
+/** One holder of a collection at a block. */
+export interface HolderAtRow {
+  owner: string
+  token_count: number
+  /** ERC-1155 collections: the sum of the owner's balances; null on ERC-721 collections. */
+  balance: string | null
+}
+
+/**
+ * Every holder of a collection after block `block` was applied, most tokens
+ * first, then by owner (bytewise). ERC-721: each token's owner is the
+ * recipient of its last transfer at or before the block (burned: the zero
+ * address, not a holder). ERC-1155: each (token, holder) balance is the sum of
+ * amounts received minus amounts sent; a holder counts the tokens of which its
+ * balance is positive. One pass over the collection's transfers up to the
+ * block (the snapshot's cost: docs/database.md, "Snapshots").
+ */
+export async function selectCollectionOwnersAt(
+  db: ReadDb,
+  q: { address: string; block: bigint; multi: boolean },
+): Promise<HolderAtRow[]> {
+  const sql = q.multi
+    ? `WITH moves AS (
+         SELECT tr.token_id, tr.to_address AS owner, coalesce(tr.amount, 1) AS amount FROM transfers tr
+          WHERE tr.collection_address = $1 AND tr.block_number <= $2 AND tr.to_address <> $3
+         UNION ALL
+         SELECT tr.token_id, tr.from_address, -coalesce(tr.amount, 1) FROM transfers tr
+          WHERE tr.collection_address = $1 AND tr.block_number <= $2 AND tr.from_address <> $3
+       ), held AS (
+         SELECT owner, token_id, sum(amount) AS balance FROM moves
+          GROUP BY owner, token_id HAVING sum(amount) > 0
+       )
+       SELECT owner, count(*)::int AS token_count, sum(balance)::text AS balance
+         FROM held GROUP BY owner ORDER BY token_count DESC, owner`
+    : `SELECT last.owner, count(*)::int AS token_count, NULL::text AS balance
+         FROM (SELECT DISTINCT ON (tr.token_id) tr.to_address AS owner FROM transfers tr
+                WHERE tr.collection_address = $1 AND tr.block_number <= $2
+                ORDER BY tr.token_id, ${CHAIN_ORDER_DESC}) last
+        WHERE last.owner <> $3
+        GROUP BY last.owner ORDER BY token_count DESC, last.owner`
+  const { rows } = await db.pool.query<HolderAtRow>(sql, [q.address, q.block.toString(), ZERO_ADDRESS])
+  return rows
+}
+
+/** One token a wallet held at a block. */
+export interface HoldingAtRow {
+  /** tokens.id: the cursor's tie-breaker, as in the current holdings. */
+  id: string
+  collection_address: string
+  token_id: string
+  /** ERC-721: '1'; ERC-1155: the wallet's balance at the block. */
+  balance: string
+}
+
+/**
+ * The tokens `owner` held after block `block` was applied, ordered by
+ * (collection_address, token_id, id) as the current holdings. ERC-721 (unless
+ * `standard` is ERC1155): the tokens the wallet received at or before the
+ * block (transfers_to_feed_idx) whose last transfer up to the block went to it
+ * (transfers_token_feed_idx, per token). ERC-1155 (unless `standard` is
+ * ERC721): the wallet's amounts in minus out per token (both wallet indexes),
+ * positive sums only; the zero address holds none.
+ */
+export async function selectOwnerHoldingsAt(
+  db: ReadDb,
+  q: { owner: string; block: bigint; standard: 'ERC721' | 'ERC1155' | 'all' },
+): Promise<HoldingAtRow[]> {
+  const arms: string[] = []
+  if (q.standard !== 'ERC1155')
+    arms.push(`SELECT k.collection_address, k.token_id, 1::numeric AS balance
+        FROM (SELECT DISTINCT tr.collection_address, tr.token_id FROM transfers tr
+               WHERE tr.to_address = $1 AND tr.block_number <= $2 AND tr.amount IS NULL) k
+       CROSS JOIN LATERAL (
+         SELECT tr.to_address FROM transfers tr
+          WHERE tr.collection_address = k.collection_address AND tr.token_id = k.token_id
+            AND tr.block_number <= $2
+          ORDER BY ${CHAIN_ORDER_DESC} LIMIT 1) last
+       WHERE last.to_address = $1`)
+  if (q.standard !== 'ERC721' && q.owner !== ZERO_ADDRESS)
+    arms.push(`SELECT m.collection_address, m.token_id, sum(m.amount) AS balance FROM (
+         SELECT tr.collection_address, tr.token_id, tr.amount FROM transfers tr
+          WHERE tr.to_address = $1 AND tr.block_number <= $2 AND tr.amount IS NOT NULL
+         UNION ALL
+         SELECT tr.collection_address, tr.token_id, -tr.amount FROM transfers tr
+          WHERE tr.from_address = $1 AND tr.block_number <= $2 AND tr.amount IS NOT NULL
+       ) m GROUP BY m.collection_address, m.token_id HAVING sum(m.amount) > 0`)
+  if (arms.length === 0) return []
+  const { rows } = await db.pool.query<HoldingAtRow>(
+    `SELECT t.id::text AS id, h.collection_address, h.token_id::text AS token_id, h.balance::text AS balance
+       FROM (${arms.join(' UNION ALL ')}) h
+       JOIN tokens t ON t.collection_address = h.collection_address AND t.token_id = h.token_id
+      ORDER BY h.collection_address, h.token_id, t.id`,
+    [q.owner, q.block.toString()],
+  )
+  return rows
+}
+
+/** A token's state after a block, from its own transfers up to that block. */
+export interface TokenStateAtRow {
+  collection_address: string
+  token_id: string
+  /** Transfers of the token up to the block; 0: the token did not exist yet. */
+  transfer_count: number
+  /** Recipient of the last transfer up to the block (ERC-721: the owner, the zero address once burned). */
+  last_to: string | null
+  /** ERC-1155 tokens (rows with an amount): minted minus burned up to the block; null on ERC-721 tokens. */
+  total_supply: string | null
+  /** ERC-1155 tokens: holders with a positive balance at the block. */
+  holder_count: number | null
+  /** ERC-1155 tokens: the holder of the whole supply at the block, when one holds it. */
+  sole_holder: string | null
+}
+
+/**
+ * The state of each given token after block `block`: one statement over the
+ * tokens' own transfers up to the block (transfers_token_feed_idx, one range
+ * per token). A token without a transfer up to the block has no row.
+ */
+export async function selectTokenStatesAt(
+  db: ReadDb,
+  q: { keys: Array<{ collection: string; tokenId: string }>; block: bigint },
+): Promise<TokenStateAtRow[]> {
+  if (q.keys.length === 0) return []
+  const { rows } = await db.pool.query<TokenStateAtRow>(
+    `WITH k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[]) AS k(c, id)),
+     h AS (
+       SELECT tr.collection_address, tr.token_id, tr.from_address, tr.to_address, tr.amount,
+              row_number() OVER (PARTITION BY tr.collection_address, tr.token_id ORDER BY ${CHAIN_ORDER_DESC}) AS rn
+         FROM k JOIN transfers tr ON tr.collection_address = k.c AND tr.token_id = k.id
+        WHERE tr.block_number <= $3
+     ),
+     balances AS (
+       SELECT m.collection_address, m.token_id, m.owner, sum(m.amount) AS balance FROM (
+         SELECT collection_address, token_id, to_address AS owner, amount FROM h
+          WHERE amount IS NOT NULL AND to_address <> $4
+         UNION ALL
+         SELECT collection_address, token_id, from_address, -amount FROM h
+          WHERE amount IS NOT NULL AND from_address <> $4
+       ) m GROUP BY m.collection_address, m.token_id, m.owner HAVING sum(m.amount) > 0
+     ),
+     holders AS (
+       SELECT collection_address, token_id, count(*)::int AS holder_count,
+              min(owner) AS some_owner, sum(balance) AS held
+         FROM balances GROUP BY collection_address, token_id
+     ),
+     tokens_at AS (
+       SELECT collection_address, token_id, count(*)::int AS transfer_count,
+              min(to_address) FILTER (WHERE rn = 1) AS last_to,
+              bool_or(amount IS NOT NULL) AS multi,
+              coalesce(sum(amount) FILTER (WHERE from_address = $4), 0)
+                - coalesce(sum(amount) FILTER (WHERE to_address = $4), 0) AS supply
+         FROM h GROUP BY collection_address, token_id
+     )
+     SELECT s.collection_address, s.token_id::text AS token_id, s.transfer_count, s.last_to,
+            CASE WHEN s.multi THEN s.supply::text END AS total_supply,
+            CASE WHEN s.multi THEN coalesce(o.holder_count, 0) END AS holder_count,
+            CASE WHEN s.multi AND o.holder_count = 1 AND o.held = s.supply THEN o.some_owner END AS sole_holder
+       FROM tokens_at s
+       LEFT JOIN holders o ON o.collection_address = s.collection_address AND o.token_id = s.token_id`,
+    [q.keys.map((k) => k.collection), q.keys.map((k) => k.tokenId), q.block.toString(), ZERO_ADDRESS],
+  )
+  return rows
+}
+
+/**
+ * Tokens by their ids (a snapshot page), with the collection's names, in
+ * (collection_address, token_id, id) order: today's metadata, the caller puts
+ * the state at the block in.
+ */
+export async function selectTokensByIds(
+  db: ReadDb,
+  q: NftColumnOptions & { ids: string[] },
+): Promise<NftRow[]> {
+  if (q.ids.length === 0) return []
+  const { rows } = await db.pool.query<NftRow>(
+    `SELECT ${nftColumns(q)}, c.name AS collection_name, c.symbol AS collection_symbol
+       FROM tokens t
+       LEFT JOIN collections c ON c.address = t.collection_address
+       ${MEDIA_JOINS}
+      WHERE t.id = ANY($1::int8[])
+      ORDER BY t.collection_address, t.token_id, t.id`,
+    [q.ids],
+  )
+  return rows
+}

@@ -1,0 +1,114 @@
+/**
+ * Snapshots at a past block (docs/api.md, "Ownership views", "Snapshots"):
+ * each one is computed once per (kind, collection or owner, block) and kept
+ * in this process as a sorted array, so the pages of a snapshot are binary
+ * searches for the cursor, not a recomputation. A snapshot is at a confirmed
+ * block, so it never changes: it stays valid until evicted, and nothing is
+ * written to the database (read replicas serve it like any read).
+ *
+ * Bounded by the total number of entries (rows) held across snapshots,
+ * SNAPSHOT_CACHE_ENTRIES; least recently used snapshots are evicted first. A
+ * snapshot larger than the bound is computed for each page and not kept.
+ * Single flight: requests for a snapshot being computed wait for that one
+ * computation. A failed computation is not kept.
+ *
+ * Written here rather than taken from lru-cache: a Map keeps insertion
+ * order, so least-recently-used eviction by total size plus single flight is
+ * these few lines, with no runtime dependency added for them.
+ */
+
+/** Entries (holders or tokens) kept across all snapshots of one process: about 100 bytes each. */
+export const SNAPSHOT_CACHE_ENTRIES = 1_000_000
+
+interface Slot<T> {
+  value: Promise<T[]>
+  /** Entries held, once computed (0 while computing). */
+  size: number
+}
+
+export class SnapshotCache {
+  private readonly slots = new Map<string, Slot<unknown>>()
+  private total = 0
+
+  constructor(readonly maxEntries = SNAPSHOT_CACHE_ENTRIES) {}
+
+  /** Entries held now. */
+  get entries(): number {
+    return this.total
+  }
+
+  /** Snapshots held or being computed. */
+  get size(): number {
+    return this.slots.size
+  }
+
+  /** The snapshot under `key`, computed by `compute` when not held. */
+  get<T>(key: string, compute: () => Promise<T[]>): Promise<T[]> {
+    const hit = this.slots.get(key) as Slot<T> | undefined
+    if (hit) {
+      // Most recently used: to the end of the Map's order.
+      this.slots.delete(key)
+      this.slots.set(key, hit)
+      return hit.value
+    }
+    const slot: Slot<T> = { value: compute(), size: 0 }
+    this.slots.set(key, slot as Slot<unknown>)
+    slot.value.then(
+      (rows) => {
+        if (this.slots.get(key) !== slot) return
+        if (rows.length > this.maxEntries) {
+          this.slots.delete(key)
+          return
+        }
+        slot.size = rows.length
+        this.total += rows.length
+        this.evict()
+      },
+      () => {
+        if (this.slots.get(key) === slot) this.slots.delete(key)
+      },
+    )
+    return slot.value
+  }
+
+  private evict() {
+    for (const [key, slot] of this.slots) {
+      if (this.total <= this.maxEntries) return
+      if (slot.size === 0) continue // still computing: not counted yet
+      this.slots.delete(key)
+      this.total -= slot.size
+    }
+  }
+
+  clear() {
+    this.slots.clear()
+    this.total = 0
+  }
+}
+
+const caches = new WeakMap<object, SnapshotCache>()
+
+/** The snapshot cache of one database (a pool): tests run several databases in one process. */
+export function snapshotCache(pool: object): SnapshotCache {
+  let cache = caches.get(pool)
+  if (!cache) {
+    cache = new SnapshotCache()
+    caches.set(pool, cache)
+  }
+  return cache
+}
+
+/**
+ * The index of the first element of sorted `items` for which `isAfter` holds
+ * (every element after the cursor), by binary search; items.length when none.
+ */
+export function firstAfter<T>(items: readonly T[], isAfter: (item: T) => boolean): number {
+  let lo = 0
+  let hi = items.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (isAfter(items[mid]!)) hi = mid
+    else lo = mid + 1
+  }
+  return lo
+}
