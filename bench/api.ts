@@ -532,6 +532,30 @@ async function ownershipCases(
       () => `/v1/collections/${BIG}/owners?at_block=${block}&${ownersCursor(ownersAt.row)}`,
     ),
   )
+  // An ERC-1155 collection's holders at the block: EDITION (its edition held by 20,000 wallets).
+  const editionAt = await at(
+    `SELECT owner, count(*)::int AS token_count FROM (
+       SELECT owner, token_id FROM (
+         SELECT token_id, to_address AS owner, amount AS v FROM transfers
+          WHERE collection_address = $1 AND block_number <= $2 AND to_address <> '${ZERO_ADDRESS}'
+         UNION ALL
+         SELECT token_id, from_address, -amount FROM transfers
+          WHERE collection_address = $1 AND block_number <= $2 AND from_address <> '${ZERO_ADDRESS}') m
+        GROUP BY owner, token_id HAVING sum(v) > 0) h
+      GROUP BY owner ORDER BY token_count DESC, owner`,
+    [EDITION, block.toString()],
+  )
+  cases.push(
+    withDeep(
+      {
+        name: 'GET /v1/collections/{address}/owners?at_block= (ERC-1155)',
+        first: `/v1/collections/${EDITION}/owners?at_block=${block}`,
+        snapshot: true,
+      },
+      editionAt,
+      () => `/v1/collections/${EDITION}/owners?at_block=${block}&${ownersCursor(editionAt.row)}`,
+    ),
+  )
   // The whale never moves a token (bench/seed.ts): its holdings at the block are its tokens minted by then.
   const holdingsAt = await at(
     `SELECT collection_address, token_id::text, id::text FROM tokens
