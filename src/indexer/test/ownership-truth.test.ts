@@ -544,6 +544,7 @@ describe('ownership views against the chain', () => {
     expect(blocks.size).toBe(12)
     let holdersSeen = 0
     let burnedSeen = 0
+    let editionsSeen = 0
     for (const at of [...blocks].sort((a, b) => (a < b ? -1 : 1))) {
       const state = await chainStateAt(at, logs)
       for (const collection of [apes, birds, editions]) {
@@ -558,9 +559,15 @@ describe('ownership views against the chain', () => {
           await holdingsAt(wallet, at, false),
           note(`ERC-721 holdings of ${wallet} at block ${at}`),
         ).toEqual(expectedHoldings(state, wallet, false))
+        const all = expectedHoldings(state, wallet, true)
         expect(await holdingsAt(wallet, at, true), note(`all holdings of ${wallet} at block ${at}`)).toEqual(
-          expectedHoldings(state, wallet, true),
+          all,
         )
+        // With `collection=` (two of the three): the snapshot's pages of those collections only.
+        expect(
+          await holdingsAt(wallet, at, true, `&collection=${editions}&collection=${birds}`),
+          note(`holdings of ${wallet} in two collections at block ${at}`),
+        ).toEqual(all.filter((h) => !h.startsWith(`${apes}:`)))
       }
       for (const collection of [apes, birds]) {
         for (const id of ids721.get(collection)!) {
@@ -584,12 +591,49 @@ describe('ownership views against the chain', () => {
             expect(reply.status, note(`${key} at ${at} (not minted yet): ${reply.text}`)).toBe(404)
             expect(reply.body.error.code).toBe('NOT_FOUND')
           }
+          if (reply.status === 200)
+            expect(reply.body.data.transfer_count, note(`${key} at ${at}: transfer_count`)).toBe(
+              logs.filter((t) => `${t.collection}:${t.tokenId}` === key && BigInt(t.blockNumber) <= at)
+                .length,
+            )
         }
+      }
+      // ERC-1155 ids (with `standard`): supply, holders and the sole holder at the block.
+      for (const id of IDS_1155) {
+        const reply = await call(`/v1/nfts/${editions}/${id}?at_block=${at}&standard=all`)
+        const rows = logs.filter(
+          (t) => t.collection === editions && t.tokenId === id.toString() && BigInt(t.blockNumber) <= at,
+        )
+        if (rows.length === 0) {
+          expect(reply.status, note(`${editions}:${id} at ${at} (not minted yet): ${reply.text}`)).toBe(404)
+          continue
+        }
+        const held = [...state.balances].filter(([k]) => k.startsWith(`${id}:`))
+        const supply = held.reduce((sum, [, b]) => sum + b, 0n)
+        if (held.length > 1) editionsSeen++
+        expect(reply.status, note(`${editions}:${id} at ${at}: ${reply.text}`)).toBe(200)
+        expect(
+          {
+            total_supply: reply.body.data.total_supply,
+            holder_count: reply.body.data.holder_count,
+            is_burned: reply.body.data.is_burned,
+            current_owner: reply.body.data.current_owner,
+            transfer_count: reply.body.data.transfer_count,
+          },
+          note(`${editions}:${id} at ${at}`),
+        ).toEqual({
+          total_supply: supply.toString(),
+          holder_count: held.length,
+          is_burned: supply === 0n,
+          current_owner: held.length === 1 ? held[0]![0].split(':')[1] : null,
+          transfer_count: rows.length,
+        })
       }
     }
     // Not vacuous: the blocks saw holders and burned tokens.
     expect(holdersSeen).toBeGreaterThan(100)
     expect(burnedSeen).toBeGreaterThan(0)
+    expect(editionsSeen).toBeGreaterThan(12)
   }, 300_000)
 
   it('without at_block: holders, holdings, collections and transfers equal the chain now', async () => {
