@@ -12,6 +12,7 @@ test('docs show the guide and the OpenAPI reference', async ({ page }) => {
     'Errors and retries',
     'TypeScript client',
     'ERC-1155',
+    'Ownership views (extension)',
   ]) {
     await expect(page.getByRole('heading', { name: heading, level: 2 })).toBeVisible()
   }
@@ -19,6 +20,7 @@ test('docs show the guide and the OpenAPI reference', async ({ page }) => {
   await expect(
     page.locator('#erc1155').getByText('/v1/nfts/{address}/{tokenId}/owners').first(),
   ).toBeVisible()
+  await expect(page.locator('#ownership').getByText('/v1/collections/{address}/owners').first()).toBeVisible()
   // The client is the package, installed from the repository, not a path inside it.
   const client = page.locator('#client')
   await expect(client.getByText("from '@nft-data-service/client'", { exact: false })).toBeVisible()

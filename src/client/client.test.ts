@@ -105,6 +105,36 @@ describe('lists', () => {
         { address: c.pioneers, tokenId: '4' },
       ],
       ['/v1/activity', '/v1/activity', { limit: '4', event_type: 'mint' }, {}],
+      [
+        '/v1/collections/{address}/owners',
+        `/v1/collections/${c.pioneers}/owners`,
+        { limit: '1' },
+        { address: c.pioneers },
+      ],
+      [
+        '/v1/collections/{address}/owners',
+        `/v1/collections/${c.pioneers}/owners`,
+        { limit: '1', at_block: '104' },
+        { address: c.pioneers },
+      ],
+      [
+        '/v1/owners/{address}/nfts',
+        `/v1/owners/${people.alice}/nfts`,
+        { limit: '2', at_block: '102' },
+        { address: people.alice },
+      ],
+      [
+        '/v1/owners/{address}/collections',
+        `/v1/owners/${people.alice}/collections`,
+        { limit: '1' },
+        { address: people.alice },
+      ],
+      [
+        '/v1/owners/{address}/transfers',
+        `/v1/owners/${people.alice}/transfers`,
+        { limit: '2', direction: 'out' },
+        { address: people.alice },
+      ],
     ]
     for (const [template, concrete, query, path] of lists) {
       const manual = await manualWalk(concrete, query)
@@ -122,6 +152,44 @@ describe('lists', () => {
     }
     const mints = await collect(client.items('/v1/activity', { query: { limit: 4, event_type: 'mint' } }))
     expect(mints.every((e) => e.event_type === 'mint')).toBe(true)
+  })
+
+  it('walks the ownership views with their filters: snapshots stay on their block, collections repeat', async () => {
+    // A snapshot's pages carry at_block: every page is of block 102, where bob held pioneers 2, 4, … 12.
+    const held = await collect(
+      client.items('/v1/owners/{address}/nfts', {
+        path: { address: people.bob },
+        query: { limit: 2, at_block: '102' },
+      }),
+    )
+    expect(held.filter((n) => n.collection_address === c.pioneers).map((n) => n.token_id)).toEqual([
+      '2',
+      '4',
+      '6',
+      '8',
+      '10',
+      '12',
+    ])
+    const pages = await collect(
+      client.pages('/v1/collections/{address}/owners', {
+        path: { address: c.pioneers },
+        query: { limit: 1, at_block: '101' },
+      }),
+    )
+    // Six tokens each: ties ordered by owner address.
+    expect(pages.map((p) => p.data.map((h) => [h.owner, h.token_count]))).toEqual(
+      [people.alice, people.bob].sort().map((owner) => [[owner, 6]]),
+    )
+    expect(pages[0]!.pagination.next_page_params?.at_block).toBe('101')
+    // A repeated collection parameter, kept on every page.
+    const only = await collect(
+      client.items('/v1/owners/{address}/nfts', {
+        path: { address: people.alice },
+        query: { limit: 1, collection: [c.glyphs, c.percent] },
+      }),
+    )
+    expect(new Set(only.map((n) => n.collection_address))).toEqual(new Set([c.glyphs]))
+    expect(only.length).toBe(3)
   })
 })
 

@@ -48,6 +48,8 @@ export type Nft = components['schemas']['Nft']
 export type Transfer = components['schemas']['Transfer']
 export type IndexerStatus = components['schemas']['IndexerStatus']
 export type DemoToken = components['schemas']['DemoToken']
+export type CollectionOwner = components['schemas']['CollectionOwner']
+export type OwnerCollection = components['schemas']['OwnerCollection']
 export type { ActivityItem }
 
 export interface NftDataClientOptions {

@@ -6,6 +6,7 @@
 export {
   type ActivityItem,
   type Collection,
+  type CollectionOwner,
   createNftDataClient,
   type DemoToken,
   type IndexerStatus,
@@ -14,6 +15,7 @@ export {
   type Nft,
   type NftDataClient,
   type NftDataClientOptions,
+  type OwnerCollection,
   type ReadPath,
   type RequestOptions,
   type ResponseOf,

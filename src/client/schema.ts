@@ -138,6 +138,34 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/collections/{address}/owners': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * A collection's holders, most tokens first
+     * @description Extension: who holds the collection's tokens and how many, most tokens first, then by owner address (bytewise); page with `after_token_count` + `after_owner` from `next_page_params`. ERC-721: `token_count` is the tokens held. ERC-1155: `token_count` is the token ids of which the owner holds a positive balance, and `balance` the sum of those balances. Serves both standards without the `standard` parameter. With `at_block`: the holders after that block (a snapshot). 404 when the collection is unknown.
+     *
+     *     Requires scope: `read:owners`.
+     */
+    get: operations['collections-owners']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    /**
+     * A collection's holders, most tokens first (HEAD)
+     * @description Answers the same status and headers as GET /v1/collections/{address}/owners, with no body.
+     *
+     *     Requires scope: `read:owners`.
+     */
+    head: operations['collections-owners-head']
+    patch?: never
+    trace?: never
+  }
   '/v1/nfts/{address}/{tokenId}': {
     parameters: {
       query?: never
@@ -259,7 +287,7 @@ export interface paths {
     }
     /**
      * Tokens an address holds
-     * @description Tokens whose current owner is the address, ordered across collections by collection address, then numeric token id. There is no collection filter: page until a match appears or `has_more` is false. A burned token belongs to the zero address, so it leaves its last holder's list; check `is_burned` all the same when deciding current holdings. Extension: `standard=ERC1155` or `all` lists (also) the ERC-1155 tokens the address holds a positive balance of, in the same order, each with its `balance`.
+     * @description Tokens whose current owner is the address, ordered across collections by collection address, then numeric token id. A burned token belongs to the zero address, so it leaves its last holder's list; check `is_burned` all the same when deciding current holdings. Extension: `standard=ERC1155` or `all` lists (also) the ERC-1155 tokens the address holds a positive balance of, in the same order, each with its `balance`. Extension: `collection` (repeatable, up to 100) keeps only those collections' tokens; `at_block` lists the tokens held after that block (a snapshot: each token's owner, burned state, transfer count and balance at that block, its metadata as today).
      *
      *     Requires scope: `read:owners`.
      */
@@ -275,6 +303,62 @@ export interface paths {
      *     Requires scope: `read:owners`.
      */
     head: operations['owners-nfts-head']
+    patch?: never
+    trace?: never
+  }
+  '/v1/owners/{address}/collections': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Collections an address holds tokens of
+     * @description Extension: the collections of which the address holds a token (ERC-721) or a positive balance of a token id (ERC-1155), by collection address; page with `after_collection` from `next_page_params`. Each with the collection's name, symbol and `contract_type`, the `token_count` held and, for ERC-1155, the `balance` summed over its token ids. Serves both standards without the `standard` parameter.
+     *
+     *     Requires scope: `read:owners`.
+     */
+    get: operations['owners-collections']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    /**
+     * Collections an address holds tokens of (HEAD)
+     * @description Answers the same status and headers as GET /v1/owners/{address}/collections, with no body.
+     *
+     *     Requires scope: `read:owners`.
+     */
+    head: operations['owners-collections-head']
+    patch?: never
+    trace?: never
+  }
+  '/v1/owners/{address}/transfers': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * An address's transfers in and out, newest first
+     * @description Extension: canonical transfers from or to the address (a transfer from the address to itself once), newest first; inside one block the later log comes first. `direction=in` or `out` keeps one side. Page with `before_timestamp` + `before_id` from `next_page_params`. Serves both standards without the `standard` parameter: every record carries `amount` ('1' on ERC-721 rows). Mints are the zero address's transfers out, burns its transfers in.
+     *
+     *     Requires scope: `read:transfers`.
+     */
+    get: operations['owners-transfers']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    /**
+     * An address's transfers in and out, newest first (HEAD)
+     * @description Answers the same status and headers as GET /v1/owners/{address}/transfers, with no body.
+     *
+     *     Requires scope: `read:transfers`.
+     */
+    head: operations['owners-transfers-head']
     patch?: never
     trace?: never
   }
@@ -776,6 +860,42 @@ export interface components {
       /** @description Tokens with this value. */
       token_count: number
     }
+    CollectionOwnerPage: {
+      data: components['schemas']['CollectionOwner'][]
+      pagination: {
+        /** @description The page size used. */
+        limit: number
+        has_more: boolean
+        /** @description Present only when has_more is true: copy every key and value into the next request, keeping the other filters. Opaque; valid only on this endpoint. */
+        next_page_params?: components['schemas']['CollectionOwnerCursor']
+      }
+      coverage: components['schemas']['Coverage']
+    }
+    /**
+     * @example {
+     *       "owner": "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+     *       "token_count": 3
+     *     }
+     */
+    CollectionOwner: {
+      owner: string
+      /** @description ERC-721: the collection's tokens the owner holds; ERC-1155: the collection's token ids of which the owner holds a positive balance. */
+      token_count: number
+      /** @description ERC-1155 collections only: the sum of the owner's balances over the collection's token ids. */
+      balance?: string
+    }
+    /**
+     * @example {
+     *       "after_token_count": 3,
+     *       "after_owner": "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"
+     *     }
+     */
+    CollectionOwnerCursor: {
+      after_token_count: number
+      after_owner: string
+      /** @description Present on the pages of a snapshot (`at_block`): keeps the cursor on its block. */
+      at_block?: string
+    }
     /**
      * @example {
      *       "collection_address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
@@ -1017,8 +1137,55 @@ export interface components {
       after_collection: string
       after_token_id: string
       after_id: number
+      /** @description Extension: present on the pages of a snapshot (`at_block`): keeps the cursor on its block. */
+      at_block?: string
     }
-    TransferPage: {
+    OwnerCollectionPage: {
+      data: components['schemas']['OwnerCollection'][]
+      pagination: {
+        /** @description The page size used. */
+        limit: number
+        has_more: boolean
+        /** @description Present only when has_more is true: copy every key and value into the next request, keeping the other filters. Opaque; valid only on this endpoint. */
+        next_page_params?: components['schemas']['OwnerCollectionCursor']
+      }
+      coverage: components['schemas']['Coverage']
+    }
+    /**
+     * @example {
+     *       "collection": {
+     *         "address": "0x5fbdb2315678afecb367f032d93f642f64180aa3",
+     *         "name": "Genesis Pioneers",
+     *         "symbol": "PION",
+     *         "contract_type": "ERC721"
+     *       },
+     *       "token_count": 3
+     *     }
+     */
+    OwnerCollection: {
+      collection: {
+        address: string
+        /** @description name() as read from the contract; '' when none is known. */
+        name: string
+        /** @description symbol() as read from the contract; '' when none is known. */
+        symbol: string
+        /** @enum {string} */
+        contract_type: 'ERC721' | 'ERC1155'
+      }
+      /** @description ERC-721: tokens of the collection the wallet holds; ERC-1155: the collection's token ids of which it holds a positive balance. */
+      token_count: number
+      /** @description ERC-1155 collections only: the sum of the wallet’s balances over the collection’s token ids. */
+      balance?: string
+    }
+    /**
+     * @example {
+     *       "after_collection": "0x5fbdb2315678afecb367f032d93f642f64180aa3"
+     *     }
+     */
+    OwnerCollectionCursor: {
+      after_collection: string
+    }
+    OwnerTransferPage: {
       data: components['schemas']['Transfer'][]
       pagination: {
         /** @description The page size used. */
@@ -1073,6 +1240,17 @@ export interface components {
       confirmations: number | null
       /** @description Extension, with `standard` only: how many of the token moved — ERC-1155: the value of the id/value pair (each pair of a TransferBatch is its own record, `batch_index` its position in the batch); ERC-721: '1'. */
       amount?: string
+    }
+    TransferPage: {
+      data: components['schemas']['Transfer'][]
+      pagination: {
+        /** @description The page size used. */
+        limit: number
+        has_more: boolean
+        /** @description Present only when has_more is true: copy every key and value into the next request, keeping the other filters. Opaque; valid only on this endpoint. */
+        next_page_params?: components['schemas']['TimeCursor']
+      }
+      coverage: components['schemas']['Coverage']
     }
     ActivityPage: {
       data: components['schemas']['ActivityItem'][]
@@ -2844,11 +3022,396 @@ export interface operations {
       }
     }
   }
+  'collections-owners': {
+    parameters: {
+      query?: {
+        limit?: number
+        after_token_count?: number
+        after_owner?: string
+        at_block?: string
+      }
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Contract address, lowercase. */
+        address: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['CollectionOwnerPage']
+        }
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "INVALID_ARGUMENT",
+           *         "message": "limit: must be at most 100",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "UNAUTHORIZED",
+           *         "message": "A bearer credential is required. Send Authorization: Bearer <API key or demo token>.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "FORBIDDEN",
+           *         "message": "This credential lacks the scope 'read:owners' that this endpoint needs.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "NOT_FOUND",
+           *         "message": "There is no endpoint at /v1/collections/{address}/owners.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "RATE_LIMITED",
+           *         "message": "Rate limit exceeded for this API key: at most 5 requests per second. Retry after 1 s.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "SERVICE_UNAVAILABLE",
+           *         "message": "The database is unavailable; retry with backoff.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+    }
+  }
+  'collections-owners-head': {
+    parameters: {
+      query?: {
+        limit?: number
+        after_token_count?: number
+        after_owner?: string
+        at_block?: string
+      }
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Contract address, lowercase. */
+        address: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response. No body. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. No body. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. No body. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. No body. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Unknown resource (`NOT_FOUND`). Not retried unchanged. No body. */
+      404: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. No body. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. No body. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
   'nfts-get': {
     parameters: {
       query?: {
         include_metadata?: boolean
         standard?: 'ERC721' | 'ERC1155' | 'all'
+        at_block?: string
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -3077,6 +3640,7 @@ export interface operations {
       query?: {
         include_metadata?: boolean
         standard?: 'ERC721' | 'ERC1155' | 'all'
+        at_block?: string
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -4401,6 +4965,8 @@ export interface operations {
         after_id?: number
         include_metadata?: boolean
         standard?: 'ERC721' | 'ERC1155' | 'all'
+        collection?: string[]
+        at_block?: string
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -4602,6 +5168,8 @@ export interface operations {
         after_id?: number
         include_metadata?: boolean
         standard?: 'ERC721' | 'ERC1155' | 'all'
+        collection?: string[]
+        at_block?: string
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -4609,6 +5177,684 @@ export interface operations {
       }
       path: {
         /** @description Owner address, lowercase. */
+        address: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response. No body. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. No body. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. No body. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. No body. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. No body. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. No body. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  'owners-collections': {
+    parameters: {
+      query?: {
+        limit?: number
+        after_collection?: string
+      }
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Owner address, lowercase. */
+        address: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['OwnerCollectionPage']
+        }
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "INVALID_ARGUMENT",
+           *         "message": "limit: must be at most 100",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "UNAUTHORIZED",
+           *         "message": "A bearer credential is required. Send Authorization: Bearer <API key or demo token>.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "FORBIDDEN",
+           *         "message": "This credential lacks the scope 'read:owners' that this endpoint needs.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "RATE_LIMITED",
+           *         "message": "Rate limit exceeded for this API key: at most 5 requests per second. Retry after 1 s.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "SERVICE_UNAVAILABLE",
+           *         "message": "The database is unavailable; retry with backoff.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+    }
+  }
+  'owners-collections-head': {
+    parameters: {
+      query?: {
+        limit?: number
+        after_collection?: string
+      }
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Owner address, lowercase. */
+        address: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response. No body. */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. No body. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. No body. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. No body. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. No body. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. No body. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+    }
+  }
+  'owners-transfers': {
+    parameters: {
+      query?: {
+        limit?: number
+        before_timestamp?: number
+        before_id?: number
+        direction?: 'in' | 'out' | 'all'
+      }
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Wallet address, lowercase. */
+        address: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Successful response */
+      200: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['OwnerTransferPage']
+        }
+      }
+      /** @description Not modified: `If-None-Match` matched the current ETag. No body. */
+      304: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          ETag: components['headers']['ETag']
+          'X-Chain-Head': components['headers']['X-Chain-Head']
+          'X-Confirmed-Block': components['headers']['X-Confirmed-Block']
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "INVALID_ARGUMENT",
+           *         "message": "limit: must be at most 100",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description Missing, malformed, expired or revoked credential (`UNAUTHORIZED`). Not retried unchanged. */
+      401: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "UNAUTHORIZED",
+           *         "message": "A bearer credential is required. Send Authorization: Bearer <API key or demo token>.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description The credential lacks the scope, or the origin is not allowed (`FORBIDDEN`). Not retried unchanged. */
+      403: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "FORBIDDEN",
+           *         "message": "This credential lacks the scope 'read:transfers' that this endpoint needs.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. */
+      429: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          'RateLimit-Reset': components['headers']['RateLimit-Reset']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "RATE_LIMITED",
+           *         "message": "Rate limit exceeded for this API key: at most 5 requests per second. Retry after 1 s.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+      /** @description A dependency is unavailable (`SERVICE_UNAVAILABLE`, or `RATE_LIMITER_UNAVAILABLE` with `Retry-After`); retry with exponential backoff and jitter. */
+      503: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          'Retry-After': components['headers']['Retry-After']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "SERVICE_UNAVAILABLE",
+           *         "message": "The database is unavailable; retry with backoff.",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
+        }
+      }
+    }
+  }
+  'owners-transfers-head': {
+    parameters: {
+      query?: {
+        limit?: number
+        before_timestamp?: number
+        before_id?: number
+        direction?: 'in' | 'out' | 'all'
+      }
+      header?: {
+        /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
+        'If-None-Match'?: string
+      }
+      path: {
+        /** @description Wallet address, lowercase. */
         address: string
       }
       cookie?: never

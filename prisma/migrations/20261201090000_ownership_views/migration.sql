@@ -13,6 +13,8 @@ CREATE INDEX "transfers_to_feed_idx" ON "transfers"("to_address", "block_timesta
 -- CreateIndex
 CREATE INDEX "collection_holders_count_idx" ON "collection_holders"("collection_address", "token_count" DESC, "owner");
 
--- GET /v1/owners/{address}/collections: a wallet's collections by address. token_count is not in it.
+-- GET /v1/owners/{address}/collections: a wallet's collections by address, read from the index alone.
+-- token_count is in it at no extra write: collection_holders_count_idx already holds token_count, so
+-- no update of a count is HOT and each one writes an entry into every index of the table anyway.
 -- CreateIndex
-CREATE INDEX "collection_holders_owner_idx" ON "collection_holders"("owner", "collection_address");
+CREATE INDEX "collection_holders_owner_idx" ON "collection_holders"("owner", "collection_address", "token_count");

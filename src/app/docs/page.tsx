@@ -22,6 +22,7 @@ const SECTIONS = [
   ['artwork', 'Artwork'],
   ['coverage', 'Coverage and confirmations'],
   ['erc1155', 'ERC-1155'],
+  ['ownership', 'Ownership views'],
   ['client', 'TypeScript client'],
   [LICENCE_SECTION_ID, 'Licence'],
   ['reference', 'API reference'],
@@ -292,6 +293,45 @@ const anim = nft.animation_media_url ?? nft.animation_url`}</code>
 for await (const h of client.items('/v1/nfts/{address}/{tokenId}/owners', {
   path: { address: contract, tokenId: '1' },
 })) console.log(h.owner, h.balance)`}</code>
+          </pre>
+        </section>
+
+        <section id="ownership" aria-labelledby="h-ownership">
+          <h2 id="h-ownership">Ownership views (extension)</h2>
+          <p>
+            Who holds what, for both standards without the <code>standard</code> parameter; each list pages
+            like the others.
+          </p>
+          <ul>
+            <li>
+              <code>GET /v1/collections/{'{address}'}/owners</code>: a collection’s holders, most tokens
+              first, then by address, with <code>token_count</code> (ERC-1155: token ids held) and, for
+              ERC-1155, <code>balance</code> summed over them.
+            </li>
+            <li>
+              <code>GET /v1/owners/{'{address}'}/collections</code>: the collections a wallet holds tokens of,
+              by address, with names, <code>contract_type</code> and counts.
+            </li>
+            <li>
+              <code>GET /v1/owners/{'{address}'}/transfers</code>: a wallet’s transfers in and out, newest
+              first (<code>direction=in</code> or <code>out</code> keeps one side).
+            </li>
+            <li>
+              <code>collection=0x…</code> on <code>GET /v1/owners/{'{address}'}/nfts</code>, repeatable up to
+              100 collections, keeps only their tokens.
+            </li>
+            <li>
+              <code>at_block</code> on the holders, the holdings and one NFT answers the state after that
+              block: a snapshot, served for confirmed blocks (up to <code>X-Confirmed-Block</code>) inside the
+              covered window, so its answer never changes. Its pages carry <code>at_block</code> in{' '}
+              <code>next_page_params</code>. Metadata is today’s.
+            </li>
+          </ul>
+          <pre>
+            <code>{`for await (const h of client.items('/v1/collections/{address}/owners', {
+  path: { address: contract },
+  query: { at_block: '19000000' },
+})) console.log(h.owner, h.token_count)`}</code>
           </pre>
         </section>
 

@@ -40,14 +40,20 @@ export function ScopesSection() {
               <code>read:owners</code>
             </td>
             <td>
-              <code>GET /v1/owners/{'{address}'}/nfts</code>
+              <code>GET /v1/owners/{'{address}'}/nfts</code>,{' '}
+              <code>GET /v1/owners/{'{address}'}/collections</code>,{' '}
+              <code>GET /v1/collections/{'{address}'}/owners</code>
             </td>
           </tr>
           <tr>
             <td>
               <code>read:transfers</code>
             </td>
-            <td>Both transfer lists (collection and token)</td>
+            <td>
+              The transfer lists: <code>GET /v1/collections/{'{address}'}/transfers</code>,{' '}
+              <code>GET /v1/nfts/{'{address}/{tokenId}'}/transfers</code>,{' '}
+              <code>GET /v1/owners/{'{address}'}/transfers</code>
+            </td>
           </tr>
           <tr>
             <td>

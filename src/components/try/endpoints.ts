@@ -10,9 +10,11 @@ import {
   afterCollectionParam,
   afterIdParam,
   afterTokenIdParam,
+  atBlockParam,
   beforeIdParam,
   beforeTimestampParam,
   booleanParam,
+  integerParam,
   limitParam,
   networkParam,
   requireTogether,
@@ -62,6 +64,8 @@ const KNOWN: Record<string, z.ZodType> = {
   after_collection: afterCollectionParam,
   after_balance: tokenId.optional(),
   after_owner: address.optional(),
+  after_token_count: integerParam(1).optional(),
+  at_block: atBlockParam,
   standard: standardParam,
   include_burned: booleanParam().optional(),
   include_metadata: booleanParam().optional(),
@@ -159,6 +163,7 @@ export function buildUrl(endpoint: EndpointSpec, values: ParamValues): string {
 /** The scope each endpoint needs (specification, Endpoint list). */
 export function scopeOf(path: string): string | undefined {
   if (path.endsWith('/transfers')) return 'read:transfers'
+  if (path === '/v1/collections/{address}/owners') return 'read:owners'
   if (path.startsWith('/v1/collections/{address}/nfts') || path.startsWith('/v1/nfts/')) return 'read:nfts'
   if (path.startsWith('/v1/collections')) return 'read:collections'
   if (path.startsWith('/v1/owners/')) return 'read:owners'

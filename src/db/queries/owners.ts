@@ -20,6 +20,7 @@
  * indexed window whose block is unknown) count at every block, in their time
  * order. ERC-1155 balances are sums of amounts in minus amounts out.
  */
+import type pg from 'pg'
 import { ZERO_ADDRESS } from '@/lib/schemas'
 import type { CollectionHistoryRow } from './collections'
 import { MEDIA_JOINS } from './media'
@@ -27,6 +28,35 @@ import type { BeforeKey, ReadDb } from './sql'
 import type { NftColumnOptions, NftRow } from './tokens'
 import { nftColumns } from './tokens'
 import { TRANSFER_COLUMNS, type TransferRow } from './transfers'
+
+/**
+ * Sort memory of a snapshot computation (one statement per snapshot, not per
+ * page): a collection's history sorts in memory instead of spilling to disk
+ * (measured on the bench index: 10,000 tokens, 100,000 transfers, 0.6 s
+ * instead of 0.8–1.1 s with the default 4 MB).
+ */
+export const SNAPSHOT_WORK_MEM = '64MB'
+
+/** Runs one snapshot statement in a read-only transaction with SNAPSHOT_WORK_MEM. */
+async function snapshotStatement<Row extends pg.QueryResultRow>(
+  db: ReadDb,
+  sql: string,
+  params: unknown[],
+): Promise<Row[]> {
+  const client = await db.pool.connect()
+  try {
+    await client.query('BEGIN READ ONLY')
+    await client.query(`SET LOCAL work_mem = '${SNAPSHOT_WORK_MEM}'`)
+    const { rows } = await client.query<Row>(sql, params)
+    await client.query('COMMIT')
+    return rows
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw err
+  } finally {
+    client.release()
+  }
+}
 
 /** The chain order of transfers, newest first (as the indexer's rebuild of a token's state). */
 export const CHAIN_ORDER_DESC = `tr.block_timestamp DESC, tr.block_number DESC, tr.log_index DESC,
@@ -102,7 +132,9 @@ export interface OwnerCollectionRow {
 /**
  * The collections of which `owner` holds a token (ERC-721) or a positive
  * balance of a token (ERC-1155), by collection address, after the cursor
- * (collection_holders_owner_idx), with each collection's names and standard.
+ * (collection_holders_owner_idx, index-only), with each collection's names
+ * and standard looked up by key (a LATERAL per row: never a hash of every
+ * collection).
  */
 export async function selectOwnerCollections(
   db: ReadDb,
@@ -122,7 +154,9 @@ export async function selectOwnerCollections(
        FROM (SELECT h.collection_address, h.token_count FROM collection_holders h
               WHERE ${where.join(' AND ')} AND h.token_count > 0
               ORDER BY h.collection_address LIMIT $2) h
-       LEFT JOIN collections c ON c.address = h.collection_address
+       LEFT JOIN LATERAL (
+         SELECT c.name, c.symbol, c.standard FROM collections c WHERE c.address = h.collection_address LIMIT 1
+       ) c ON true
       ORDER BY h.collection_address`,
     params,
   )
@@ -209,8 +243,7 @@ export async function selectCollectionOwnersAt(
                 ORDER BY tr.token_id, ${CHAIN_ORDER_DESC}) last
         WHERE last.owner <> $3
         GROUP BY last.owner ORDER BY token_count DESC, last.owner`
-  const { rows } = await db.pool.query<HolderAtRow>(sql, [q.address, q.block.toString(), ZERO_ADDRESS])
-  return rows
+  return snapshotStatement<HolderAtRow>(db, sql, [q.address, q.block.toString(), ZERO_ADDRESS])
 }
 
 /** One token a wallet held at a block. */
@@ -247,23 +280,30 @@ export async function selectOwnerHoldingsAt(
             AND tr.block_number <= $2
           ORDER BY ${CHAIN_ORDER_DESC} LIMIT 1) last
        WHERE last.to_address = $1`)
+  // ERC-1155 rows are those with an amount; written as coalesce(amount, 0) <> 0 (a zero amount moves
+  // nothing) so that the planner reads the wallet's ranges, never the whole partial index of ERC-1155
+  // rows (transfers_erc1155_feed_idx, whose condition `amount IS NOT NULL` would otherwise match).
   if (q.standard !== 'ERC721' && q.owner !== ZERO_ADDRESS)
     arms.push(`SELECT m.collection_address, m.token_id, sum(m.amount) AS balance FROM (
          SELECT tr.collection_address, tr.token_id, tr.amount FROM transfers tr
-          WHERE tr.to_address = $1 AND tr.block_number <= $2 AND tr.amount IS NOT NULL
+          WHERE tr.to_address = $1 AND tr.block_number <= $2 AND coalesce(tr.amount, 0) <> 0
          UNION ALL
          SELECT tr.collection_address, tr.token_id, -tr.amount FROM transfers tr
-          WHERE tr.from_address = $1 AND tr.block_number <= $2 AND tr.amount IS NOT NULL
+          WHERE tr.from_address = $1 AND tr.block_number <= $2 AND coalesce(tr.amount, 0) <> 0
        ) m GROUP BY m.collection_address, m.token_id HAVING sum(m.amount) > 0`)
   if (arms.length === 0) return []
-  const { rows } = await db.pool.query<HoldingAtRow>(
+  return snapshotStatement<HoldingAtRow>(
+    db,
+    // Each held token's row by its key (tokens_collection_token_key): LIMIT 1 keeps the lookup a
+    // nested loop over the held tokens, never a hash of the whole tokens table.
     `SELECT t.id::text AS id, h.collection_address, h.token_id::text AS token_id, h.balance::text AS balance
        FROM (${arms.join(' UNION ALL ')}) h
-       JOIN tokens t ON t.collection_address = h.collection_address AND t.token_id = h.token_id
+      CROSS JOIN LATERAL (
+        SELECT t.id FROM tokens t
+         WHERE t.collection_address = h.collection_address AND t.token_id = h.token_id LIMIT 1) t
       ORDER BY h.collection_address, h.token_id, t.id`,
     [q.owner, q.block.toString()],
   )
-  return rows
 }
 
 /** A token's state after a block, from its own transfers up to that block. */

@@ -360,7 +360,8 @@ async function selectOwnerTokensOf(
     SELECT ${nftColumns(page)}, c.name AS collection_name, c.symbol AS collection_symbol${extended}
       FROM (SELECT * FROM (${arms.join(' UNION ALL ')}) u
              ORDER BY u.collection_address, u.token_id, u.id LIMIT $5) page
-      JOIN tokens t ON t.id = page.id
+      -- Each page row by primary key (OFFSET 0 keeps it a lookup per row, never a hash of tokens).
+      CROSS JOIN LATERAL (SELECT * FROM tokens t WHERE t.id = page.id OFFSET 0) t
       LEFT JOIN collections c ON c.address = t.collection_address
       ${MEDIA_JOINS}
      ORDER BY t.collection_address, t.token_id, t.id`

@@ -12,11 +12,16 @@ import { openDatabase } from '@/db/database'
 import type { ReadContext } from '@/server/api/read/context'
 import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/v1/activity/activity.handler'
+import { listCollectionOwners } from '@/server/api/v1/collections/collection-owners.handler'
 import { getCollection, listCollections } from '@/server/api/v1/collections/collections.handler'
 import { getCollectionTraits } from '@/server/api/v1/collections/traits.handler'
 import { listTokenHolders } from '@/server/api/v1/nfts/holders.handler'
 import { getNft, getNftMetadata, listCollectionNfts } from '@/server/api/v1/nfts/nfts.handler'
-import { listOwnerNfts } from '@/server/api/v1/owners/owners.handler'
+import {
+  listOwnerCollections,
+  listOwnerNfts,
+  listOwnerTransfers,
+} from '@/server/api/v1/owners/owners.handler'
 import { listTransfers } from '@/server/api/v1/transfers/transfers.handler'
 import { fixturePool } from '@/test/api-fixtures'
 import { buildVolume, type VolumeIndex, volume } from '@/test/api-volume'
@@ -414,5 +419,271 @@ describe.skipIf(embedded)('the ERC-1155 opt-in (docs/api.md, "ERC-1155")', () =>
       scans(holders, 'token_balances_holders_idx').map((n) => n['Index Cond']?.match(/balance [=<] /)?.[0]),
     ).toEqual(['balance = ', 'balance < '])
     expectIndexUse(holders, 'tokens_collection_token_key')
+  })
+})
+
+/** Shared buffers (hit + read) one statement touches when it runs (EXPLAIN ANALYZE). */
+async function buffersOf(pool: pg.Pool, sql: string, params?: unknown[]): Promise<number> {
+  const { rows } = await pool.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params)
+  const plan = rows[0]['QUERY PLAN'][0].Plan
+  return plan['Shared Hit Blocks'] + plan['Shared Read Blocks']
+}
+
+/** A ReadContext that records each statement with its plan and the buffers it touched. */
+function measuringContext(pool: pg.Pool) {
+  const statements: Array<{ sql: string; plan: PlanNode[]; buffers: number }> = []
+  /** Records a statement (transaction control and settings are run, not recorded). */
+  const record = async (sql: string, params?: unknown[]) => {
+    if (!/indexer_state/.test(sql) && /^\s*(SELECT|WITH)/i.test(sql))
+      statements.push({
+        sql,
+        plan: await explain(pool, sql, params),
+        buffers: await buffersOf(pool, sql, params),
+      })
+  }
+  const measuring = {
+    async query(sql: string, params?: unknown[]) {
+      await record(sql, params)
+      return pool.query(sql, params)
+    },
+    // A snapshot's statement runs on one connection, in its own transaction.
+    async connect() {
+      const client = await pool.connect()
+      return {
+        async query(sql: string, params?: unknown[]) {
+          await record(sql, params)
+          return client.query(sql, params)
+        },
+        release: () => client.release(),
+      }
+    },
+  } as unknown as pg.Pool
+  const ctx: ReadContext = {
+    config: { NETWORK: 'devnet', PUBLIC_URL: 'http://api.test', MEDIA_ORIGIN: undefined },
+    db: { pool: measuring },
+    snapshot: () => indexerSnapshot(pool, 'devnet', 0),
+  }
+  /** The statements one call ran. */
+  const run = async (call: () => Promise<unknown>) => {
+    const before = statements.length
+    await call()
+    return statements.slice(before)
+  }
+  return { ctx, run }
+}
+
+describe.skipIf(embedded)('ownership views (docs/api.md, "Ownership views")', () => {
+  const owned = '0x00000000000000000000000000000000000c0113'
+  const multi = '0x00000000000000000000000000000000000e1156'
+  const busy = '0x00000000000000000000000000000000000b0b05'
+  const HOLDERS = 20_000
+
+  beforeAll(async () => {
+    // A collection of 20,000 holders with tied counts, and a wallet in 2,000 of 20,000 collections with
+    // 20,000 transfers in and out, among the volume's rows (what the indexer would have written).
+    await db.pool.query(
+      `INSERT INTO collections (address, name, symbol, standard, listed, metadata_status)
+       VALUES ($1, 'Owned', 'OWN', 'ERC721', true, 'ok')`,
+      [owned],
+    )
+    await db.pool.query(
+      `INSERT INTO collection_holders (collection_address, owner, token_count)
+       SELECT $1, '0x' || lpad(to_hex(n), 40, '0'), 1 + n % 50 FROM generate_series(1, $2::int) n`,
+      [owned, HOLDERS],
+    )
+    await db.pool.query(
+      `INSERT INTO collection_holders (collection_address, owner, token_count)
+       SELECT '0xcc' || lpad(to_hex(n * 10), 38, '0'), $1, 1 + n % 3 FROM generate_series(1, $2::int) n`,
+      [busy, HOLDERS / 10],
+    )
+    // Ten other holders in each of those collections: one wallet is a small share of all holdings.
+    await db.pool.query(
+      `INSERT INTO collection_holders (collection_address, owner, token_count)
+       SELECT '0xcc' || lpad(to_hex(1 + n % $1::int), 38, '0'), '0xaa' || lpad(to_hex(n), 38, '0'), 1
+         FROM generate_series(1, 10 * $1::int) n`,
+      [HOLDERS],
+    )
+    await db.pool.query(
+      `INSERT INTO transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
+                              block_timestamp, transaction_hash, log_index)
+       SELECT $1, n, CASE WHEN n % 2 = 0 THEN $2 ELSE '0xdd' || lpad(to_hex(n), 38, '0') END,
+              CASE WHEN n % 2 = 1 THEN $2 ELSE '0xdd' || lpad(to_hex(n), 38, '0') END, 'transfer', 1,
+              '2026-01-01T00:00:00Z'::timestamptz + n * interval '1 second',
+              '0x' || md5('busy ' || n) || md5('busy tx ' || n), 0
+         FROM generate_series(1, $3::int) n`,
+      [owned, busy, HOLDERS],
+    )
+    // An ERC-1155 collection: 5 token ids, 2,000 holders of 1 to 5 of them, counted as the indexer counts.
+    await db.pool.query(
+      `INSERT INTO collections (address, name, symbol, standard, listed, metadata_status)
+       VALUES ($1, 'Multi owned', 'MOWN', 'ERC1155', true, 'ok')`,
+      [multi],
+    )
+    await db.pool.query(
+      `INSERT INTO token_balances (collection_address, token_id, owner, balance)
+       SELECT $1, t, '0xee' || lpad(to_hex(h), 38, '0'), h % 7 + 1
+         FROM generate_series(1, 2000) h, generate_series(1, 5) t WHERE t <= 1 + h % 5`,
+      [multi],
+    )
+    await db.pool.query(
+      `INSERT INTO collection_holders (collection_address, owner, token_count)
+       SELECT collection_address, owner, count(*) FROM token_balances
+        WHERE collection_address = $1 AND balance > 0 GROUP BY collection_address, owner`,
+      [multi],
+    )
+    await db.pool.query('VACUUM ANALYZE')
+  }, 120_000)
+
+  it('reads each list as index ranges, with the same bounded buffers on the first and a deep page', async () => {
+    const { ctx, run } = measuringContext(db.pool)
+    /** Runs first and deep pages: each reads `index`, never sorts its range, and touches few buffers. */
+    const bounded = async (
+      index: string,
+      first: () => Promise<unknown>,
+      deep: () => Promise<unknown>,
+      maxSorts = 1,
+    ) => {
+      const [a, b] = [await run(first), await run(deep)]
+      for (const statements of [a, b]) {
+        const nodes = statements.flatMap((s) => s.plan)
+        expectIndexUse(nodes, index)
+        expect(nodes.filter((n) => n['Node Type'] === 'Sort').length, 'sorts').toBeLessThanOrEqual(maxSorts)
+      }
+      const [fa, fb] = [a, b].map((statements) => statements.reduce((sum, s) => sum + s.buffers, 0)) as [
+        number,
+        number,
+      ]
+      // Depth costs nothing: a deep page touches about what the first one does (pages of 100 rows).
+      expect(fb, `${index}: ${fa} buffers on page 1, ${fb} deep`).toBeLessThanOrEqual(
+        Math.max(2 * fa, fa + 40),
+      )
+      // A page of 100 rows: a few buffers per row at most (an ERC-1155 holder's balance is a lookup of its own).
+      expect(fb, index).toBeLessThan(1000)
+      return b
+    }
+
+    const holders = await bounded(
+      'collection_holders_count_idx',
+      () => listCollectionOwners(ctx, { address: owned, limit: 100 }),
+      () =>
+        listCollectionOwners(ctx, {
+          address: owned,
+          limit: 100,
+          after_token_count: 25,
+          after_owner: `0x${(12_345).toString(16).padStart(40, '0')}`,
+        }),
+      2,
+    )
+    // An ERC-1155 collection: each holder's balance summed from its range of token_balances_owner_idx.
+    const multiHolders = await bounded(
+      'token_balances_owner_idx',
+      () => listCollectionOwners(ctx, { address: multi, limit: 100 }),
+      () =>
+        listCollectionOwners(ctx, {
+          address: multi,
+          limit: 100,
+          after_token_count: 2,
+          after_owner: `0xee${(1000).toString(16).padStart(38, '0')}`,
+        }),
+      2,
+    )
+    expectIndexUse(
+      multiHolders.flatMap((s) => s.plan),
+      'collection_holders_count_idx',
+    )
+    // After a cursor, each side of it is one range: the rest of its count, then the smaller counts
+    // (the first range, read in owner order, is sorted into the merge: at most a page of rows).
+    expect(
+      holders
+        .flatMap((s) => s.plan)
+        .filter((n) => n['Index Name'] === 'collection_holders_count_idx')
+        .map((n) => n['Index Cond']?.match(/token_count [=<] /)?.[0]),
+    ).toEqual(['token_count = ', 'token_count < '])
+
+    await bounded(
+      'collection_holders_owner_idx',
+      () => listOwnerCollections(ctx, { address: busy, limit: 100 }),
+      () =>
+        listOwnerCollections(ctx, {
+          address: busy,
+          limit: 100,
+          after_collection: `0xcc${(15_000).toString(16).padStart(38, '0')}`, // the 1,500th of its 2,000
+        }),
+    )
+
+    const deepTime = { before_timestamp: 1_767_225_600_000_000 + 5_000 * 1_000_000, before_id: 2 ** 40 }
+    for (const [direction, index] of [
+      ['all', /^transfers_(from|to)_feed_idx$/],
+      ['in', 'transfers_to_feed_idx'],
+      ['out', 'transfers_from_feed_idx'],
+    ] as const) {
+      const feed = await bounded(
+        typeof index === 'string' ? index : 'transfers_from_feed_idx',
+        () => listOwnerTransfers(ctx, { address: busy, limit: 100, direction }),
+        () => listOwnerTransfers(ctx, { address: busy, limit: 100, direction, ...deepTime }),
+      )
+      if (direction === 'all')
+        expectIndexUse(
+          feed.flatMap((s) => s.plan),
+          'transfers_to_feed_idx',
+        )
+    }
+
+    // The collection filter: one range of tokens_owner_idx per collection, starting at the cursor, each
+    // at most a page; the first page of them is picked by a sort of at most (collections × page) rows.
+    const collections = [volume.big, ...index.collections.slice(1, 100)]
+    await bounded(
+      'tokens_owner_idx',
+      () => listOwnerNfts(ctx, { address: volume.holder, limit: 100, collection: collections }),
+      () =>
+        listOwnerNfts(ctx, {
+          address: volume.holder,
+          limit: 100,
+          collection: collections,
+          after_collection: volume.big,
+          after_token_id: '300',
+          after_id: 1,
+        }),
+      2,
+    )
+  })
+
+  it('computes a snapshot from index ranges once, then pages it without the database', async () => {
+    const { ctx, run } = measuringContext(db.pool)
+    const { rows } = await db.pool.query(
+      "SELECT last_confirmed_block::text AS b FROM indexer_state WHERE network = 'devnet'",
+    )
+    const at_block = rows[0].b as string
+    const scanned = (statements: Array<{ plan: PlanNode[] }>) => statements.flatMap((s) => s.plan)
+    // The holders at a block: one pass over the collection's transfers, by index (a sort of them is the
+    // snapshot's computation); the next pages read nothing.
+    const first = await run(() => listCollectionOwners(ctx, { address: volume.big, limit: 10, at_block }))
+    expectIndexUse(scanned(first.filter((s) => /block_number <=/.test(s.sql))), /^transfers_/)
+    const page = await listCollectionOwners(ctx, { address: volume.big, limit: 10, at_block })
+    const next = await run(() =>
+      listCollectionOwners(ctx, {
+        address: volume.big,
+        limit: 10,
+        at_block,
+        after_token_count: page.pagination.next_page_params!.after_token_count,
+        after_owner: page.pagination.next_page_params!.after_owner,
+      }),
+    )
+    expect(next.filter((s) => /block_number <=/.test(s.sql))).toEqual([])
+
+    // A wallet's holdings at a block: its transfers in and out by the wallet indexes, each candidate
+    // token's last transfer by the token's feed index; a page then reads its own tokens' histories only.
+    const wallet = volume.others[3]!
+    const holdings = await run(() => listOwnerNfts(ctx, { address: wallet, standard: 'all', at_block }))
+
+    const computation = scanned(holdings.filter((s) => /DISTINCT tr.collection_address/.test(s.sql)))
+    expectIndexUse(computation, 'transfers_to_feed_idx')
+    expectIndexUse(computation, 'transfers_token_feed_idx')
+    expectIndexUse(computation, 'transfers_from_feed_idx')
+    const states = scanned(holdings.filter((s) => /row_number\(\) OVER/.test(s.sql)))
+    expectIndexUse(states, 'transfers_token_feed_idx')
+    const again = await run(() => listOwnerNfts(ctx, { address: wallet, standard: 'all', at_block }))
+    expect(again.filter((s) => /DISTINCT tr.collection_address/.test(s.sql))).toEqual([])
+    expect(again.reduce((sum, s) => sum + s.buffers, 0)).toBeLessThan(1000)
   })
 })

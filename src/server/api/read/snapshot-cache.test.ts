@@ -1,0 +1,78 @@
+/**
+ * The snapshot cache (src/server/api/read/snapshot-cache.ts): one computation
+ * per key however many callers wait, least recently used snapshots evicted
+ * once the entries held pass the bound, failures and oversized snapshots not
+ * kept; and the binary search pages start from.
+ */
+import { describe, expect, it } from 'vitest'
+import { firstAfter, SnapshotCache } from './snapshot-cache'
+
+const rows = (n: number) => Array.from({ length: n }, (_, i) => i)
+
+describe('SnapshotCache', () => {
+  it('computes a snapshot once for concurrent and later callers', async () => {
+    const cache = new SnapshotCache(100)
+    let computed = 0
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const compute = async () => {
+      computed++
+      await gate
+      return rows(10)
+    }
+    const waiting = [cache.get('a', compute), cache.get('a', compute), cache.get('a', compute)]
+    release()
+    for (const result of await Promise.all(waiting)) expect(result).toEqual(rows(10))
+    expect(await cache.get('a', compute)).toEqual(rows(10))
+    expect(computed).toBe(1)
+    expect(cache.entries).toBe(10)
+  })
+
+  it('evicts the least recently used snapshots once the entries pass the bound', async () => {
+    const cache = new SnapshotCache(25)
+    const computed: string[] = []
+    const get = (key: string, n = 10) =>
+      cache.get(key, async () => {
+        computed.push(key)
+        return rows(n)
+      })
+    await get('a')
+    await get('b')
+    await get('a') // a is now the most recently used
+    await get('c') // 30 entries: b goes
+    expect(cache.entries).toBe(20)
+    await get('a')
+    await get('c')
+    await get('b')
+    expect(computed).toEqual(['a', 'b', 'c', 'b'])
+    expect(cache.entries).toBeLessThanOrEqual(25)
+  })
+
+  it('keeps neither a failed computation nor a snapshot larger than the bound', async () => {
+    const cache = new SnapshotCache(5)
+    await expect(cache.get('x', () => Promise.reject(new Error('down')))).rejects.toThrow('down')
+    expect(await cache.get('x', async () => rows(3))).toEqual(rows(3))
+    let big = 0
+    for (let i = 0; i < 2; i++)
+      await cache.get('big', async () => {
+        big++
+        return rows(6)
+      })
+    expect(big).toBe(2)
+    expect(cache.entries).toBe(3)
+    expect(cache.size).toBe(1)
+  })
+})
+
+describe('firstAfter', () => {
+  it('finds the first element after a cursor in a sorted array', () => {
+    const sorted = [1, 3, 3, 5, 8]
+    expect(firstAfter(sorted, (v) => v > 0)).toBe(0)
+    expect(firstAfter(sorted, (v) => v > 3)).toBe(3)
+    expect(firstAfter(sorted, (v) => v > 4)).toBe(3)
+    expect(firstAfter(sorted, (v) => v > 8)).toBe(5)
+    expect(firstAfter([], () => true)).toBe(0)
+  })
+})
