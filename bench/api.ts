@@ -25,7 +25,16 @@
  *     stream), next to the figures without them (docs/push.md).
  *
  * BENCH_ONLY=<text>[,<text>…] runs only the cases whose name contains one of them (e.g. `indexer/status`,
- * or `trait,rarity` for the traits, trait-filter and rarity cases).
+ * or `trait,rarity` for the traits, trait-filter and rarity cases); `paging` in the list keeps the
+ * paging measurement (4.), which runs whenever BENCH_ONLY is unset.
+ *
+ *  4. Ownership views (docs/api.md, "Ownership views"): a collection's holders, a wallet's
+ *     holdings with `collection=` (1 and 100 collections), its collections and its transfers,
+ *     and the snapshot reads (`at_block`) a day of blocks before the confirmed block, in 1. and
+ *     2. like the others; for each snapshot, its first request on its own (it computes the
+ *     snapshot, which the process keeps; the later pages are what 1. measures). Then paging
+ *     through every holder of BIG, limit 100, at the first block at which it has 10,000
+ *     holders, one request after the other, client side (target < 2 s in all).
  *
  * Servers run in child processes, so the load generator does not share their
  * event loop. Results: printed, and written to bench/results/api.json.
@@ -41,8 +50,10 @@ import {
   BENCH_NETWORK,
   BIG,
   benchDatabaseUrl,
+  collectionAddress,
   EDITION,
   EDITION_TOKEN_ID,
+  ownerAddress,
   scaleArgument,
   TRAITS,
   WHALE,
@@ -179,7 +190,25 @@ interface Case {
   first: string
   deep?: string
   deepPage?: number
+  /** A snapshot (`at_block`): its first request computes it, timed on its own ("cold"). */
+  snapshot?: boolean
 }
+
+/** How far back the snapshot cases read: a day of 12-second blocks before the confirmed block. */
+const SNAPSHOT_AGE = 7_200
+/** Holders the paging measurement walks: the first block at which BIG has at least this many. */
+const PAGED_HOLDERS = 10_000
+const PAGED_LIMIT = 100
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000'
+
+/** A collection's holders at block $2, as GET /v1/collections/{address}/owners?at_block orders them (ERC-721). */
+const HOLDERS_AT_SQL = `
+  SELECT owner, count(*)::int AS token_count
+    FROM (SELECT DISTINCT ON (token_id) to_address AS owner FROM transfers
+           WHERE collection_address = $1 AND block_number <= $2
+           ORDER BY token_id, block_timestamp DESC, block_number DESC, log_index DESC, batch_index DESC, id DESC) last
+   WHERE owner <> '${ZERO_ADDRESS}'
+   GROUP BY owner ORDER BY token_count DESC, owner`
 
 /** The endpoint cases, with cursors of the page DEPTH pages deep (from SQL in each endpoint's order). */
 async function buildCases(pool: pg.Pool): Promise<Case[]> {
@@ -355,6 +384,8 @@ async function buildCases(pool: pg.Pool): Promise<Case[]> {
   })
   cases.push({ name: 'GET /v1/indexer/status', first: '/v1/indexer/status' })
 
+  cases.push(...(await ownershipCases(pool, at, timeCursor, withDeep, us, some[0].token_id)))
+
   // ERC-1155 (docs/api.md, "ERC-1155"): a token's holders (balance desc, then owner) and a wallet's
   // ERC-1155 holdings, ordered as the ERC-721 ones, from token_balances; not in a database seeded
   // before bench:seed had its ERC-1155 part.
@@ -400,9 +431,239 @@ async function buildCases(pool: pg.Pool): Promise<Case[]> {
   return cases
 }
 
+type Found = { row: Record<string, string>; page: number }
+type At = (sql: string, params?: unknown[], depth?: number) => Promise<Found>
+
+/**
+ * The ownership views (docs/api.md, "Ownership views"): a big collection's holders (BIG), the
+ * whale's holdings filtered to 1 and to 100 collections, its collections and its transfers, and
+ * the three snapshot reads at a past confirmed block (SNAPSHOT_AGE before the confirmed block).
+ */
+async function ownershipCases(
+  pool: pg.Pool,
+  at: At,
+  timeCursor: (r: Record<string, string>) => string,
+  withDeep: (c: Case, found: { row: unknown; page: number }, deep: () => string) => Case,
+  us: string,
+  busyToken: string,
+): Promise<Case[]> {
+  const cases: Case[] = []
+  const owners = await at(
+    `SELECT token_count::text, owner FROM collection_holders
+      WHERE collection_address = $1 AND token_count > 0 ORDER BY token_count DESC, owner`,
+    [BIG],
+  )
+  const ownersCursor = (r: Record<string, string>) =>
+    `after_token_count=${r.token_count}&after_owner=${r.owner}`
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/collections/{address}/owners', first: `/v1/collections/${BIG}/owners` },
+      owners,
+      () => `/v1/collections/${BIG}/owners?${ownersCursor(owners.row)}`,
+    ),
+  )
+
+  const holdingsCursor = (r: Record<string, string>) =>
+    `after_collection=${r.collection_address}&after_token_id=${r.token_id}&after_id=${r.id}`
+  const holdingsSql = `SELECT collection_address, token_id::text, id::text FROM tokens
+    WHERE current_owner = $1 AND collection_address = ANY($2) ORDER BY collection_address, token_id, id`
+  // 1 collection (BIG), and 100: BIG and the next 99 collections by address, the cursor deep in BIG.
+  for (const collections of [
+    [BIG],
+    [BIG, ...Array.from({ length: 99 }, (_, i) => collectionAddress(i + 1))],
+  ]) {
+    const filter = collections.map((c) => `collection=${c}`).join('&')
+    const found = await at(holdingsSql, [WHALE, collections])
+    const path = `/v1/owners/${WHALE}/nfts?${filter}`
+    cases.push(
+      withDeep(
+        {
+          name: `GET /v1/owners/{address}/nfts?collection= (${collections.length} collection${collections.length > 1 ? 's' : ''})`,
+          first: path,
+        },
+        found,
+        () => `${path}&${holdingsCursor(found.row)}`,
+      ),
+    )
+  }
+
+  const collections = await at(
+    'SELECT collection_address FROM collection_holders WHERE owner = $1 AND token_count > 0 ORDER BY collection_address',
+    [WHALE],
+  )
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/owners/{address}/collections', first: `/v1/owners/${WHALE}/collections` },
+      collections,
+      () => `/v1/owners/${WHALE}/collections?after_collection=${collections.row.collection_address}`,
+    ),
+  )
+
+  const transfers = await at(
+    `SELECT ${us}, id::text FROM transfers WHERE from_address = $1 OR to_address = $1
+      ORDER BY block_timestamp DESC, id DESC`,
+    [WHALE],
+  )
+  cases.push(
+    withDeep(
+      { name: 'GET /v1/owners/{address}/transfers', first: `/v1/owners/${WHALE}/transfers` },
+      transfers,
+      () => `/v1/owners/${WHALE}/transfers?${timeCursor(transfers.row)}`,
+    ),
+  )
+  // An ordinary wallet (about 50 transfers, in and out): the merge of both ranges.
+  cases.push({
+    name: 'GET /v1/owners/{address}/transfers (ordinary wallet)',
+    first: `/v1/owners/${ownerAddress(4242)}/transfers`,
+  })
+
+  // Snapshots at a past confirmed block.
+  const { rows: state } = await pool.query('SELECT last_confirmed_block::text AS b FROM indexer_state')
+  const block = BigInt(state[0].b) - BigInt(SNAPSHOT_AGE)
+  const ownersAt = await at(HOLDERS_AT_SQL, [BIG, block.toString()])
+  cases.push(
+    withDeep(
+      {
+        name: 'GET /v1/collections/{address}/owners?at_block=',
+        first: `/v1/collections/${BIG}/owners?at_block=${block}`,
+        snapshot: true,
+      },
+      ownersAt,
+      () => `/v1/collections/${BIG}/owners?at_block=${block}&${ownersCursor(ownersAt.row)}`,
+    ),
+  )
+  // An ERC-1155 collection's holders at the block: EDITION (its edition held by 20,000 wallets).
+  const editionAt = await at(
+    `SELECT owner, count(*)::int AS token_count FROM (
+       SELECT owner, token_id FROM (
+         SELECT token_id, to_address AS owner, amount AS v FROM transfers
+          WHERE collection_address = $1 AND block_number <= $2 AND to_address <> '${ZERO_ADDRESS}'
+         UNION ALL
+         SELECT token_id, from_address, -amount FROM transfers
+          WHERE collection_address = $1 AND block_number <= $2 AND from_address <> '${ZERO_ADDRESS}') m
+        GROUP BY owner, token_id HAVING sum(v) > 0) h
+      GROUP BY owner ORDER BY token_count DESC, owner`,
+    [EDITION, block.toString()],
+  )
+  cases.push(
+    withDeep(
+      {
+        name: 'GET /v1/collections/{address}/owners?at_block= (ERC-1155)',
+        first: `/v1/collections/${EDITION}/owners?at_block=${block}`,
+        snapshot: true,
+      },
+      editionAt,
+      () => `/v1/collections/${EDITION}/owners?at_block=${block}&${ownersCursor(editionAt.row)}`,
+    ),
+  )
+  // The whale never moves a token (bench/seed.ts): its holdings at the block are its tokens minted by then.
+  const holdingsAt = await at(
+    `SELECT collection_address, token_id::text, id::text FROM tokens
+      WHERE current_owner = $1 AND minted_block <= $2 ORDER BY collection_address, token_id, id`,
+    [WHALE, block.toString()],
+  )
+  cases.push(
+    withDeep(
+      {
+        name: 'GET /v1/owners/{address}/nfts?at_block=',
+        first: `/v1/owners/${WHALE}/nfts?at_block=${block}`,
+        snapshot: true,
+      },
+      holdingsAt,
+      () => `/v1/owners/${WHALE}/nfts?at_block=${block}&${holdingsCursor(holdingsAt.row)}`,
+    ),
+  )
+  cases.push({
+    name: 'GET /v1/nfts/{address}/{tokenId}?at_block=',
+    first: `/v1/nfts/${BIG}/${busyToken}?at_block=${block}`,
+  })
+  return cases
+}
+
+/**
+ * Paging through every holder of a collection at a past block, limit 100, one request after
+ * the other as a client does (its first request computes the snapshot): the first block at
+ * which BIG has PAGED_HOLDERS holders (found by bisection over its history). Client-side time.
+ */
+async function pageAllHolders(pool: pg.Pool, port: number, headers: Record<string, string>) {
+  const holdersAt = async (block: number) =>
+    (await pool.query(`SELECT count(*)::int AS n FROM (${HOLDERS_AT_SQL}) s`, [BIG, block])).rows[0]
+      .n as number
+  const { rows } = await pool.query('SELECT last_confirmed_block::int AS b FROM indexer_state')
+  let lo = 1
+  let hi = rows[0].b as number
+  if ((await holdersAt(hi)) < PAGED_HOLDERS) return undefined
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2)
+    if ((await holdersAt(mid)) >= PAGED_HOLDERS) hi = mid
+    else lo = mid + 1
+  }
+  const block = lo
+  const expected = await holdersAt(block)
+  let query = `/v1/collections/${BIG}/owners?at_block=${block}&limit=${PAGED_LIMIT}`
+  let holders = 0
+  let pages = 0
+  let firstPage = 0
+  const started = performance.now()
+  for (;;) {
+    const body = await getJson(port, query, headers)
+    pages++
+    if (pages === 1) firstPage = performance.now() - started
+    holders += body.data.length
+    if (!body.pagination.has_more) break
+    const next = new URLSearchParams(
+      Object.entries(body.pagination.next_page_params as Record<string, unknown>).map(([k, v]) => [
+        k,
+        String(v),
+      ]),
+    )
+    query = `/v1/collections/${BIG}/owners?limit=${PAGED_LIMIT}&${next}`
+  }
+  const total = performance.now() - started
+  if (holders !== expected)
+    throw new Error(`paging at block ${block}: ${holders} holders, SQL says ${expected}`)
+  return { block, holders, pages, totalMs: total, firstPageMs: firstPage }
+}
+
+interface PageBody {
+  data: unknown[]
+  pagination: { has_more: boolean; next_page_params?: Record<string, unknown> }
+}
+
+function getJson(port: number, pathname: string, headers: Record<string, string>): Promise<PageBody> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: pathname, agent, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        if (res.statusCode !== 200) reject(new Error(`${pathname}: HTTP ${res.statusCode} ${text}`))
+        else resolve(JSON.parse(text))
+      })
+    })
+    req.on('error', reject)
+  })
+}
+
 async function latency(child: Child, cases: Case[], headers: Record<string, string>) {
-  const results: Record<string, { first: [number, number]; deep?: [number, number] }> = {}
+  const results: Record<
+    string,
+    { first: [number, number]; deep?: [number, number]; cold?: number; failed?: string }
+  > = {}
   for (const c of cases) {
+    if (c.snapshot) {
+      // The snapshot's first request: computed, then kept in the process (server-side time).
+      await child.timings()
+      const status = await get(child.port, c.first, { ...headers, 'X-Bench-Label': 'cold' })
+      const cold = (await child.timings()).cold?.[0]
+      results[c.name] = { first: [Number.NaN, Number.NaN], cold }
+      if (status !== 200) {
+        // Reported, not thrown: e.g. a snapshot whose computation outlasts the statement timeout.
+        results[c.name]!.failed = `HTTP ${status} after ${cold?.toFixed(0)} ms`
+        console.log(`${c.first}: HTTP ${status} after ${cold?.toFixed(0)} ms (left out of the figures)`)
+        continue
+      }
+    }
     for (const [kind, pathname] of [
       ['first', c.first],
       ['deep', c.deep],
@@ -558,8 +819,10 @@ async function main() {
     console.log(`\nserver-side latency, ${LATENCY_SAMPLES} sequential requests each (ms)`)
     const fullLatency = await latency(full, cases, auth)
     const floorLatency = await latency(floor, cases, {})
+    const failed = cases.filter((c) => fullLatency[c.name]?.failed || floorLatency[c.name]?.failed)
+    const served = cases.filter((c) => !failed.includes(c))
     const rows: Array<Record<string, string>> = []
-    for (const c of cases) {
+    for (const c of served) {
       const f = fullLatency[c.name]!
       rows.push({
         endpoint: c.name,
@@ -573,17 +836,49 @@ async function main() {
       })
     }
     console.table(rows)
+    const coldRows = cases
+      .filter((c) => c.snapshot)
+      .map((c) => ({
+        endpoint: c.name,
+        'full stack, first request (ms)':
+          fullLatency[c.name]!.failed ?? fullLatency[c.name]!.cold?.toFixed(0) ?? '',
+        'floor, first request (ms)':
+          floorLatency[c.name]!.failed ?? floorLatency[c.name]!.cold?.toFixed(0) ?? '',
+      }))
+    if (coldRows.length > 0) {
+      console.log(
+        '\nsnapshots: the first request of each (computes the snapshot; the figures above are its later pages)',
+      )
+      console.table(coldRows)
+    }
+    let paged: Awaited<ReturnType<typeof pageAllHolders>> | { failed: string }
+    if (!only || only.split(',').includes('paging')) {
+      const bisect = new pg.Pool({ connectionString: url, max: 1 })
+      try {
+        paged = await pageAllHolders(bisect, full.port, auth)
+      } catch (err) {
+        // Reported, not thrown (e.g. the snapshot's computation outlasts the statement timeout).
+        paged = { failed: String((err as Error).message ?? err) }
+        console.log(`\npaging through every holder of ${BIG} at a past block failed: ${paged.failed}`)
+      } finally {
+        await bisect.end()
+      }
+      if (paged && !('failed' in paged))
+        console.log(
+          `\nevery holder of ${BIG} at block ${paged.block} (${paged.holders.toLocaleString()} holders, ${paged.pages} pages of ${PAGED_LIMIT}), full stack, one request after the other: ${paged.totalMs.toFixed(0)} ms in all (target < 2,000 ms), first page ${paged.firstPageMs.toFixed(0)} ms`,
+        )
+    }
 
     if (PUSH_STREAMS > 0) {
       const push = await startPushLoad(url, full.port, PUSH_STREAMS)
       try {
         await new Promise((r) => setTimeout(r, 2_000))
-        const pushed = await latency(full, cases, auth)
+        const pushed = await latency(full, served, auth)
         console.log(
           `\nserver-side latency with ${push.streams} live streams open on the same process and a transfer committed every second (ms)`,
         )
         console.table(
-          cases.map((c) => {
+          served.map((c) => {
             const quiet = fullLatency[c.name]!
             const loaded = pushed[c.name]!
             return {
@@ -610,7 +905,9 @@ async function main() {
     )
     const throughputRows: Array<Record<string, string>> = []
     const metricsRatios: number[] = []
-    for (const c of cases) {
+    // The metrics-on server has not computed the snapshots yet: once each, before its rounds.
+    for (const c of served) if (c.snapshot) await get(withMetrics.port, c.first, auth)
+    for (const c of served) {
       const fullRates: number[] = []
       const metricsRates: number[] = []
       const floorRates: number[] = []
@@ -639,7 +936,9 @@ async function main() {
     )
 
     const worstP95 = Math.max(
-      ...Object.values(fullLatency).flatMap((r) => [r.first[1], ...(r.deep ? [r.deep[1]] : [])]),
+      ...Object.values(fullLatency)
+        .filter((r) => !r.failed)
+        .flatMap((r) => [r.first[1], ...(r.deep ? [r.deep[1]] : [])]),
     )
     const worstRatio = Math.min(...throughputRows.map((r) => Number.parseFloat(r.ratio!)))
     console.log(
@@ -658,6 +957,8 @@ async function main() {
           samples: LATENCY_SAMPLES,
           concurrency: CONCURRENCY,
           latency: rows,
+          snapshotsFirstRequest: coldRows,
+          pagedHolders: paged,
           throughput: throughputRows,
           metricsOnOffRatio: metricsRatio,
         },

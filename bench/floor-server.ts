@@ -11,12 +11,17 @@ import type { StandardParam } from '@/lib/schemas'
 import type { ReadContext } from '@/server/api/read/context'
 import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/v1/activity/activity.handler'
+import { listCollectionOwners } from '@/server/api/v1/collections/collection-owners.handler'
 import { getCollection, listCollections } from '@/server/api/v1/collections/collections.handler'
 import { getCollectionTraits } from '@/server/api/v1/collections/traits.handler'
 import { getIndexerStatus } from '@/server/api/v1/indexer/status.handler'
 import { listTokenHolders } from '@/server/api/v1/nfts/holders.handler'
 import { getNft, listCollectionNfts } from '@/server/api/v1/nfts/nfts.handler'
-import { listOwnerNfts } from '@/server/api/v1/owners/owners.handler'
+import {
+  listOwnerCollections,
+  listOwnerNfts,
+  listOwnerTransfers,
+} from '@/server/api/v1/owners/owners.handler'
 import { listTransfers } from '@/server/api/v1/transfers/transfers.handler'
 
 type Query = Record<string, string>
@@ -52,6 +57,17 @@ const ROUTES: Route[] = [
       }),
   ],
   [
+    /^\/v1\/collections\/(0x[0-9a-f]{40})\/owners$/,
+    (ctx, m, q) =>
+      listCollectionOwners(ctx, {
+        address: m[1]!,
+        limit: num(q.limit),
+        after_token_count: num(q.after_token_count),
+        after_owner: q.after_owner,
+        at_block: q.at_block,
+      }),
+  ],
+  [
     /^\/v1\/collections\/(0x[0-9a-f]{40})\/traits$/,
     async (ctx, m) => ({ data: await getCollectionTraits(ctx, { address: m[1]! }) }),
   ],
@@ -76,11 +92,13 @@ const ROUTES: Route[] = [
   ],
   [
     /^\/v1\/nfts\/(0x[0-9a-f]{40})\/([0-9]+)$/,
-    async (ctx, m) => ({ data: await getNft(ctx, { address: m[1]!, tokenId: m[2]! }) }),
+    async (ctx, m, q) => ({
+      data: await getNft(ctx, { address: m[1]!, tokenId: m[2]!, at_block: q.at_block }),
+    }),
   ],
   [
     /^\/v1\/owners\/(0x[0-9a-f]{40})\/nfts$/,
-    (ctx, m, q) =>
+    (ctx, m, q, all) =>
       listOwnerNfts(ctx, {
         address: m[1]!,
         limit: num(q.limit),
@@ -88,6 +106,26 @@ const ROUTES: Route[] = [
         after_token_id: q.after_token_id,
         after_id: num(q.after_id),
         standard: q.standard as StandardParam | undefined,
+        collection: all.has('collection') ? all.getAll('collection') : undefined,
+        at_block: q.at_block,
+      }),
+  ],
+  [
+    /^\/v1\/owners\/(0x[0-9a-f]{40})\/collections$/,
+    (ctx, m, q) =>
+      listOwnerCollections(ctx, {
+        address: m[1]!,
+        limit: num(q.limit),
+        after_collection: q.after_collection,
+      }),
+  ],
+  [
+    /^\/v1\/owners\/(0x[0-9a-f]{40})\/transfers$/,
+    (ctx, m, q) =>
+      listOwnerTransfers(ctx, {
+        address: m[1]!,
+        ...time(q),
+        direction: q.direction as 'in' | 'out' | 'all' | undefined,
       }),
   ],
   [

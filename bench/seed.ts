@@ -31,6 +31,10 @@
  * address, total_supply (minted minus burned), is_burned = total_supply <= 0
  * and holder_count, collection_holders counting the ids each owner holds, and
  * the collection counters.
+ *
+ * collection_holders, for both standards as the indexer keeps it: the tokens
+ * (ERC-721) or the ids with a positive balance (ERC-1155) each owner holds
+ * per collection.
  */
 
 import pg from 'pg'
@@ -554,6 +558,12 @@ export async function seed(options: SeedOptions): Promise<SeedShape> {
                      sum(t.transfer_count) AS transfers
                 FROM tokens t WHERE t.total_supply IS NULL GROUP BY t.collection_address) s
        WHERE c.address = s.collection_address`)
+    // ERC-721: an owner's count is the tokens it holds (not burned), as the indexer keeps it
+    // (src/indexer/store/collection-counters.ts): the collection owners list reads it.
+    await client.query(`
+      INSERT INTO collection_holders (collection_address, owner, token_count)
+      SELECT collection_address, current_owner, count(*) FROM tokens WHERE total_supply IS NULL AND NOT is_burned
+       GROUP BY collection_address, current_owner`)
     // ERC-1155: an owner's count is the ids it holds; supply the ids with a positive supply.
     await client.query(`
       INSERT INTO collection_holders (collection_address, owner, token_count)
