@@ -295,12 +295,17 @@ export async function selectOwnerHoldingsAt(
   return snapshotStatement<HoldingAtRow>(
     db,
     // Each held token's row by its key (tokens_collection_token_key): LIMIT 1 keeps the lookup a
-    // nested loop over the held tokens, never a hash of the whole tokens table.
+    // nested loop over the held tokens, never a hash of the whole tokens table. The condition on
+    // current_owner, a column of the row only, keeps the planner from answering the lookup from
+    // tokens_collection_live_idx alone (an index-only scan whose token_id is no leading column, so
+    // it walks the token's whole collection: 0.4 ms per token instead of 0.004 on the bench's
+    // 500,000-token collection); it holds for every row.
     `SELECT t.id::text AS id, h.collection_address, h.token_id::text AS token_id, h.balance::text AS balance
        FROM (${arms.join(' UNION ALL ')}) h
       CROSS JOIN LATERAL (
         SELECT t.id FROM tokens t
-         WHERE t.collection_address = h.collection_address AND t.token_id = h.token_id LIMIT 1) t
+         WHERE t.collection_address = h.collection_address AND t.token_id = h.token_id
+           AND t.current_owner <> '' LIMIT 1) t
       ORDER BY h.collection_address, h.token_id, t.id`,
     [q.owner, q.block.toString()],
   )
