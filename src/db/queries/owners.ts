@@ -222,15 +222,24 @@ export interface HolderAtRow {
  */
 export async function selectCollectionOwnersAt(
   db: ReadDb,
-  q: { address: string; block: bigint; multi: boolean },
+  q: { address: string; block: bigint; multi: boolean; head: bigint; since: bigint },
 ): Promise<HolderAtRow[]> {
+  const block = q.block.toString()
+  // Whichever is shorter, by the blocks each spans: the changes since the block, or the history up to it.
+  if (!q.multi && q.head - q.block < q.block - q.since) {
+    const after = await timeBound(db, q.address, block, 'after')
+    return snapshotStatement<HolderAtRow>(db, holdersBackFromNow, [q.address, block, ZERO_ADDRESS, after])
+  }
+  const until = await timeBound(db, q.address, block, 'until')
   const sql = q.multi
-    ? `WITH moves AS (
-         SELECT tr.token_id, tr.to_address AS owner, coalesce(tr.amount, 1) AS amount FROM transfers tr
-          WHERE tr.collection_address = $1 AND tr.block_number <= $2 AND tr.to_address <> $3
+    ? `WITH history AS (
+         SELECT tr.token_id, tr.from_address, tr.to_address, coalesce(tr.amount, 1) AS amount FROM transfers tr
+          WHERE tr.collection_address = $1 AND tr.event_type = ANY(${EVENT_TYPES})
+            AND tr.block_timestamp <= $4 AND tr.block_number <= $2
+       ), moves AS (
+         SELECT token_id, to_address AS owner, amount FROM history WHERE to_address <> $3
          UNION ALL
-         SELECT tr.token_id, tr.from_address, -coalesce(tr.amount, 1) FROM transfers tr
-          WHERE tr.collection_address = $1 AND tr.block_number <= $2 AND tr.from_address <> $3
+         SELECT token_id, from_address, -amount FROM history WHERE from_address <> $3
        ), held AS (
          SELECT owner, token_id, sum(amount) AS balance FROM moves
           GROUP BY owner, token_id HAVING sum(amount) > 0
@@ -239,12 +248,82 @@ export async function selectCollectionOwnersAt(
          FROM held GROUP BY owner ORDER BY token_count DESC, owner`
     : `SELECT last.owner, count(*)::int AS token_count, NULL::text AS balance
          FROM (SELECT DISTINCT ON (tr.token_id) tr.to_address AS owner FROM transfers tr
-                WHERE tr.collection_address = $1 AND tr.block_number <= $2
+                WHERE tr.collection_address = $1 AND tr.event_type = ANY(${EVENT_TYPES})
+                  AND tr.block_timestamp <= $4 AND tr.block_number <= $2
                 ORDER BY tr.token_id, ${CHAIN_ORDER_DESC}) last
         WHERE last.owner <> $3
         GROUP BY last.owner ORDER BY token_count DESC, last.owner`
-  return snapshotStatement<HolderAtRow>(db, sql, [q.address, q.block.toString(), ZERO_ADDRESS])
+  return snapshotStatement<HolderAtRow>(db, sql, [q.address, block, ZERO_ADDRESS, until])
 }
+
+/** Every event type: a collection's transfers in time order are ranges of transfers_collection_event_type_feed_idx. */
+const EVENT_TYPES = `ARRAY['mint', 'transfer', 'burn']::varchar[]`
+
+/**
+ * A timestamp that bounds a collection's transfers by block, so that its
+ * history up to block B (`until`: no transfer of a block up to B is later),
+ * or its changes since (`after`: no transfer of a later block is earlier), is
+ * one time range per event type of transfers_collection_event_type_feed_idx
+ * rather than all of its rows (the table has no index by block). Block
+ * timestamps never decrease along the chain; imported rows (block 0) are
+ * older than the indexed window. Found from the collection's own rows: the
+ * first one after B, walking up from its oldest, or the last one up to B,
+ * walking down from its newest (the walk costs what the computation it
+ * bounds reads). The exact block condition stays beside the bound.
+ */
+async function timeBound(
+  db: ReadDb,
+  address: string,
+  block: string,
+  side: 'until' | 'after',
+): Promise<string> {
+  const sql =
+    side === 'until'
+      ? `SELECT min((SELECT tr.block_timestamp FROM transfers tr
+                      WHERE tr.collection_address = $1 AND tr.event_type = e AND tr.block_number > $2
+                      ORDER BY tr.block_timestamp, tr.id LIMIT 1))::text AS bound
+           FROM unnest(${EVENT_TYPES}) e`
+      : `SELECT max((SELECT tr.block_timestamp FROM transfers tr
+                      WHERE tr.collection_address = $1 AND tr.event_type = e AND tr.block_number <= $2
+                        AND tr.block_number > 0
+                      ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT 1))::text AS bound
+           FROM unnest(${EVENT_TYPES}) e`
+  const { rows } = await db.pool.query<{ bound: string | null }>(sql, [address, block])
+  return rows[0]?.bound ?? (side === 'until' ? 'infinity' : '-infinity')
+}
+
+/**
+ * An ERC-721 collection's holders at block $2, back from its holders now
+ * (collection_holders): each token transferred after the block leaves its
+ * owner now (tokens.current_owner, unless burned) and returns to its owner at
+ * the block (the recipient of its last transfer up to the block, when it
+ * existed). The same answer as from the history up to the block (the owner
+ * of a token is the recipient of its last transfer, whatever its `from`),
+ * at the cost of the changes since.
+ */
+const holdersBackFromNow = `WITH changed AS (
+    SELECT DISTINCT tr.token_id FROM transfers tr
+     WHERE tr.collection_address = $1 AND tr.event_type = ANY(${EVENT_TYPES})
+       AND tr.block_timestamp >= $4 AND tr.block_number > $2
+  ), moves AS (
+    SELECT t.current_owner AS owner, -1 AS n FROM changed c
+      JOIN tokens t ON t.collection_address = $1 AND t.token_id = c.token_id AND NOT t.is_burned
+    UNION ALL
+    SELECT was.owner, 1 FROM changed c
+     CROSS JOIN LATERAL (
+       SELECT tr.to_address AS owner FROM transfers tr
+        WHERE tr.collection_address = $1 AND tr.token_id = c.token_id AND tr.block_number <= $2
+        ORDER BY ${CHAIN_ORDER_DESC} LIMIT 1) was
+  )
+  SELECT owner, sum(n)::int AS token_count, NULL::text AS balance FROM (
+    SELECT h.owner, h.token_count AS n FROM collection_holders h
+     WHERE h.collection_address = $1 AND h.token_count > 0
+    UNION ALL
+    SELECT owner, n FROM moves
+  ) x
+  WHERE owner <> $3
+  GROUP BY owner HAVING sum(n) > 0
+  ORDER BY token_count DESC, owner`
 
 /** One token a wallet held at a block. */
 export interface HoldingAtRow {

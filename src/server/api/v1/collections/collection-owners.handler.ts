@@ -74,11 +74,13 @@ async function ownersAtBlock(
 ): Promise<CollectionOwnerPage> {
   const [collection, snapshot] = await Promise.all([selectCollection(ctx.db, address), ctx.snapshot()])
   if (!collection) throw unknown(address)
-  const coverage = collectionCoverage(snapshot, historyOf(collection))
+  const history = historyOf(collection)
+  const coverage = collectionCoverage(snapshot, history)
   const block = snapshotBlock(atBlock, snapshot, coverage)
   const multi = collection.standard === 'ERC1155'
+  const since = history.firstSeenBlock ?? history.deployBlock ?? 0n
   const holders = await snapshotCache(ctx.db.pool).get<HolderAtRow>(`holders|${address}|${block}`, () =>
-    selectCollectionOwnersAt(ctx.db, { address, block, multi }),
+    selectCollectionOwnersAt(ctx.db, { address, block, multi, head: snapshot.lastSeenBlock, since }),
   )
   // Sorted by token_count descending, then owner: the first holder after the cursor.
   const start = after
