@@ -1,6 +1,7 @@
 import type { Metadata, Viewport } from 'next'
 import type { ReactNode } from 'react'
 import { NavLink } from '@/components/nav-link'
+import { loadConfig } from '@/config/env'
 // The site's styles by area, in cascade order (docs/portal.md, "Code layout").
 import './globals.css'
 import './styles/controls.css'
@@ -29,13 +30,13 @@ export const viewport: Viewport = { themeColor: '#0b0d12', colorScheme: 'dark' }
  * browser-enforced rule (fonts, scripts, images, connections are 'self'; images also from
  * MEDIA_ORIGIN when the media path is served from an origin of its own).
  */
-/** MEDIA_ORIGIN (a separate origin for /v1/media), whose pictures the explorer shows. */
+/**
+ * MEDIA_ORIGIN (a separate origin for /v1/media), whose pictures the explorer shows; read through
+ * the validated configuration (`npm start` refuses an invalid one before the portal runs).
+ */
 function mediaOrigin(): string {
-  try {
-    return process.env.MEDIA_ORIGIN ? ` ${new URL(process.env.MEDIA_ORIGIN).origin}` : ''
-  } catch {
-    return ''
-  }
+  const origin = loadConfig().MEDIA_ORIGIN
+  return origin ? ` ${new URL(origin).origin}` : ''
 }
 
 const CSP = [
