@@ -73,11 +73,7 @@ export async function listOwnerNfts(ctx: ReadContext, input: ListOwnerNftsInput)
     rows,
     limit,
     (r) => toNft(r, network, origin, standards.extended),
-    (r) => ({
-      after_collection: r.collection_address,
-      after_token_id: r.token_id,
-      after_id: safeInteger(r.id),
-    }),
+    holdingCursor,
     globalCoverage(snapshot),
   )
 }
@@ -134,12 +130,7 @@ async function ownerNftsAtBlock(
     atRows,
     limit,
     (r) => toNft(r, network, origin, standards.extended),
-    (r) => ({
-      after_collection: r.collection_address,
-      after_token_id: r.token_id,
-      after_id: safeInteger(r.id),
-      at_block: atBlock,
-    }),
+    (r) => ({ ...holdingCursor(r), at_block: atBlock }),
     coverage,
   )
 }
@@ -225,4 +216,9 @@ export async function listOwnerTransfers(
     transferCursor,
     globalCoverage(snapshot),
   )
+}
+
+/** The cursor after a holding: the holdings' order (collection, token id, row id). */
+function holdingCursor(r: { collection_address: string; token_id: string; id: string }) {
+  return { after_collection: r.collection_address, after_token_id: r.token_id, after_id: safeInteger(r.id) }
 }
