@@ -316,7 +316,10 @@ export async function selectOwnerTokens(
  * cursor in the cursor's collection), each at most `rows` entries; the page
  * is the first `rows` of them. PostgreSQL 15 gives no ordered index scan for
  * `collection_address = ANY(...)` past the leading column, so this bounds a
- * page at (collections × rows) index entries whatever its depth.
+ * page at (collections × rows) index entries whatever its depth. The first
+ * collection (the cursor's, on a later page) is walked alone first: when it
+ * fills the page, as it does deep in a large holding, the page reads `rows`
+ * entries, not (collections × rows); the others are walked only for the rest.
  */
 async function selectOwnerTokensOf(
   db: ReadDb,
@@ -328,10 +331,26 @@ async function selectOwnerTokensOf(
     collections: string[]
   },
 ): Promise<NftRow[]> {
-  const standard = page.standard ?? 'ERC721'
   const after = page.after
   const collections = [...new Set(page.collections)].sort().filter((c) => !after || c >= after.collection)
   if (collections.length === 0) return []
+  const first = await walkOwnerCollections(db, { ...page, collections: collections.slice(0, 1) })
+  if (first.length >= page.rows || collections.length === 1) return first
+  const rest = await walkOwnerCollections(db, {
+    ...page,
+    collections: collections.slice(1),
+    rows: page.rows - first.length,
+  })
+  return [...first, ...rest]
+}
+
+/** The first `rows` tokens of `owner` in `collections` (sorted), after the cursor in its collection. */
+async function walkOwnerCollections(
+  db: ReadDb,
+  page: Parameters<typeof selectOwnerTokensOf>[1],
+): Promise<NftRow[]> {
+  const standard = page.standard ?? 'ERC721'
+  const { after, collections } = page
   // Per collection, the (token_id, id) the walk starts after: the cursor's in its collection, else before any.
   const tokenIds = collections.map((c) => (after && c === after.collection ? after.tokenId : '-1'))
   const ids = collections.map((c) => (after && c === after.collection ? after.id : 0))

@@ -371,6 +371,19 @@ describe('GET /v1/owners/{address}/nfts?collection=', () => {
     expect(got.map((n: Json) => `${n.collection_address}|${n.token_id}`)).toEqual(
       all.filter((k) => (hundred as string[]).includes(k.split('|')[0]!)),
     )
+    // Small pages inside a collection that fills them on its own, then across the next ones.
+    const owner = Object.values(people).find(
+      (p) => new Set(holdingsOf(m, p, 'ERC721').map(([k]) => k.split('|')[0])).size > 1,
+    )!
+    const held = holdingsOf(m, owner, 'ERC721').map(([k]) => k)
+    const mixed = [...new Set(held.map((k) => k.split('|')[0]!)), spread[9]!]
+    expect(held.length).toBeGreaterThan(mixed.length)
+    for (const limit of [1, 2]) {
+      const { items: paged } = await walk(
+        `/v1/owners/${owner}/nfts?${mixed.map((a) => `collection=${a}`).join('&')}&limit=${limit}`,
+      )
+      expect(paged.map((n: Json) => `${n.collection_address}|${n.token_id}`)).toEqual(held)
+    }
     // Duplicates collapse: 100 distinct among 110 parameters is accepted.
     const dup = [...hundred, ...hundred.slice(0, 10)].map((a) => `collection=${a}`).join('&')
     expect((await ok(`/v1/owners/${wallet}/nfts?${dup}&limit=100`)).data.length).toBe(100)
