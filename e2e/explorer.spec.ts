@@ -662,6 +662,7 @@ test('a collection’s holders: ranks, shares, wallet links, pages, the holders 
   await expect(page).toHaveURL(/\?view=holders$/)
   await expect(status).toHaveText('Current holders · 25 shown, more below', { timeout: 15_000 })
   await expect(input).toHaveValue('')
+  await expect(input).toBeFocused()
 
   // ERC-1155: balances beside the token ids; every holder on one page, so shares of all units.
   const editions = collectionNamed('Devnet Editions')

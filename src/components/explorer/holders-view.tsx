@@ -2,7 +2,7 @@
 
 import Link from 'next/link'
 import { useRouter } from 'next/navigation'
-import { type FormEvent, useEffect, useState } from 'react'
+import { type FormEvent, useEffect, useRef, useState } from 'react'
 import type { Collection, CollectionOwner } from '@/client'
 import { explorerClient } from './api'
 import { formatShare, holdingOf, holdingsTotal } from './holders'
@@ -34,6 +34,7 @@ export function HoldersView({
 }) {
   const router = useRouter()
   const [typed, setTyped] = useState(atBlock ?? '')
+  const field = useRef<HTMLInputElement>(null)
   useEffect(() => setTyped(atBlock ?? ''), [atBlock])
   const query = { limit: HOLDERS_PAGE, ...(atBlock !== null ? { at_block: atBlock } : {}) }
   const first = useApi(
@@ -71,6 +72,7 @@ export function HoldersView({
         </p>
         <div className="explore-search-row">
           <input
+            ref={field}
             id="holders-at-block"
             type="text"
             inputMode="numeric"
@@ -89,7 +91,15 @@ export function HoldersView({
         </div>
         {atBlock !== null ? (
           <p className="small flush">
-            <button type="button" className="link-button" onClick={() => show(null)}>
+            <button
+              type="button"
+              className="link-button"
+              onClick={() => {
+                // The button goes away with the block: the focus goes back to the field.
+                field.current?.focus()
+                show(null)
+              }}
+            >
               Show the current holders
             </button>
           </p>
