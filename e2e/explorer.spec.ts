@@ -10,7 +10,7 @@
  */
 import type { APIRequestContext, Page, TestInfo } from '@playwright/test'
 import { seriousViolations } from './helpers/axe'
-import { deployE2EContract } from './helpers/devnet'
+import { callE2EContract, deployE2EContract } from './helpers/devnet'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
 
 const VIEWPORTS = [
@@ -447,6 +447,243 @@ test('the home page shows the newest mints with artwork beside the index status'
   ).toBeVisible()
   await expectSafeMedia(page)
   await checkViews(page, testInfo, 'home')
+})
+
+type Holder = { owner: string; token_count: number; balance?: string }
+type Answer<T> = { status: number; body: T; confirmed: number }
+
+/** Like api(), with the status and the confirmed block (`X-Confirmed-Block`) instead of a 200 check. */
+async function apiAnswer<T>(request: APIRequestContext, path: string): Promise<Answer<T>> {
+  for (let attempt = 0; ; attempt++) {
+    await new Promise((r) => setTimeout(r, 1100))
+    const res = await request.get(path, { headers: { Authorization: `Bearer ${demo.token}` } })
+    if (res.status() === 429 && attempt < 5) {
+      await new Promise((r) => setTimeout(r, Number(res.headers()['retry-after'] ?? '1') * 1000))
+      continue
+    }
+    return {
+      status: res.status(),
+      body: (await res.json()) as T,
+      confirmed: Number(res.headers()['x-confirmed-block'] ?? '-1'),
+    }
+  }
+}
+
+/** The holders table as shown: rank, owner (its wallet link), count and share of each row. */
+function shownHolders(page: Page) {
+  return page.getByTestId('holder-row').evaluateAll((rows) =>
+    rows.map((r) => ({
+      rank: Number(r.querySelector('td')?.textContent),
+      owner: r.getAttribute('data-owner') ?? '',
+      href: (r.querySelector('th a') as HTMLAnchorElement | null)?.pathname ?? '',
+      token_count: Number(r.querySelector('[data-testid="holder-count"]')?.textContent?.replace(/,/g, '')),
+      share: r.querySelector('[data-testid="holder-share"]')?.textContent ?? '',
+    })),
+  )
+}
+
+/** `part` of `total` as the table writes it (tenths from 10 %, hundredths below). */
+const percent = (part: number, total: number) => {
+  const p = (100 * part) / total
+  return `${p >= 10 ? p.toFixed(1) : p.toFixed(2)}%`
+}
+
+test('a collection’s holders: ranks, shares, wallet links, pages, the holders at a past block, refused blocks', async ({
+  page,
+  request,
+}, testInfo) => {
+  test.setTimeout(300_000)
+  // 30 holders of 1, 2 or 3 tokens (60 tokens), then 10 more tokens to a 31st holder.
+  const contract = (await deployE2EContract('E2EHolders', [30n])).toLowerCase()
+  const ownersPath = `/v1/collections/${contract}/owners?limit=100`
+  let before = 0
+  let past: Holder[] = []
+  await expect
+    .poll(
+      async () => {
+        const now = await apiAnswer<{ data?: Holder[] }>(request, ownersPath)
+        if (now.status !== 200 || now.body.data?.length !== 30) return `now: ${now.status}`
+        const at = await apiAnswer<{ data?: Holder[] }>(request, `${ownersPath}&at_block=${now.confirmed}`)
+        if (at.status !== 200 || at.body.data?.length !== 30) return `at ${now.confirmed}: ${at.status}`
+        before = now.confirmed
+        past = at.body.data
+        return 'indexed and confirmed'
+      },
+      { timeout: 120_000, intervals: [1000] },
+    )
+    .toBe('indexed and confirmed')
+  // The claim, confirmed (a reorganisation may drop a call: it is sent again from another key).
+  let claimer = ''
+  let current: Holder[] = []
+  for (let attempt = 1; !claimer; attempt++) {
+    const call = await callE2EContract('E2EHolders', contract as `0x${string}`, 'claim', [10n])
+    const from = call.from.toLowerCase()
+    const landed = await expect
+      .poll(
+        async () => {
+          const now = await apiAnswer<{ data?: Holder[] }>(request, ownersPath)
+          current = now.body.data ?? []
+          return current[0]?.owner === from && now.confirmed >= Number(call.blockNumber)
+        },
+        { timeout: 30_000, intervals: [1000] },
+      )
+      .toBe(true)
+      .then(() => true)
+      .catch(() => false)
+    if (landed) claimer = from
+    else if (attempt >= 3) throw new Error('the claim never landed')
+  }
+  expect(current).toHaveLength(31)
+  expect(current[0]).toEqual({ owner: claimer, token_count: 10 })
+  expect(past.some((h) => h.owner === claimer)).toBe(false)
+
+  await withToken(page)
+  await page.goto(`/explore/collections/${contract}`)
+  // The gallery is the default view.
+  await expect(page.getByTestId('nft-grid').getByTestId('nft-card').first()).toBeVisible({ timeout: 15_000 })
+  const views = page.getByRole('navigation', { name: 'Collection views' })
+  await expect(views.getByRole('link', { name: 'Tokens' })).toHaveAttribute('aria-current', 'page')
+  const started = Date.now()
+  await views.getByRole('link', { name: 'Holders' }).click()
+  await expect(page).toHaveURL(new RegExp(`/explore/collections/${contract}\\?view=holders$`))
+  await expect(views.getByRole('link', { name: 'Holders' })).toHaveAttribute('aria-current', 'page')
+  const rows = page.getByTestId('holder-row')
+  const status = page.getByTestId('holders-status')
+  await expect(rows).toHaveCount(25, { timeout: 15_000 })
+  console.log(`explorer holders view: 25 holders shown ${Date.now() - started} ms after the click`)
+  await expect(status).toHaveText('Current holders · 25 shown, more below')
+  await expect(page.getByRole('table')).toHaveAccessibleName(
+    /^Current holders of E2E Holders, most tokens first$/,
+  )
+  // The first page as /v1 answers it: ranks, owners, counts; shares of the 70 tokens held.
+  await expect(page.getByTestId('holders-share-note')).toHaveText(
+    'Share: of the 70 tokens held by all holders now (burned tokens excluded).',
+    { timeout: 15_000 },
+  )
+  let shown = await shownHolders(page)
+  expect(shown).toEqual(
+    current.slice(0, 25).map((h, i) => ({
+      rank: i + 1,
+      owner: h.owner,
+      href: `/explore/owners/${h.owner}`,
+      token_count: h.token_count,
+      share: percent(h.token_count, 70),
+    })),
+  )
+  expect(shown[0]!.share).toBe('14.3%')
+  await checkViews(page, testInfo, 'holders')
+
+  // The next page through the cursor: every holder once, in the API's order.
+  await page.getByRole('button', { name: 'More holders' }).click()
+  await expect(rows).toHaveCount(31, { timeout: 15_000 })
+  await expect(status).toHaveText('Current holders · 31 shown')
+  await expect(page.getByRole('button', { name: 'More holders' })).toHaveCount(0)
+  shown = await shownHolders(page)
+  expect(new Set(shown.map((h) => h.owner)).size).toBe(31)
+  expect(shown.map((h) => [h.rank, h.owner, h.token_count])).toEqual(
+    current.map((h, i) => [i + 1, h.owner, h.token_count]),
+  )
+
+  // A holder's link opens its wallet; back returns to the holders.
+  await rows.first().getByRole('link').click()
+  await expect(page).toHaveURL(new RegExp(`/explore/owners/${claimer}$`))
+  await expect(page.getByTestId('owner-address')).toHaveText(claimer)
+  await page.goBack()
+  await expect(page).toHaveURL(/\?view=holders$/)
+  await expect(rows.first()).toHaveAttribute('data-owner', claimer, { timeout: 15_000 })
+
+  // As of the block before the claim, typed and sent with the keyboard.
+  const input = page.getByLabel('As of block')
+  await input.focus()
+  await page.keyboard.type(String(before))
+  await page.keyboard.press('Enter')
+  await expect(page).toHaveURL(new RegExp(`\\?view=holders&at_block=${before}$`))
+  await expect(status).toHaveText(`Holders after block ${before} · 25 shown, more below`, { timeout: 15_000 })
+  await expect(page.getByRole('table')).toHaveAccessibleName(
+    `Holders of E2E Holders after block ${before}, most tokens first`,
+  )
+  // No total at a past block until every holder is listed: the shares wait for the last page.
+  await expect(page.getByTestId('holders-share-note')).toContainText('shown once every holder is listed')
+  await expect(rows.first().getByTestId('holder-share')).toHaveText('—not known yet')
+  await page.getByRole('button', { name: 'More holders' }).click()
+  await expect(rows).toHaveCount(30, { timeout: 15_000 })
+  await expect(page.getByTestId('holders-share-note')).toHaveText(
+    `Share: of the 60 tokens held by all holders after block ${before} (burned tokens excluded).`,
+  )
+  shown = await shownHolders(page)
+  expect(shown).toEqual(
+    past.map((h, i) => ({
+      rank: i + 1,
+      owner: h.owner,
+      href: `/explore/owners/${h.owner}`,
+      token_count: h.token_count,
+      share: percent(h.token_count, 60),
+    })),
+  )
+  // It differs from now: the claimer held nothing then.
+  expect(shown.some((h) => h.owner === claimer)).toBe(false)
+  await checkViews(page, testInfo, 'holders-at-block')
+
+  // Back: the current holders again, the field empty.
+  await page.goBack()
+  await expect(page).toHaveURL(/\?view=holders$/)
+  await expect(status).toHaveText('Current holders · 25 shown, more below', { timeout: 15_000 })
+  await expect(input).toHaveValue('')
+  await expect(rows.first()).toHaveAttribute('data-owner', claimer)
+
+  // Refused blocks show the API's message: a block not confirmed yet, a malformed one.
+  const future = '999999999999'
+  const notYet = await apiAnswer<{ error: { message: string } }>(request, `${ownersPath}&at_block=${future}`)
+  expect(notYet.status).toBe(400)
+  expect(notYet.body.error.message).toMatch(/not confirmed yet/)
+  await input.fill(future)
+  await page.getByRole('button', { name: 'Show', exact: true }).click()
+  const refused = page.getByTestId('holders-refused')
+  await expect(refused).toBeVisible({ timeout: 15_000 })
+  await expect(refused).toHaveAttribute('role', 'alert')
+  // The message names the confirmed range, which grows meanwhile: the part before it.
+  await expect(refused).toContainText(
+    `Block ${future} cannot be shown: ${notYet.body.error.message.split(';')[0]}`,
+  )
+  await expect(input).toHaveAttribute('aria-invalid', 'true')
+  await expect(rows).toHaveCount(0)
+  await expect(page.getByRole('heading', { level: 1, name: 'E2E Holders' })).toBeVisible()
+  await checkViews(page, testInfo, 'holders-refused')
+  const malformed = await apiAnswer<{ error: { message: string } }>(request, `${ownersPath}&at_block=12abc`)
+  expect(malformed.status).toBe(400)
+  await input.fill('12abc')
+  await input.press('Enter')
+  await expect(page).toHaveURL(/at_block=12abc$/)
+  await expect(refused).toContainText(`Block 12abc cannot be shown: ${malformed.body.error.message}`, {
+    timeout: 15_000,
+  })
+  // Clearing returns to the current holders.
+  await page.getByRole('button', { name: 'Show the current holders' }).click()
+  await expect(page).toHaveURL(/\?view=holders$/)
+  await expect(status).toHaveText('Current holders · 25 shown, more below', { timeout: 15_000 })
+  await expect(input).toHaveValue('')
+  await expect(input).toBeFocused()
+
+  // ERC-1155: balances beside the token ids; every holder on one page, so shares of all units.
+  const editions = collectionNamed('Devnet Editions')
+  await page.goto(`/explore/collections/${editions}?view=holders`)
+  await expect(rows.first()).toBeVisible({ timeout: 15_000 })
+  await expect(page.getByRole('columnheader', { name: 'Balance' })).toBeVisible()
+  await expect(page.getByRole('columnheader', { name: 'Token ids' })).toBeVisible()
+  await expect(page.getByTestId('holders-share-note')).toHaveText(
+    /^Share: of the [\d,]+ units held by all holders now \(a unit: one of an id’s balance\)\.$/,
+  )
+  const editionRows = await rows.evaluateAll((rs) =>
+    rs.map((r) => ({
+      balance: Number(r.querySelector('[data-testid="holder-balance"]')?.textContent?.replace(/,/g, '')),
+      share: r.querySelector('[data-testid="holder-share"]')?.textContent ?? '',
+    })),
+  )
+  const units = editionRows.reduce((n, r) => n + r.balance, 0)
+  await expect(page.getByTestId('holders-share-note')).toContainText(
+    `of the ${units.toLocaleString('en')} units`,
+  )
+  for (const r of editionRows) expect(r.share).toBe(percent(r.balance, units))
 })
 
 /** An SVG that would report itself in every way it could run or load anything. */

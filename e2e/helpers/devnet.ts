@@ -70,17 +70,18 @@ export async function deployE2EContract(name: string, args: unknown[]): Promise<
 
 type CompiledContract = NonNullable<Awaited<ReturnType<typeof compileContracts>>[string]>
 
-async function deployOnce(contract: CompiledContract, args: unknown[]): Promise<Address> {
+/** A fresh key, funded on the devnet, and the clients to send from it. */
+async function freshWallet() {
   const rpcUrl = devnetRpcUrl()
   const publicClient = createPublicClient({ transport: http(rpcUrl) })
   const chainId = await publicClient.getChainId()
-  const deployer = privateKeyToAccount(generatePrivateKey())
+  const account = privateKeyToAccount(generatePrivateKey())
   await publicClient.request({
     method: 'anvil_setBalance',
-    params: [deployer.address, `0x${parseEther('10').toString(16)}`],
+    params: [account.address, `0x${parseEther('10').toString(16)}`],
   } as never)
   const wallet = createWalletClient({
-    account: deployer,
+    account,
     chain: {
       id: chainId,
       name: 'devnet',
@@ -89,6 +90,11 @@ async function deployOnce(contract: CompiledContract, args: unknown[]): Promise<
     },
     transport: http(rpcUrl),
   })
+  return { account, publicClient, wallet }
+}
+
+async function deployOnce(contract: CompiledContract, args: unknown[]): Promise<Address> {
+  const { publicClient, wallet } = await freshWallet()
   const hash = await wallet.deployContract({
     abi: contract.abi,
     bytecode: contract.bytecode,
@@ -97,6 +103,26 @@ async function deployOnce(contract: CompiledContract, args: unknown[]): Promise<
   const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS })
   if (!receipt.contractAddress) throw new Error('deployment produced no contract')
   return receipt.contractAddress
+}
+
+/**
+ * Calls `functionName` of `e2e/contracts/<name>.sol`'s contract at `address` from a fresh,
+ * funded key; returns that key's address and the block the call was mined in. One attempt: a
+ * reorganisation may still take the call away, so callers check its effect.
+ */
+export async function callE2EContract(
+  name: string,
+  address: Address,
+  functionName: string,
+  args: unknown[],
+): Promise<{ from: Address; blockNumber: bigint }> {
+  const compiled = (await compileContracts([path.join(ROOT, `e2e/contracts/${name}.sol`)]))[name]
+  if (!compiled) throw new Error(`${name} did not compile`)
+  const { account, publicClient, wallet } = await freshWallet()
+  const hash = await wallet.writeContract({ address, abi: compiled.abi, functionName, args } as never)
+  const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS })
+  if (receipt.status !== 'success') throw new Error(`${functionName} reverted`)
+  return { from: account.address, blockNumber: receipt.blockNumber }
 }
 
 /** true while `address` holds code (a devnet reorg could drop a fresh deployment). */

@@ -5,6 +5,7 @@ import { useRouter } from 'next/navigation'
 import { useEffect, useState } from 'react'
 import type { Nft, ResponseOf } from '@/client'
 import { explorerClient } from './api'
+import { HoldersView } from './holders-view'
 import { count, exploreHref, short } from './links'
 import { MorePagesFooter } from './more-pages'
 import { NftCard } from './nft-card'
@@ -18,20 +19,102 @@ type Cursor = { after_token_id: string; after_id: number }
 type Traits = ResponseOf<'/v1/collections/{address}/traits'>['data']
 
 /**
- * /explore/collections/[address]: the token gallery, 50 tokens a page by ascending token id,
- * read with the list's keyset cursor (`next_page_params`) as the reader scrolls; burned tokens
- * on request (`include_burned`); trait filters (`trait=Type:Value`, repeatable) with the counts of
- * GET …/traits. The filters live in the page's address, so a filtered view can be linked.
- * Requests in the order the page needs them: the tokens, then the collection, then its traits.
+ * /explore/collections/[address]: two views, in the page's address so that each can be linked.
+ * The gallery (the default): the tokens, 50 a page by ascending token id, read with the list's
+ * keyset cursor (`next_page_params`) as the reader scrolls; burned tokens on request
+ * (`include_burned`); trait filters (`trait=Type:Value`, repeatable) with the counts of
+ * GET …/traits. The holders (`?view=holders[&at_block=N]`, holders-view.tsx). Requests in the
+ * order the page needs them: the view's list, then the collection, then (gallery) its traits.
  */
 export function CollectionView({
   address,
   traits: selected,
   includeBurned,
+  view,
+  atBlock,
 }: {
   address: string
   traits: string[]
   includeBurned: boolean
+  view: 'gallery' | 'holders'
+  atBlock: string | null
+}) {
+  // The view's own list is asked for first: a child's effects run before its parent's.
+  const collection = useApi(
+    (signal) =>
+      explorerClient().get('/v1/collections/{address}', {
+        path: { address },
+        query: { standard: 'all' },
+        signal,
+      }),
+    [address],
+  )
+  // Until the record comes, the gallery's first token names the collection.
+  const [listedName, setListedName] = useState<string>()
+  const c = collection.data?.data
+  return (
+    <>
+      <nav aria-label="Breadcrumb" className="breadcrumb small">
+        <Link href={exploreHref.collections()}>Collections</Link> / <span>{c?.name || short(address)}</span>
+      </nav>
+      <h1 data-testid="collection-name">{c ? c.name || short(address) : listedName || short(address)}</h1>
+      <p className="muted small break">
+        <code>{address}</code>
+        {c ? (
+          <>
+            {' '}
+            · <span className="badge">{c.contract_type === 'ERC1155' ? 'ERC-1155' : 'ERC-721'}</span> ·{' '}
+            {count(c.total_supply)} {c.contract_type === 'ERC1155' ? 'token ids' : 'tokens'} ·{' '}
+            {count(c.unique_holders)} holders · {count(c.total_transfers)} transfers
+          </>
+        ) : null}
+      </p>
+      {collection.state === 'error' ? (
+        <p className="alert error" role="alert">
+          {collection.error.status === 404 ? 'No such collection is indexed.' : collection.error.message}
+        </p>
+      ) : null}
+      <nav aria-label="Collection views" className="view-tabs" data-testid="collection-views">
+        <Link
+          href={exploreHref.collection(address)}
+          aria-current={view === 'gallery' ? 'page' : undefined}
+          scroll={false}
+        >
+          Tokens
+        </Link>
+        <Link
+          href={exploreHref.collectionHolders(address)}
+          aria-current={view === 'holders' ? 'page' : undefined}
+          scroll={false}
+        >
+          Holders
+        </Link>
+      </nav>
+      {view === 'holders' ? (
+        <HoldersView address={address} atBlock={atBlock} collection={c} />
+      ) : (
+        <Gallery
+          address={address}
+          selected={selected}
+          includeBurned={includeBurned}
+          onListedName={setListedName}
+        />
+      )}
+    </>
+  )
+}
+
+/** The tokens, with the filters beside them. */
+function Gallery({
+  address,
+  selected,
+  includeBurned,
+  onListedName,
+}: {
+  address: string
+  selected: string[]
+  includeBurned: boolean
+  onListedName: (name: string | undefined) => void
 }) {
   const router = useRouter()
   // The checkboxes answer at once; the address (and the data) follow.
@@ -55,15 +138,8 @@ export function CollectionView({
     (signal) => explorerClient().get('/v1/collections/{address}/nfts', { path: { address }, query, signal }),
     [key],
   )
-  const collection = useApi(
-    (signal) =>
-      explorerClient().get('/v1/collections/{address}', {
-        path: { address },
-        query: { standard: 'all' },
-        signal,
-      }),
-    [address],
-  )
+  const listedName = first.data?.data[0]?.collection_name
+  useEffect(() => onListedName(listedName), [listedName, onListedName])
   const traits = useApi(
     (signal) =>
       explorerClient('low').get('/v1/collections/{address}/traits', {
@@ -90,90 +166,65 @@ export function CollectionView({
     router.push(`${exploreHref.collection(address)}${qs ? `?${qs}` : ''}`, { scroll: false })
   }
 
-  const c = collection.data?.data
   return (
-    <>
-      <nav aria-label="Breadcrumb" className="breadcrumb small">
-        <Link href={exploreHref.collections()}>Collections</Link> / <span>{c?.name || short(address)}</span>
-      </nav>
-      <h1 data-testid="collection-name">
-        {c ? c.name || short(address) : first.data?.data[0]?.collection_name || short(address)}
-      </h1>
-      <p className="muted small break">
-        <code>{address}</code>
-        {c ? (
-          <>
-            {' '}
-            · <span className="badge">{c.contract_type === 'ERC1155' ? 'ERC-1155' : 'ERC-721'}</span> ·{' '}
-            {count(c.total_supply)} {c.contract_type === 'ERC1155' ? 'token ids' : 'tokens'} ·{' '}
-            {count(c.unique_holders)} holders · {count(c.total_transfers)} transfers
-          </>
-        ) : null}
-      </p>
-      {collection.state === 'error' ? (
-        <p className="alert error" role="alert">
-          {collection.error.status === 404 ? 'No such collection is indexed.' : collection.error.message}
-        </p>
-      ) : null}
-      <div className="collection-layout">
-        <aside className="panel trait-filters" aria-labelledby="filters-heading">
-          <h2 id="filters-heading" className="h3 flush-top">
-            Filters
-          </h2>
-          <label className="check">
-            <input
-              type="checkbox"
-              checked={burnedShown}
-              onChange={(e) => navigate(traitsShown, e.target.checked)}
-            />
-            Include burned tokens
-          </label>
-          {selected.length > 0 ? (
-            <p className="small">
-              <button type="button" className="link-button" onClick={() => navigate([], burnedShown)}>
-                Clear {selected.length} trait filter{selected.length === 1 ? '' : 's'}
-              </button>
-            </p>
-          ) : null}
-          <TraitFilters
-            traits={traits.data?.data}
-            state={traits.state}
-            selected={traitsShown}
-            onChange={(next) => navigate(next, burnedShown)}
+    <div className="collection-layout">
+      <aside className="panel trait-filters" aria-labelledby="filters-heading">
+        <h2 id="filters-heading" className="h3 flush-top">
+          Filters
+        </h2>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={burnedShown}
+            onChange={(e) => navigate(traitsShown, e.target.checked)}
           />
-        </aside>
-        <section aria-labelledby="tokens-heading" className="gallery">
-          <h2 id="tokens-heading" className="visually-hidden">
-            Tokens
-          </h2>
-          <PageState loaded={first} what="the tokens">
-            {(page) => {
-              const items = [...page.data, ...more.items]
-              const next = more.nextAfter(page.pagination.next_page_params)
-              return (
-                <>
-                  <p className="muted small" role="status" data-testid="gallery-status">
-                    {items.length} token{items.length === 1 ? '' : 's'} shown
-                    {next ? ', more below' : ''}
-                    {page.coverage.status !== 'complete' ? ` · coverage ${page.coverage.status}` : ''}
-                  </p>
-                  {items.length === 0 ? (
-                    <p className="muted">No token matches.</p>
-                  ) : (
-                    <ul className="nft-grid" aria-label="Tokens" data-testid="nft-grid">
-                      {items.map((nft) => (
-                        <NftCard key={`${nft.token_id}`} nft={nft} />
-                      ))}
-                    </ul>
-                  )}
-                  <MorePagesFooter more={more} next={next} label="More tokens" />
-                </>
-              )
-            }}
-          </PageState>
-        </section>
-      </div>
-    </>
+          Include burned tokens
+        </label>
+        {selected.length > 0 ? (
+          <p className="small">
+            <button type="button" className="link-button" onClick={() => navigate([], burnedShown)}>
+              Clear {selected.length} trait filter{selected.length === 1 ? '' : 's'}
+            </button>
+          </p>
+        ) : null}
+        <TraitFilters
+          traits={traits.data?.data}
+          state={traits.state}
+          selected={traitsShown}
+          onChange={(next) => navigate(next, burnedShown)}
+        />
+      </aside>
+      <section aria-labelledby="tokens-heading" className="gallery">
+        <h2 id="tokens-heading" className="visually-hidden">
+          Tokens
+        </h2>
+        <PageState loaded={first} what="the tokens">
+          {(page) => {
+            const items = [...page.data, ...more.items]
+            const next = more.nextAfter(page.pagination.next_page_params)
+            return (
+              <>
+                <p className="muted small" role="status" data-testid="gallery-status">
+                  {items.length} token{items.length === 1 ? '' : 's'} shown
+                  {next ? ', more below' : ''}
+                  {page.coverage.status !== 'complete' ? ` · coverage ${page.coverage.status}` : ''}
+                </p>
+                {items.length === 0 ? (
+                  <p className="muted">No token matches.</p>
+                ) : (
+                  <ul className="nft-grid" aria-label="Tokens" data-testid="nft-grid">
+                    {items.map((nft) => (
+                      <NftCard key={`${nft.token_id}`} nft={nft} />
+                    ))}
+                  </ul>
+                )}
+                <MorePagesFooter more={more} next={next} label="More tokens" />
+              </>
+            )
+          }}
+        </PageState>
+      </section>
+    </div>
   )
 }
 

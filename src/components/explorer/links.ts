@@ -2,6 +2,9 @@
 export const exploreHref = {
   collections: (search?: string) => (search ? `/explore?search=${encodeURIComponent(search)}` : '/explore'),
   collection: (address: string) => `/explore/collections/${address}`,
+  /** The collection page's holders view, at a past block when `atBlock` is given. */
+  collectionHolders: (address: string, atBlock?: string | null) =>
+    `/explore/collections/${address}?view=holders${atBlock ? `&at_block=${encodeURIComponent(atBlock)}` : ''}`,
   nft: (address: string, tokenId: string) => `/explore/nfts/${address}/${tokenId}`,
   owner: (address: string) => `/explore/owners/${address}`,
   activity: () => '/explore/activity',
