@@ -302,9 +302,10 @@ export function mintsDecideArm(i: HoldersAtCostInputs): boolean {
  * address, not a holder). ERC-1155: each (token, holder) balance is the sum of
  * amounts received minus amounts sent; a holder counts the tokens of which its
  * balance is positive. One statement bounds the block in time and reads the
- * collection's counters, then one computes the holders the way of least
- * estimated cost (chooseHoldersAtArm; `arm` forces one, for tests: each gives
- * the same answer).
+ * collection's counters (and, when they decide the way, one counts the mints
+ * up to the block), then one computes the holders the way of least estimated
+ * cost (chooseHoldersAtArm; `arm` forces one, for tests: each gives the same
+ * answer).
  */
 export async function selectCollectionOwnersAt(
   db: ReadDb,
