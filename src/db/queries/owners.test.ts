@@ -28,11 +28,30 @@ describe('chooseHoldersAtArm', () => {
     // Half of them had been minted (the seed mints evenly): 250,000 probes that find a transfer.
     expect(chooseHoldersAtArm({ ...middle, minted: 250_000 })).toBe('per-token')
     const costs = holdersAtCosts({ ...middle, minted: 250_000 })
-    expect(costs['per-token']).toBe(250_000 * 1 + 250_000 * 6)
+    expect(costs['per-token']).toBe(250_000 * 2 + 250_000 * 7)
     expect(costs.forward).toBeCloseTo(2_500_000, -1)
-    expect(costs.back).toBeCloseTo(2_500_000 * 4 + 176_314, -1)
+    // 2,500,000 transfers since, touching (at most) every one of the 500,000 tokens.
+    expect(costs.back).toBeCloseTo(2_500_000 + 500_000 * 9 + 176_314, -1)
     // Had every token existed, reading half of the history would be cheaper.
     expect(chooseHoldersAtArm({ ...middle, minted: 500_000 })).toBe('forward')
+  })
+
+  it('across the history of a collection minted evenly: forward, then token by token, then back from now', () => {
+    // As bench:seed mints: the tokens that existed at a block are that share of them.
+    for (const [block, arm] of [
+      [400_000n, 'forward'],
+      [790_000n, 'forward'],
+      [810_000n, 'per-token'],
+      [1_000_000n, 'per-token'],
+      [1_750_000n, 'per-token'],
+      [1_870_000n, 'per-token'],
+      [1_880_000n, 'back'],
+      [1_900_000n, 'back'],
+    ] as const) {
+      const minted = Math.round((500_000 * Number(block)) / 2_000_000)
+      const inputs = mintsDecideArm(at(block)) ? at(block, { minted }) : at(block)
+      expect(chooseHoldersAtArm(inputs), `${block}`).toBe(arm)
+    }
   })
 
   it('reads back from now near the head, forward near the start, without counting mints', () => {

@@ -246,16 +246,18 @@ export interface HoldersAtCostInputs {
  * What each way reads, in transfer rows of the forward way (its unit: each is
  * read from an index range and its heap row, then sorted), measured on
  * bench:seed's index (bench/RESULTS.md, "API: ownership views"):
- *  - BACK_ROW: a transfer since the block, on the back way (deduplicated by
- *    token, then its token looked up in tokens and probed for its owner at
- *    the block);
+ *  - BACK_ROW: a transfer since the block, on the back way;
+ *  - BACK_TOKEN: a token those transfers touch (looked up in tokens, then
+ *    probed for its owner at the block); taken as one per transfer, up to the
+ *    collection's tokens;
  *  - HOLDER: a row of collection_holders, on the back way;
- *  - PROBE_MISS: a token on the per-token way (its entry in
- *    tokens_collection_token_key, a descent of transfers_token_feed_idx);
- *  - PROBE_HIT: a token that existed at the block, instead (also the heap
- *    row of its last transfer, and the sort of its transfers of that time).
+ *  - PROBE_MISS: a token on the per-token way that did not exist at the
+ *    block (its entry in tokens_collection_token_key, a descent of
+ *    transfers_token_feed_idx that finds nothing);
+ *  - PROBE_HIT: a token that existed (also the heap row of its last
+ *    transfer, and the sort of its transfers of that time into chain order).
  */
-export const HOLDERS_AT_COST = { BACK_ROW: 4, HOLDER: 1, PROBE_MISS: 1, PROBE_HIT: 6 } as const
+export const HOLDERS_AT_COST = { BACK_ROW: 1, BACK_TOKEN: 9, HOLDER: 1, PROBE_MISS: 2, PROBE_HIT: 7 } as const
 
 /**
  * Estimated cost of each way. Activity is taken as even over the
@@ -270,10 +272,11 @@ export function holdersAtCosts(i: HoldersAtCostInputs): Record<HoldersAtArm, num
   const forward = i.transfers * share
   if (i.multi) return { forward, back: Number.POSITIVE_INFINITY, 'per-token': Number.POSITIVE_INFINITY }
   const c = HOLDERS_AT_COST
+  const since = i.transfers * (1 - share)
   const existed = Math.min(i.tokens, i.minted ?? i.tokens)
   return {
     forward,
-    back: i.transfers * (1 - share) * c.BACK_ROW + i.holders * c.HOLDER,
+    back: since * c.BACK_ROW + Math.min(i.tokens, since) * c.BACK_TOKEN + i.holders * c.HOLDER,
     'per-token': (i.tokens - existed) * c.PROBE_MISS + existed * c.PROBE_HIT,
   }
 }
