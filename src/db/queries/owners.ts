@@ -398,7 +398,7 @@ const lastTransferAtOrBefore = (at: string) => `(
  * transfer at or before the middle (an index descent per event type): of a
  * block up to B, the boundary is after the middle; otherwise it is at or
  * before that transfer. About log2 of the collection's time span in
- * microseconds steps (45 for 3 years), whatever its size.
+ * microseconds steps (47 for 3 years), whatever its size.
  *
  * The same statement reads the counters the choice of a way is made from.
  */
