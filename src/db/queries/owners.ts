@@ -272,11 +272,11 @@ export function holdersAtCosts(i: HoldersAtCostInputs): Record<HoldersAtArm, num
   const forward = i.transfers * share
   if (i.multi) return { forward, back: Number.POSITIVE_INFINITY, 'per-token': Number.POSITIVE_INFINITY }
   const c = HOLDERS_AT_COST
-  const since = i.transfers * (1 - share)
+  const changes = i.transfers * (1 - share)
   const existed = Math.min(i.tokens, i.minted ?? i.tokens)
   return {
     forward,
-    back: since * c.BACK_ROW + Math.min(i.tokens, since) * c.BACK_TOKEN + i.holders * c.HOLDER,
+    back: changes * c.BACK_ROW + Math.min(i.tokens, changes) * c.BACK_TOKEN + i.holders * c.HOLDER,
     'per-token': (i.tokens - existed) * c.PROBE_MISS + existed * c.PROBE_HIT,
   }
 }
