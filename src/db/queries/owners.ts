@@ -212,25 +212,128 @@ export interface HolderAtRow {
 }
 
 /**
+ * The ways to compute an ERC-721 collection's holders at a block
+ * (docs/database.md, "Snapshots"); an ERC-1155 collection's are always
+ * computed forward.
+ *  - forward: from the collection's history up to the block;
+ *  - back: from its holders now and its changes since the block;
+ *  - per-token: from each of its tokens' last transfer up to the block.
+ */
+export type HoldersAtArm = 'forward' | 'back' | 'per-token'
+
+/** What the choice of a way is made from: the block, the collection's span and its stored counters. */
+export interface HoldersAtCostInputs {
+  multi: boolean
+  block: bigint
+  /** The last block seen: the collection's history spans since..head. */
+  head: bigint
+  /** The collection's first block (first seen, or deployed). */
+  since: bigint
+  /** collections.total_transfers. */
+  transfers: number
+  /** The collection's tokens rows (ERC-721: collections.total_supply plus its burned tokens). */
+  tokens: number
+  /** collections.unique_holders: the rows of collection_holders the back way reads. */
+  holders: number
+  /**
+   * Tokens that existed at the block, estimated by the collection's mints up
+   * to it (at most `tokens`); unknown: all of them, at worst.
+   */
+  minted?: number | undefined
+}
+
+/**
+ * What each way reads, in transfer rows of the forward way (its unit: each is
+ * read from an index range and its heap row, then sorted), measured on
+ * bench:seed's index (bench/RESULTS.md, "API: ownership views"):
+ *  - BACK_ROW: a transfer since the block, on the back way;
+ *  - BACK_TOKEN: a token those transfers touch (looked up in tokens, then
+ *    probed for its owner at the block); taken as one per transfer, up to the
+ *    collection's tokens;
+ *  - HOLDER: a row of collection_holders, on the back way;
+ *  - PROBE_MISS: a token on the per-token way that did not exist at the
+ *    block (its entry in tokens_collection_token_key, a descent of
+ *    transfers_token_feed_idx that finds nothing);
+ *  - PROBE_HIT: a token that existed (also the heap row of its last
+ *    transfer, and the sort of its transfers of that time into chain order).
+ */
+export const HOLDERS_AT_COST = { BACK_ROW: 1, BACK_TOKEN: 9, HOLDER: 1, PROBE_MISS: 2, PROBE_HIT: 7 } as const
+
+/**
+ * Estimated cost of each way. Activity is taken as even over the
+ * collection's blocks: its history up to the block is that share of its
+ * transfers, its changes since the rest. An ERC-1155 collection is computed
+ * forward only.
+ */
+export function holdersAtCosts(i: HoldersAtCostInputs): Record<HoldersAtArm, number> {
+  const span = i.head - i.since + 1n
+  const upTo = i.block < i.since ? 0n : i.block >= i.head ? span : i.block - i.since + 1n
+  const share = span > 0n ? Number(upTo) / Number(span) : 1
+  const forward = i.transfers * share
+  if (i.multi) return { forward, back: Number.POSITIVE_INFINITY, 'per-token': Number.POSITIVE_INFINITY }
+  const c = HOLDERS_AT_COST
+  const changes = i.transfers * (1 - share)
+  const existed = Math.min(i.tokens, i.minted ?? i.tokens)
+  return {
+    forward,
+    back: changes * c.BACK_ROW + Math.min(i.tokens, changes) * c.BACK_TOKEN + i.holders * c.HOLDER,
+    'per-token': (i.tokens - existed) * c.PROBE_MISS + existed * c.PROBE_HIT,
+  }
+}
+
+/** The way of least estimated cost (on a tie: forward, then back, then per-token). */
+export function chooseHoldersAtArm(i: HoldersAtCostInputs): HoldersAtArm {
+  const costs = holdersAtCosts(i)
+  let best: HoldersAtArm = 'forward'
+  for (const arm of ['back', 'per-token'] as const) if (costs[arm] < costs[best]) best = arm
+  return best
+}
+
+/**
+ * Whether the tokens that existed at the block decide the way: the choice
+ * differs between none and all of them having existed. Only then are the
+ * mints up to the block counted (at most `tokens` index entries).
+ */
+export function mintsDecideArm(i: HoldersAtCostInputs): boolean {
+  return chooseHoldersAtArm({ ...i, minted: 0 }) !== chooseHoldersAtArm({ ...i, minted: i.tokens })
+}
+
+/**
  * Every holder of a collection after block `block` was applied, most tokens
  * first, then by owner (bytewise). ERC-721: each token's owner is the
  * recipient of its last transfer at or before the block (burned: the zero
  * address, not a holder). ERC-1155: each (token, holder) balance is the sum of
  * amounts received minus amounts sent; a holder counts the tokens of which its
- * balance is positive. One pass over the collection's transfers up to the
- * block (the snapshot's cost: docs/database.md, "Snapshots").
+ * balance is positive. One statement bounds the block in time and reads the
+ * collection's counters (and, when they decide the way, one counts the mints
+ * up to the block), then one computes the holders the way of least estimated
+ * cost (chooseHoldersAtArm; `arm` forces one, for tests: each gives the same
+ * answer).
  */
 export async function selectCollectionOwnersAt(
   db: ReadDb,
-  q: { address: string; block: bigint; multi: boolean; head: bigint; since: bigint },
+  q: { address: string; block: bigint; multi: boolean; head: bigint; since: bigint; arm?: HoldersAtArm },
 ): Promise<HolderAtRow[]> {
   const block = q.block.toString()
-  // Whichever is shorter, by the blocks each spans: the changes since the block, or the history up to it.
-  if (!q.multi && q.head - q.block < q.block - q.since) {
-    const after = await timeBound(db, q.address, block, 'after')
-    return snapshotStatement<HolderAtRow>(db, holdersBackFromNow, [q.address, block, ZERO_ADDRESS, after])
+  const bounds = await blockBounds(db, q.address, block, q.multi)
+  let arm = q.multi ? 'forward' : q.arm
+  if (arm === undefined) {
+    const inputs: HoldersAtCostInputs = {
+      multi: q.multi,
+      block: q.block,
+      head: q.head,
+      since: q.since,
+      transfers: Number(bounds.transfers),
+      tokens: Number(bounds.tokens),
+      holders: Number(bounds.holders),
+    }
+    if (mintsDecideArm(inputs)) inputs.minted = await mintsUntil(db, q.address, bounds.until, bounds.tokens)
+    arm = chooseHoldersAtArm(inputs)
   }
-  const until = await timeBound(db, q.address, block, 'until')
+  const params = [q.address, block, ZERO_ADDRESS]
+  if (arm === 'back') return snapshotStatement<HolderAtRow>(db, holdersBackFromNow, [...params, bounds.after])
+  if (arm === 'per-token')
+    return snapshotStatement<HolderAtRow>(db, holdersPerToken, [...params, bounds.until])
   const sql = q.multi
     ? `WITH history AS (
          SELECT tr.token_id, tr.from_address, tr.to_address, coalesce(tr.amount, 1) AS amount FROM transfers tr
@@ -253,43 +356,121 @@ export async function selectCollectionOwnersAt(
                 ORDER BY tr.token_id, ${CHAIN_ORDER_DESC}) last
         WHERE last.owner <> $3
         GROUP BY last.owner ORDER BY token_count DESC, last.owner`
-  return snapshotStatement<HolderAtRow>(db, sql, [q.address, block, ZERO_ADDRESS, until])
+  return snapshotStatement<HolderAtRow>(db, sql, [...params, bounds.until])
 }
 
 /** Every event type: a collection's transfers in time order are ranges of transfers_collection_event_type_feed_idx. */
 const EVENT_TYPES = `ARRAY['mint', 'transfer', 'burn']::varchar[]`
 
+/** A timestamptz column as integer microseconds since the epoch (exact: extract gives a numeric). */
+const micros = (column: string) => `(extract(epoch FROM ${column}) * 1000000)::int8`
+/** Integer microseconds since the epoch as a timestamptz (exact). */
+const fromMicros = (us: string) => `('epoch'::timestamptz + (${us}) * interval '1 microsecond')`
+
 /**
- * A timestamp that bounds a collection's transfers by block, so that its
- * history up to block B (`until`: no transfer of a block up to B is later),
- * or its changes since (`after`: no transfer of a later block is earlier), is
- * one time range per event type of transfers_collection_event_type_feed_idx
- * rather than all of its rows (the table has no index by block). Block
- * timestamps never decrease along the chain; imported rows (block 0) are
- * older than the indexed window. Found from the collection's own rows: the
- * first one after B, walking up from its oldest, or the last one up to B,
- * walking down from its newest (the walk costs what the computation it
- * bounds reads). The exact block condition stays beside the bound.
+ * The collection's last transfer in chain order (block_timestamp, id) with
+ * block_timestamp at or before `at` (a timestamptz expression): the last
+ * entry of each event type's range, the latest of the three, as an int8
+ * array: its time in microseconds, its block.
  */
-async function timeBound(
+const lastTransferAtOrBefore = (at: string) => `(
+  SELECT ARRAY[p.us, p.block_number] FROM unnest(${EVENT_TYPES}) e CROSS JOIN LATERAL (
+    SELECT ${micros('tr.block_timestamp')} AS us, tr.id, tr.block_number FROM transfers tr
+     WHERE tr.collection_address = $1 AND tr.event_type = e AND tr.block_timestamp <= ${at}
+     ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT 1) p
+   ORDER BY p.us DESC, p.id DESC LIMIT 1)`
+
+/**
+ * Timestamps that bound a collection's transfers by block, so that its
+ * history up to block B (`until`: no transfer of a block up to B is later)
+ * or its changes since (`after`: no transfer of a later block is earlier) is
+ * one time range per event type of transfers_collection_event_type_feed_idx
+ * (the table has no index by block), and each token's last transfer up to B
+ * one descent of transfers_token_feed_idx. The exact block condition stays
+ * beside the bound.
+ *
+ * Block timestamps never decrease along the chain, and imported rows (block
+ * 0) are older than the indexed window, so along the collection's transfers
+ * in chain order the blocks up to B come first. A bisection on time finds
+ * where they end: `lo` and `hi` (microseconds) such that every transfer at or
+ * before `lo` is of a block up to B and every one after `hi` of a later
+ * block, halved until they are a microsecond apart; each step is the last
+ * transfer at or before the middle (an index descent per event type): of a
+ * block up to B, the boundary is after the middle; otherwise it is at or
+ * before that transfer. About log2 of the collection's time span in
+ * microseconds steps (47 for 3 years), whatever its size.
+ *
+ * The same statement reads the counters the choice of a way is made from.
+ */
+async function blockBounds(
   db: ReadDb,
   address: string,
   block: string,
-  side: 'until' | 'after',
-): Promise<string> {
-  const sql =
-    side === 'until'
-      ? `SELECT min((SELECT tr.block_timestamp FROM transfers tr
-                      WHERE tr.collection_address = $1 AND tr.event_type = e AND tr.block_number > $2
-                      ORDER BY tr.block_timestamp, tr.id LIMIT 1))::text AS bound
-           FROM unnest(${EVENT_TYPES}) e`
-      : `SELECT max((SELECT tr.block_timestamp FROM transfers tr
-                      WHERE tr.collection_address = $1 AND tr.event_type = e AND tr.block_number <= $2
-                        AND tr.block_number > 0
-                      ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT 1))::text AS bound
-           FROM unnest(${EVENT_TYPES}) e`
-  const { rows } = await db.pool.query<{ bound: string | null }>(sql, [address, block])
-  return rows[0]?.bound ?? (side === 'until' ? 'infinity' : '-infinity')
+  multi: boolean,
+): Promise<{ until: string; after: string; transfers: string; tokens: string; holders: string }> {
+  const { rows } = await db.pool.query<{
+    until: string | null
+    after: string | null
+    transfers: string | null
+    tokens: string | null
+    holders: string | null
+  }>(
+    `WITH RECURSIVE ends AS (
+       SELECT (${lastTransferAtOrBefore(`'infinity'::timestamptz`)}) AS newest,
+              (SELECT ARRAY[p.us, p.block_number] FROM unnest(${EVENT_TYPES}) e CROSS JOIN LATERAL (
+                 SELECT ${micros('tr.block_timestamp')} AS us, tr.id, tr.block_number FROM transfers tr
+                  WHERE tr.collection_address = $1 AND tr.event_type = e
+                  ORDER BY tr.block_timestamp, tr.id LIMIT 1) p
+                ORDER BY p.us, p.id LIMIT 1) AS oldest
+     ), search(lo, hi) AS (
+       SELECT CASE WHEN newest[2] <= $2 THEN newest[1] ELSE oldest[1] - 1 END,
+              CASE WHEN oldest[2] > $2 THEN oldest[1] - 1 ELSE newest[1] END
+         FROM ends WHERE newest IS NOT NULL
+       UNION ALL
+       SELECT CASE WHEN m.probe[2] > $2 THEN s.lo ELSE m.mid END,
+              CASE WHEN m.probe[2] > $2 THEN m.probe[1] ELSE s.hi END
+         FROM search s
+        CROSS JOIN LATERAL (SELECT s.lo + (s.hi - s.lo) / 2 AS mid) h
+        CROSS JOIN LATERAL (SELECT h.mid, ${lastTransferAtOrBefore(fromMicros('h.mid'))} AS probe) m
+        WHERE s.hi - s.lo > 1
+     )
+     SELECT ${fromMicros('min(s.hi)')}::text AS until, ${fromMicros('max(s.lo) + 1')}::text AS after,
+            c.total_transfers::text AS transfers, c.unique_holders::text AS holders,
+            CASE WHEN $3 THEN c.total_supply::text ELSE
+              (c.total_supply + (SELECT count(*) FROM tokens t
+                                  WHERE t.collection_address = $1 AND t.is_burned))::text END AS tokens
+       FROM (SELECT 1) one
+       LEFT JOIN search s ON true
+       LEFT JOIN collections c ON c.address = $1
+      GROUP BY c.address, c.total_transfers, c.unique_holders, c.total_supply`,
+    [address, block, multi],
+  )
+  const row = rows[0]
+  return {
+    // No transfer at all: nothing up to the block, nothing since.
+    until: row?.until ?? '-infinity',
+    after: row?.after ?? 'infinity',
+    transfers: row?.transfers ?? '0',
+    tokens: row?.tokens ?? '0',
+    holders: row?.holders ?? '0',
+  }
+}
+
+/**
+ * The collection's mints at or before `until` (a bound of block B: its mints
+ * up to B, and any of B's timestamp after it), counted up to `cap`: one range
+ * of transfers_collection_event_type_feed_idx, index entries only where the
+ * table's pages are all visible.
+ */
+async function mintsUntil(db: ReadDb, address: string, until: string, cap: string): Promise<number> {
+  const { rows } = await db.pool.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM (
+       SELECT 1 FROM transfers tr
+        WHERE tr.collection_address = $1 AND tr.event_type = 'mint' AND tr.block_timestamp <= $2
+        LIMIT $3) m`,
+    [address, until, cap],
+  )
+  return Number(rows[0]?.n ?? 0)
 }
 
 /**
@@ -324,6 +505,25 @@ const holdersBackFromNow = `WITH changed AS (
   WHERE owner <> $3
   GROUP BY owner HAVING sum(n) > 0
   ORDER BY token_count DESC, owner`
+
+/**
+ * An ERC-721 collection's holders at block $2, token by token: each of its
+ * tokens rows (tokens_collection_token_key), then the token's last transfer
+ * up to the block (transfers_token_feed_idx, one descent from the time bound
+ * $4). A token has a row while any transfer of it is stored
+ * (docs/indexer.md, "Derived state"), burned since or not; one without a
+ * transfer up to the block did not exist yet and has no owner. The cost of
+ * the collection's tokens, whatever the length of its history.
+ */
+const holdersPerToken = `SELECT last.owner, count(*)::int AS token_count, NULL::text AS balance
+    FROM tokens t
+   CROSS JOIN LATERAL (
+     SELECT tr.to_address AS owner FROM transfers tr
+      WHERE tr.collection_address = $1 AND tr.token_id = t.token_id
+        AND tr.block_timestamp <= $4 AND tr.block_number <= $2
+      ORDER BY ${CHAIN_ORDER_DESC} LIMIT 1) last
+   WHERE t.collection_address = $1 AND last.owner <> $3
+   GROUP BY last.owner ORDER BY token_count DESC, last.owner`
 
 /** One token a wallet held at a block. */
 export interface HoldingAtRow {

@@ -10,7 +10,9 @@
  * reorganisations replaced):
  *
  *  - GET /v1/collections/{a}/owners?at_block=B, every page, against
- *    ownerOf(id) / balanceOfBatch() called at block B;
+ *    ownerOf(id) / balanceOfBatch() called at block B; for the ERC-721
+ *    collections, each of the three ways of computing it (forward, back from
+ *    now, per token: docs/database.md, "Snapshots") forced, against the same;
  *  - GET /v1/owners/{w}/nfts?at_block=B (ERC-721, and with standard=all) against the same reads;
  *  - GET /v1/nfts/{a}/{id}?at_block=B against ownerOf at B (a revert: not minted yet, or burned);
  *
@@ -23,6 +25,7 @@
  */
 import { type Address, type Hex, parseAbi } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type HoldersAtArm, selectCollectionOwnersAt } from '@/db/queries/owners'
 import { reorgChain } from '@/dev/devnet/reorg'
 import { mulberry32 } from '@/lib/random'
 import { type ApiServer, startApiServer } from '@/test/api-client'
@@ -427,6 +430,24 @@ const holdingsAt = async (wallet: Address, at: bigint | undefined, withMulti: bo
   return items.map((n: Json) => `${n.collection_address}:${n.token_id}:${withMulti ? n.balance : ''}`)
 }
 
+/** An ERC-721 collection's holders at a block, computed the given way (not the one its estimated cost picks). */
+async function holdersOneWay(collection: Address, at: bigint, arm: HoldersAtArm): Promise<Holder[]> {
+  const { rows } = await db.pool.query(
+    `SELECT coalesce(c.first_seen_block, c.deploy_block, 0)::text AS since, s.last_seen_block::text AS head
+       FROM collections c, indexer_state s WHERE c.address = $1`,
+    [collection],
+  )
+  const holders = await selectCollectionOwnersAt(db, {
+    address: collection,
+    block: at,
+    multi: false,
+    head: BigInt(rows[0].head),
+    since: BigInt(rows[0].since),
+    arm,
+  })
+  return holders.map((h) => ({ owner: h.owner, token_count: h.token_count }))
+}
+
 // ───────────────────────────── setup ─────────────────────────────
 
 beforeAll(async () => {
@@ -553,6 +574,12 @@ describe('ownership views against the chain', () => {
         expect(await holdersAt(collection, at), note(`holders of ${collection} at block ${at}`)).toEqual(
           expected,
         )
+        if (collection !== editions)
+          for (const arm of ['forward', 'back', 'per-token'] as const)
+            expect(
+              await holdersOneWay(collection, at, arm),
+              note(`holders of ${collection} at block ${at}, ${arm}`),
+            ).toEqual(expected)
       }
       for (const wallet of wallets) {
         expect(

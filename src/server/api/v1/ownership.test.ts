@@ -10,6 +10,7 @@
  * response is validated against /openapi.json.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { selectCollectionOwnersAt } from '@/db/queries/owners'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { OpenApiContract, type OpenApiDoc } from '@/test/api-contract'
 import { buildDataset, c, people } from '@/test/api-dataset'
@@ -434,6 +435,47 @@ describe('at_block snapshots', () => {
     expect(after.find((h: Json) => h.owner === holders[6])).toBeUndefined()
     expect(before.find((h: Json) => h.owner === holders[2])).toEqual({ owner: holders[2], token_count: 3 })
     expect(after.find((h: Json) => h.owner === holders[2])).toEqual({ owner: holders[2], token_count: 2 })
+  })
+
+  it('computes an ERC-721 collection’s holders at a block the same way forward, back and per token', async () => {
+    const { rows } = await db.pool.query(
+      `SELECT address, coalesce(first_seen_block, deploy_block, 0)::text AS since FROM collections
+        WHERE standard <> 'ERC1155' AND total_transfers > 2`,
+    )
+    // The collections with some history: mints, moves, burns, a self-transfer.
+    expect(rows.map((r) => r.address)).toEqual(expect.arrayContaining([tied, c.pioneers]))
+    let seen = 0
+    // Each way forced, and the one chosen by its estimated cost.
+    const arms = ['forward', 'back', 'per-token', undefined] as const
+    for (const block of [
+      blocks.start - 1n,
+      blocks.start,
+      blocks.minted - 1n,
+      blocks.minted,
+      blocks.moved,
+      blocks.confirmed,
+    ]) {
+      const m = await model(block)
+      for (const { address, since } of rows) {
+        const expected = holdersOf(m, address)
+        for (const arm of arms) {
+          const got = await selectCollectionOwnersAt(db, {
+            address,
+            block,
+            multi: false,
+            head: blocks.head,
+            since: BigInt(since),
+            arm,
+          })
+          expect(
+            got.map((h) => ({ owner: h.owner, token_count: h.token_count })),
+            `${address} at ${block}, ${arm ?? 'chosen'}`,
+          ).toEqual(expected)
+        }
+        seen += expected.length
+      }
+    }
+    expect(seen).toBeGreaterThan(50)
   })
 
   it('lists a wallet’s holdings at a block, with each token’s state at that block', async () => {

@@ -9,6 +9,7 @@ import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '@/config/env'
 import { openDatabase } from '@/db/database'
+import { selectCollectionOwnersAt } from '@/db/queries/owners'
 import type { ReadContext } from '@/server/api/read/context'
 import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/v1/activity/activity.handler'
@@ -689,5 +690,43 @@ describe.skipIf(embedded)('ownership views (docs/api.md, "Ownership views")', ()
     const again = await run(() => listOwnerNfts(ctx, { address: wallet, standard: 'all', at_block }))
     expect(again.filter((s) => /DISTINCT tr.collection_address/.test(s.sql))).toEqual([])
     expect(again.reduce((sum, s) => sum + s.buffers, 0)).toBeLessThan(1000)
+  })
+
+  it('computes a collection’s holders at a block each way from index ranges, the block bounded in time by bisection', async () => {
+    const { ctx, run } = measuringContext(db.pool)
+    const { rows } = await db.pool.query(
+      `SELECT coalesce(c.first_seen_block, c.deploy_block, 0)::text AS since, s.last_seen_block::text AS head,
+              (SELECT count(*)::int FROM tokens t WHERE t.collection_address = c.address) AS tokens
+         FROM collections c, indexer_state s WHERE c.address = $1 AND s.network = 'devnet'`,
+      [volume.big],
+    )
+    const [since, head] = [BigInt(rows[0].since), BigInt(rows[0].head)]
+    const tokens = rows[0].tokens as number
+    expect(tokens).toBeGreaterThan(500)
+    const q = { address: volume.big, block: (since + head) / 2n, multi: false, head, since }
+    /** The node of `index` in a plan, with its condition. */
+    const scanOf = (plan: PlanNode[], index: string) => plan.find((n) => n['Index Name'] === index)
+    for (const arm of ['forward', 'back', 'per-token'] as const) {
+      const [bounds, computation, ...more] = await run(() => selectCollectionOwnersAt(ctx.db, { ...q, arm }))
+      expect(more).toEqual([])
+      // The bisection: a descent of each event type's range per step, a few hundred buffers whatever the
+      // collection's size (about log2 of its time span in microseconds steps).
+      expect(bounds!.sql).toMatch(/WITH RECURSIVE/)
+      expectIndexUse(bounds!.plan, 'transfers_collection_event_type_feed_idx')
+      expect(bounds!.buffers, 'bisection').toBeLessThan(1500)
+      const plan = computation!.plan
+      if (arm === 'per-token') {
+        // Each token's entry, then one descent of its transfers from the time bound: a few buffers per token.
+        expectIndexUse(plan, /^tokens_collection_/)
+        expect(scanOf(plan, 'transfers_token_feed_idx')?.['Index Cond']).toMatch(/block_timestamp <=/)
+        expect(computation!.buffers, 'per token').toBeLessThan(10 * tokens)
+      } else {
+        // One time range per event type: the history up to the block, or the changes since.
+        expect(scanOf(plan, 'transfers_collection_event_type_feed_idx')?.['Index Cond']).toMatch(
+          arm === 'forward' ? /block_timestamp <=/ : /block_timestamp >=/,
+        )
+        expectIndexUse(plan, 'transfers_collection_event_type_feed_idx')
+      }
+    }
   })
 })
