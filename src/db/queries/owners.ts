@@ -536,58 +536,146 @@ export interface HoldingAtRow {
 }
 
 /**
+ * The ways to compute a wallet's holdings at a block (docs/database.md,
+ * "Snapshots"): forward, from its history up to the block; back, from its
+ * holdings now and its transfers since the block.
+ */
+export type HoldingsAtArm = 'forward' | 'back'
+
+/**
+ * Back from now when the block is nearer the head than the coverage start
+ * (a wallet has no stored counter of its history, so the blocks each way
+ * spans stand for the rows it reads); the zero address, whose "holdings"
+ * are every burned token, is computed forward.
+ */
+export function chooseHoldingsAtArm(q: {
+  owner: string
+  block: bigint
+  head: bigint
+  since: bigint
+}): HoldingsAtArm {
+  return q.owner !== ZERO_ADDRESS && q.head - q.block < q.block - q.since ? 'back' : 'forward'
+}
+
+/**
  * The tokens `owner` held after block `block` was applied, ordered by
- * (collection_address, token_id, id) as the current holdings. ERC-721 (unless
- * `standard` is ERC1155): the tokens the wallet received at or before the
- * block (transfers_to_feed_idx) whose last transfer up to the block went to it
- * (transfers_token_feed_idx, per token). ERC-1155 (unless `standard` is
- * ERC721): the wallet's amounts in minus out per token (both wallet indexes),
- * positive sums only; the zero address holds none.
+ * (collection_address, token_id, id) as the current holdings; `arm` forces a
+ * way (tests: both give the same answer), else chooseHoldingsAtArm picks it.
+ *
+ * Forward. ERC-721 (unless `standard` is ERC1155): the tokens the wallet
+ * received at or before the block (transfers_to_feed_idx) whose last transfer
+ * up to the block went to it (transfers_token_feed_idx, per token). ERC-1155
+ * (unless `standard` is ERC721): the wallet's amounts in minus out per token
+ * (both wallet indexes), positive sums only; the zero address holds none.
+ *
+ * Back. ERC-721: the tokens it holds now (tokens_owner_idx), but for those
+ * with a transfer in or out of it since the block, whose owner at the block is
+ * their last transfer up to it: a token none of whose transfers since the
+ * block touched the wallet was held then exactly when it is held now.
+ * ERC-1155: its balances now (token_balances_owner_idx, the sums of every
+ * stored transfer) minus what it received since the block plus what it sent.
+ * The cost of the holdings now and the changes since, not of the history.
  */
 export async function selectOwnerHoldingsAt(
   db: ReadDb,
-  q: { owner: string; block: bigint; standard: 'ERC721' | 'ERC1155' | 'all' },
+  q: {
+    owner: string
+    block: bigint
+    standard: 'ERC721' | 'ERC1155' | 'all'
+    head: bigint
+    since: bigint
+    arm?: HoldingsAtArm
+  },
 ): Promise<HoldingAtRow[]> {
+  const arm = q.arm ?? chooseHoldingsAtArm(q)
+  const back = arm === 'back' && q.owner !== ZERO_ADDRESS
   const arms: string[] = []
-  if (q.standard !== 'ERC1155')
-    arms.push(`SELECT k.collection_address, k.token_id, 1::numeric AS balance
-        FROM (SELECT DISTINCT tr.collection_address, tr.token_id FROM transfers tr
-               WHERE tr.to_address = $1 AND tr.block_number <= $2 AND tr.amount IS NULL) k
-       CROSS JOIN LATERAL (
+  // The wallet's transfers since the block, by both wallet indexes: $3 bounds them in time.
+  const since = (side: 'to_address' | 'from_address', kind: string) =>
+    `tr.${side} = $1 AND tr.block_timestamp >= $3 AND tr.block_number > $2 AND ${kind}`
+  const lastOwnerIsWallet = `CROSS JOIN LATERAL (
          SELECT tr.to_address FROM transfers tr
           WHERE tr.collection_address = k.collection_address AND tr.token_id = k.token_id
             AND tr.block_number <= $2
           ORDER BY ${CHAIN_ORDER_DESC} LIMIT 1) last
-       WHERE last.to_address = $1`)
+       WHERE last.to_address = $1`
+  if (q.standard !== 'ERC1155')
+    arms.push(
+      back
+        ? `SELECT t.collection_address, t.token_id, 1::numeric AS balance, t.id FROM tokens t
+            WHERE t.current_owner = $1 AND NOT EXISTS (
+              SELECT 1 FROM changed c WHERE c.collection_address = t.collection_address AND c.token_id = t.token_id)
+           UNION ALL
+           SELECT k.collection_address, k.token_id, 1::numeric, NULL::int8 FROM changed k ${lastOwnerIsWallet}`
+        : `SELECT k.collection_address, k.token_id, 1::numeric AS balance, NULL::int8 AS id
+             FROM (SELECT DISTINCT tr.collection_address, tr.token_id FROM transfers tr
+                    WHERE tr.to_address = $1 AND tr.block_number <= $2 AND tr.amount IS NULL) k
+           ${lastOwnerIsWallet}`,
+    )
   // ERC-1155 rows are those with an amount; written as coalesce(amount, 0) <> 0 (a zero amount moves
   // nothing) so that the planner reads the wallet's ranges, never the whole partial index of ERC-1155
   // rows (transfers_erc1155_feed_idx, whose condition `amount IS NOT NULL` would otherwise match).
+  const moved = 'coalesce(tr.amount, 0) <> 0'
   if (q.standard !== 'ERC721' && q.owner !== ZERO_ADDRESS)
-    arms.push(`SELECT m.collection_address, m.token_id, sum(m.amount) AS balance FROM (
-         SELECT tr.collection_address, tr.token_id, tr.amount FROM transfers tr
-          WHERE tr.to_address = $1 AND tr.block_number <= $2 AND coalesce(tr.amount, 0) <> 0
-         UNION ALL
-         SELECT tr.collection_address, tr.token_id, -tr.amount FROM transfers tr
-          WHERE tr.from_address = $1 AND tr.block_number <= $2 AND coalesce(tr.amount, 0) <> 0
-       ) m GROUP BY m.collection_address, m.token_id HAVING sum(m.amount) > 0`)
+    arms.push(
+      `SELECT m.collection_address, m.token_id, sum(m.amount) AS balance, NULL::int8 AS id FROM (${
+        back
+          ? `SELECT b.collection_address, b.token_id, b.balance AS amount FROM token_balances b WHERE b.owner = $1
+           UNION ALL
+           SELECT tr.collection_address, tr.token_id, -tr.amount FROM transfers tr WHERE ${since('to_address', moved)}
+           UNION ALL
+           SELECT tr.collection_address, tr.token_id, tr.amount FROM transfers tr WHERE ${since('from_address', moved)}`
+          : `SELECT tr.collection_address, tr.token_id, tr.amount FROM transfers tr
+            WHERE tr.to_address = $1 AND tr.block_number <= $2 AND ${moved}
+           UNION ALL
+           SELECT tr.collection_address, tr.token_id, -tr.amount FROM transfers tr
+            WHERE tr.from_address = $1 AND tr.block_number <= $2 AND ${moved}`
+      }) m GROUP BY m.collection_address, m.token_id HAVING sum(m.amount) > 0`,
+    )
   if (arms.length === 0) return []
+  const changed = `changed AS MATERIALIZED (
+      SELECT tr.collection_address, tr.token_id FROM transfers tr WHERE ${since('to_address', 'tr.amount IS NULL')}
+      UNION
+      SELECT tr.collection_address, tr.token_id FROM transfers tr WHERE ${since('from_address', 'tr.amount IS NULL')})`
+  const params: unknown[] = [q.owner, q.block.toString()]
+  if (back) params.push(await walletBound(db, q.owner, params[1] as string))
   return snapshotStatement<HoldingAtRow>(
     db,
-    // Each held token's row by its key (tokens_collection_token_key): LIMIT 1 keeps the lookup a
-    // nested loop over the held tokens, never a hash of the whole tokens table. The condition on
-    // current_owner, a column of the row only, keeps the planner from answering the lookup from
-    // tokens_collection_live_idx alone (an index-only scan whose token_id is no leading column, so
-    // it walks the token's whole collection: 0.4 ms per token instead of 0.004 on the bench's
-    // 500,000-token collection); it holds for every row.
-    `SELECT t.id::text AS id, h.collection_address, h.token_id::text AS token_id, h.balance::text AS balance
+    // Each held token's row by its key (tokens_collection_token_key) where the way did not read it:
+    // LIMIT 1 keeps the lookup one per held token, never a hash of the whole tokens table. The
+    // condition on current_owner, a column of the row only, keeps the planner from answering the
+    // lookup from tokens_collection_live_idx alone (an index-only scan whose token_id is no leading
+    // column, so it walks the token's whole collection: 0.4 ms per token instead of 0.004 on the
+    // bench's 500,000-token collection); it holds for every row.
+    `${back && q.standard !== 'ERC1155' ? `WITH ${changed}` : ''}
+     SELECT t.id::text AS id, h.collection_address, h.token_id::text AS token_id, h.balance::text AS balance
        FROM (${arms.join(' UNION ALL ')}) h
       CROSS JOIN LATERAL (
-        SELECT t.id FROM tokens t
-         WHERE t.collection_address = h.collection_address AND t.token_id = h.token_id
-           AND t.current_owner <> '' LIMIT 1) t
+        SELECT coalesce(h.id, (SELECT t.id FROM tokens t
+                                WHERE t.collection_address = h.collection_address AND t.token_id = h.token_id
+                                  AND t.current_owner <> '' LIMIT 1)) AS id) t
+      WHERE t.id IS NOT NULL
       ORDER BY h.collection_address, h.token_id, t.id`,
-    [q.owner, q.block.toString()],
+    params,
   )
+}
+
+/**
+ * A timestamp at or before every transfer of a block after `block`: the
+ * wallet's last transfer (in or out) up to the block, walking down each
+ * wallet index from its newest (what the back way reads anyway); imported
+ * rows (block 0) are older than the indexed window and left out. Block
+ * timestamps never decrease along the chain.
+ */
+async function walletBound(db: ReadDb, owner: string, block: string): Promise<string> {
+  const last = (side: string) => `(SELECT tr.block_timestamp FROM transfers tr
+     WHERE tr.${side} = $1 AND tr.block_number <= $2 AND tr.block_number > 0
+     ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT 1)`
+  const { rows } = await db.pool.query<{ bound: string | null }>(
+    `SELECT greatest(${last('to_address')}, ${last('from_address')})::text AS bound`,
+    [owner, block],
+  )
+  return rows[0]?.bound ?? '-infinity'
 }
 
 /** A token's state after a block, from its own transfers up to that block. */

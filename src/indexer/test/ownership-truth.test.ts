@@ -25,7 +25,12 @@
  */
 import { type Address, type Hex, parseAbi } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type HoldersAtArm, selectCollectionOwnersAt } from '@/db/queries/owners'
+import {
+  type HoldersAtArm,
+  type HoldingsAtArm,
+  selectCollectionOwnersAt,
+  selectOwnerHoldingsAt,
+} from '@/db/queries/owners'
 import { reorgChain } from '@/dev/devnet/reorg'
 import { mulberry32 } from '@/lib/random'
 import { type ApiServer, startApiServer } from '@/test/api-client'
@@ -448,6 +453,22 @@ async function holdersOneWay(collection: Address, at: bigint, arm: HoldersAtArm)
   return holders.map((h) => ({ owner: h.owner, token_count: h.token_count }))
 }
 
+/** A wallet's holdings at a block computed the given way, as holdingsAt gives them. */
+async function holdingsOneWay(wallet: Address, at: bigint, withMulti: boolean, arm: HoldingsAtArm) {
+  const { rows } = await db.pool.query(
+    'SELECT coalesce(coverage_start_block, 0)::text AS since, last_seen_block::text AS head FROM indexer_state',
+  )
+  const holdings = await selectOwnerHoldingsAt(db, {
+    owner: wallet,
+    block: at,
+    standard: withMulti ? 'all' : 'ERC721',
+    head: BigInt(rows[0].head),
+    since: BigInt(rows[0].since),
+    arm,
+  })
+  return holdings.map((h) => `${h.collection_address}:${h.token_id}:${withMulti ? h.balance : ''}`)
+}
+
 // ───────────────────────────── setup ─────────────────────────────
 
 beforeAll(async () => {
@@ -590,6 +611,16 @@ describe('ownership views against the chain', () => {
         expect(await holdingsAt(wallet, at, true), note(`all holdings of ${wallet} at block ${at}`)).toEqual(
           all,
         )
+        for (const arm of ['forward', 'back'] as const) {
+          expect(
+            await holdingsOneWay(wallet, at, false, arm),
+            note(`ERC-721 holdings of ${wallet} at block ${at}, ${arm}`),
+          ).toEqual(expectedHoldings(state, wallet, false))
+          expect(
+            await holdingsOneWay(wallet, at, true, arm),
+            note(`all holdings of ${wallet} at block ${at}, ${arm}`),
+          ).toEqual(all)
+        }
         // With `collection=` (two of the three): the snapshot's pages of those collections only.
         expect(
           await holdingsAt(wallet, at, true, `&collection=${editions}&collection=${birds}`),

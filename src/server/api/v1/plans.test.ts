@@ -9,7 +9,7 @@ import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '@/config/env'
 import { openDatabase } from '@/db/database'
-import { selectCollectionOwnersAt } from '@/db/queries/owners'
+import { selectCollectionOwnersAt, selectOwnerHoldingsAt } from '@/db/queries/owners'
 import type { ReadContext } from '@/server/api/read/context'
 import { indexerSnapshot } from '@/server/api/read/indexer-snapshot'
 import { listActivity } from '@/server/api/v1/activity/activity.handler'
@@ -51,6 +51,9 @@ function explainingContext(pool: pg.Pool): { ctx: ReadContext; plans: PlanNode[]
 }
 
 const BIG_TABLES = ['transfers', 'tokens', 'collections']
+
+/** The plan's scan of `index`, if any. */
+const scanOf = (plan: PlanNode[], index: string) => plan.find((n) => n['Index Name'] === index)
 
 function expectIndexUse(nodes: PlanNode[], indexName: string | RegExp) {
   const seqScans = nodes.filter(
@@ -676,20 +679,47 @@ describe.skipIf(embedded)('ownership views (docs/api.md, "Ownership views")', ()
     )
     expect(next.filter((s) => /block_number <=/.test(s.sql))).toEqual([])
 
-    // A wallet's holdings at a block: its transfers in and out by the wallet indexes, each candidate
-    // token's last transfer by the token's feed index; a page then reads its own tokens' histories only.
+    // A wallet's holdings at a block near the head, back from now: its holdings now (tokens_owner_idx,
+    // token_balances_owner_idx) and its transfers since the block (both wallet indexes, from a time
+    // bound), each changed token's last transfer up to the block by the token's feed index; a page
+    // then reads its own tokens' histories only.
     const wallet = volume.others[3]!
     const holdings = await run(() => listOwnerNfts(ctx, { address: wallet, standard: 'all', at_block }))
-
-    const computation = scanned(holdings.filter((s) => /DISTINCT tr.collection_address/.test(s.sql)))
-    expectIndexUse(computation, 'transfers_to_feed_idx')
-    expectIndexUse(computation, 'transfers_token_feed_idx')
-    expectIndexUse(computation, 'transfers_from_feed_idx')
+    const back = scanned(holdings.filter((s) => /changed AS MATERIALIZED/.test(s.sql)))
+    for (const index of [
+      'tokens_owner_idx',
+      'token_balances_owner_idx',
+      'transfers_to_feed_idx',
+      'transfers_from_feed_idx',
+      'transfers_token_feed_idx',
+    ])
+      expectIndexUse(back, index)
+    for (const index of ['transfers_to_feed_idx', 'transfers_from_feed_idx'])
+      expect(scanOf(back, index)?.['Index Cond']).toMatch(/block_timestamp >=/)
     const states = scanned(holdings.filter((s) => /row_number\(\) OVER/.test(s.sql)))
     expectIndexUse(states, 'transfers_token_feed_idx')
     const again = await run(() => listOwnerNfts(ctx, { address: wallet, standard: 'all', at_block }))
-    expect(again.filter((s) => /DISTINCT tr.collection_address/.test(s.sql))).toEqual([])
+    expect(again.filter((s) => /changed AS MATERIALIZED/.test(s.sql))).toEqual([])
     expect(again.reduce((sum, s) => sum + s.buffers, 0)).toBeLessThan(1000)
+    // Forward, from its history: its transfers in and out by the wallet indexes, each candidate token's
+    // last transfer by the token's feed index.
+    const { rows: span } = await db.pool.query(
+      "SELECT coalesce(coverage_start_block, 0)::text AS since, last_seen_block::text AS head FROM indexer_state WHERE network = 'devnet'",
+    )
+    const forward = scanned(
+      await run(() =>
+        selectOwnerHoldingsAt(ctx.db, {
+          owner: wallet,
+          block: BigInt(at_block),
+          standard: 'all',
+          head: BigInt(span[0].head),
+          since: BigInt(span[0].since),
+          arm: 'forward',
+        }),
+      ),
+    )
+    for (const index of ['transfers_to_feed_idx', 'transfers_from_feed_idx', 'transfers_token_feed_idx'])
+      expectIndexUse(forward, index)
   })
 
   it('computes a collection’s holders at a block each way from index ranges, the block bounded in time by bisection', async () => {
@@ -705,7 +735,6 @@ describe.skipIf(embedded)('ownership views (docs/api.md, "Ownership views")', ()
     expect(tokens).toBeGreaterThan(500)
     const q = { address: volume.big, block: (since + head) / 2n, multi: false, head, since }
     /** The node of `index` in a plan, with its condition. */
-    const scanOf = (plan: PlanNode[], index: string) => plan.find((n) => n['Index Name'] === index)
     for (const arm of ['forward', 'back', 'per-token'] as const) {
       const [bounds, computation, ...more] = await run(() => selectCollectionOwnersAt(ctx.db, { ...q, arm }))
       expect(more).toEqual([])

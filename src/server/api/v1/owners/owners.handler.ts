@@ -105,7 +105,15 @@ async function ownerNftsAtBlock(
   const holdings = await snapshotCache(ctx.db.pool).get<Holding>(
     `holdings|${standards.filter}|${owner}|${block}`,
     async () =>
-      (await selectOwnerHoldingsAt(ctx.db, { owner, block, standard: standards.filter })).map((h) => ({
+      (
+        await selectOwnerHoldingsAt(ctx.db, {
+          owner,
+          block,
+          standard: standards.filter,
+          head: snapshot.lastSeenBlock,
+          since: snapshot.coverageStartBlock ?? 0n,
+        })
+      ).map((h) => ({
         ...h,
         key: BigInt(h.token_id),
         rowId: safeInteger(h.id),
