@@ -52,8 +52,13 @@ test.beforeAll(async ({ request }) => {
     .toBe(true)
 })
 
-/** GET with the test's demo token, spaced to stay within the demo limits (1/s). */
-async function api<T>(request: APIRequestContext, path: string): Promise<T> {
+type Answer<T> = { status: number; body: T; confirmed: number }
+
+/**
+ * GET with the test's demo token, spaced to stay within the demo limits (1/s):
+ * the status, the body and the confirmed block (`X-Confirmed-Block`).
+ */
+async function apiAnswer<T>(request: APIRequestContext, path: string): Promise<Answer<T>> {
   for (let attempt = 0; ; attempt++) {
     await new Promise((r) => setTimeout(r, 1100))
     const res = await request.get(path, { headers: { Authorization: `Bearer ${demo.token}` } })
@@ -61,9 +66,19 @@ async function api<T>(request: APIRequestContext, path: string): Promise<T> {
       await new Promise((r) => setTimeout(r, Number(res.headers()['retry-after'] ?? '1') * 1000))
       continue
     }
-    expect(res.status(), `${path}: ${await res.text()}`).toBe(200)
-    return (await res.json()) as T
+    return {
+      status: res.status(),
+      body: (await res.json()) as T,
+      confirmed: Number(res.headers()['x-confirmed-block'] ?? '-1'),
+    }
   }
+}
+
+/** apiAnswer()'s body, which must come with a 200. */
+async function api<T>(request: APIRequestContext, path: string): Promise<T> {
+  const answer = await apiAnswer<T>(request, path)
+  expect(answer.status, `${path}: ${JSON.stringify(answer.body)}`).toBe(200)
+  return answer.body
 }
 
 const collectionNamed = (name: string) => {
@@ -450,25 +465,6 @@ test('the home page shows the newest mints with artwork beside the index status'
 })
 
 type Holder = { owner: string; token_count: number; balance?: string }
-type Answer<T> = { status: number; body: T; confirmed: number }
-
-/** Like api(), with the status and the confirmed block (`X-Confirmed-Block`) instead of a 200 check. */
-async function apiAnswer<T>(request: APIRequestContext, path: string): Promise<Answer<T>> {
-  for (let attempt = 0; ; attempt++) {
-    await new Promise((r) => setTimeout(r, 1100))
-    const res = await request.get(path, { headers: { Authorization: `Bearer ${demo.token}` } })
-    if (res.status() === 429 && attempt < 5) {
-      await new Promise((r) => setTimeout(r, Number(res.headers()['retry-after'] ?? '1') * 1000))
-      continue
-    }
-    return {
-      status: res.status(),
-      body: (await res.json()) as T,
-      confirmed: Number(res.headers()['x-confirmed-block'] ?? '-1'),
-    }
-  }
-}
-
 /** The holders table as shown: rank, owner (its wallet link), count and share of each row. */
 function shownHolders(page: Page) {
   return page.getByTestId('holder-row').evaluateAll((rows) =>
