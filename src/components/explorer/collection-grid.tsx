@@ -68,8 +68,7 @@ export function CollectionGrid({ search }: { search: string }) {
       </form>
       <PageState loaded={first} what="the collections">
         {(page) => {
-          const items = [...page.data, ...more.items]
-          const next = more.nextAfter(page.pagination.next_page_params)
+          const { items, next } = more.after(page)
           return (
             <>
               {items.length === 0 ? (

@@ -200,8 +200,7 @@ function Gallery({
         </h2>
         <PageState loaded={first} what="the tokens">
           {(page) => {
-            const items = [...page.data, ...more.items]
-            const next = more.nextAfter(page.pagination.next_page_params)
+            const { items, next } = more.after(page)
             return (
               <>
                 <p className="muted small" role="status" data-testid="gallery-status">

@@ -112,8 +112,7 @@ export function HoldersView({
       ) : (
         <PageState loaded={first} what="the holders">
           {(page) => {
-            const items = [...page.data, ...more.items]
-            const next = more.nextAfter(page.pagination.next_page_params)
+            const { items, next } = more.after(page)
             return (
               <HoldersTable
                 address={address}

@@ -168,8 +168,7 @@ function Timeline({
       query: { limit: 20, standard: 'all', ...cursor },
     }),
   )
-  const items = [...page.data, ...more.items]
-  const next = more.nextAfter(page.pagination.next_page_params)
+  const { items, next } = more.after(page)
   return (
     <>
       <p className="muted small" data-testid="coverage">

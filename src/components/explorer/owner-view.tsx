@@ -112,8 +112,7 @@ function Holdings({
       <CollectionChips page={collections.data} selected={picked} onSelect={onCollection} />
       <PageState loaded={first} what="the holdings">
         {(page) => {
-          const items = [...page.data, ...shown.items]
-          const next = shown.nextAfter(page.pagination.next_page_params)
+          const { items, next } = shown.after(page)
           return (
             <>
               <p className="muted small" role="status" data-testid="holdings-status">
@@ -225,8 +224,7 @@ function Transfers({
       </fieldset>
       <PageState loaded={first} what="the transfers">
         {(page) => {
-          const items = [...page.data, ...shown.items]
-          const next = shown.nextAfter(page.pagination.next_page_params)
+          const { items, next } = shown.after(page)
           return (
             <>
               {items.length === 0 ? (

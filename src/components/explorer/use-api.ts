@@ -52,13 +52,15 @@ interface MoreState<Item, Cursor> {
 
 /** The pages of a list after its first one, read on demand (a "more" button or scrolling). */
 export interface MorePages<Item, Cursor> {
-  items: Item[]
   busy: boolean
   error?: string
-  /** The cursor of the page after the last one shown, given the first page's own. */
-  nextAfter(first: Cursor | undefined): Cursor | undefined
+  /** The whole list shown after `first` (the first page), and the cursor of the page after its last item. */
+  after(first: Page<Item, Cursor>): { items: Item[]; next: Cursor | undefined }
   load(cursor: Cursor): Promise<void>
 }
+
+/** A keyset page of a list, as the client returns it. */
+type Page<Item, Cursor> = { data: Item[]; pagination: { next_page_params?: Cursor } }
 
 /**
  * Keyset pages after the first, appended as they are read with the list's cursor
@@ -67,15 +69,17 @@ export interface MorePages<Item, Cursor> {
  */
 export function useMorePages<Item, Cursor>(
   key: string,
-  readPage: (cursor: Cursor) => Promise<{ data: Item[]; pagination: { next_page_params?: Cursor } }>,
+  readPage: (cursor: Cursor) => Promise<Page<Item, Cursor>>,
 ): MorePages<Item, Cursor> {
   const [state, setState] = useState<MoreState<Item, Cursor>>({ key, items: [], busy: false })
   const shown: MoreState<Item, Cursor> = state.key === key ? state : { key, items: [], busy: false }
   return {
-    items: shown.items,
     busy: shown.busy,
     error: shown.error,
-    nextAfter: (first) => (shown.items.length > 0 ? shown.next : first),
+    after: (first) => ({
+      items: [...first.data, ...shown.items],
+      next: shown.items.length > 0 ? shown.next : first.pagination.next_page_params,
+    }),
     async load(cursor) {
       setState({ ...shown, busy: true, error: undefined })
       try {
