@@ -522,36 +522,27 @@ async function ownershipCases(
   // Snapshots at a past confirmed block.
   const { rows: state } = await pool.query('SELECT last_confirmed_block::text AS b FROM indexer_state')
   const block = BigInt(state[0].b) - BigInt(SNAPSHOT_AGE)
-  const ownersAt = await at(HOLDERS_AT_SQL, [BIG, block.toString()])
-  cases.push(
-    withDeep(
-      {
-        name: 'GET /v1/collections/{address}/owners?at_block=',
-        first: `/v1/collections/${BIG}/owners?at_block=${block}`,
-        snapshot: true,
-      },
-      ownersAt,
-      () => `/v1/collections/${BIG}/owners?at_block=${block}&${ownersCursor(ownersAt.row)}`,
-    ),
-  )
+  /** BIG's holders at `at`, first page and page 1,000 by its cursor. */
+  const holdersAt = async (name: string, atBlock: bigint) => {
+    const deep = await at(HOLDERS_AT_SQL, [BIG, atBlock.toString()])
+    cases.push(
+      withDeep(
+        { name, first: `/v1/collections/${BIG}/owners?at_block=${atBlock}`, snapshot: true },
+        deep,
+        () => `/v1/collections/${BIG}/owners?at_block=${atBlock}&${ownersCursor(deep.row)}`,
+      ),
+    )
+  }
+  await holdersAt('GET /v1/collections/{address}/owners?at_block=', block)
   // BIG's holders at the middle of its history (half of its transfers on either side, half of its
   // tokens minted): computed token by token (docs/database.md, "Snapshots").
   const { rows: span } = await pool.query(
     'SELECT coalesce(first_seen_block, deploy_block, 0)::text AS since FROM collections WHERE address = $1',
     [BIG],
   )
-  const middle = (BigInt(span[0].since) + BigInt(state[0].b)) / 2n
-  const ownersMiddle = await at(HOLDERS_AT_SQL, [BIG, middle.toString()])
-  cases.push(
-    withDeep(
-      {
-        name: 'GET /v1/collections/{address}/owners?at_block= (middle of history)',
-        first: `/v1/collections/${BIG}/owners?at_block=${middle}`,
-        snapshot: true,
-      },
-      ownersMiddle,
-      () => `/v1/collections/${BIG}/owners?at_block=${middle}&${ownersCursor(ownersMiddle.row)}`,
-    ),
+  await holdersAt(
+    'GET /v1/collections/{address}/owners?at_block= (middle of history)',
+    (BigInt(span[0].since) + BigInt(state[0].b)) / 2n,
   )
   // An ERC-1155 collection's holders at the block: EDITION (its edition held by 20,000 wallets).
   const editionAt = await at(
