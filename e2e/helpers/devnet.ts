@@ -36,7 +36,7 @@ export function devnetRpcUrl(): string {
   throw new Error('the service log names no devnet RPC URL')
 }
 
-/** Deployments tried before giving up: the devnet's reorganisations drop transactions. */
+/** Deployments and calls tried before giving up: the devnet's reorganisations drop transactions. */
 const DEPLOY_ATTEMPTS = 3
 /** The devnet mines a block a second: a deployment not mined by then was dropped. */
 const RECEIPT_TIMEOUT_MS = 10_000
@@ -107,8 +107,10 @@ async function deployOnce(contract: CompiledContract, args: unknown[]): Promise<
 
 /**
  * Calls `functionName` of `e2e/contracts/<name>.sol`'s contract at `address` from a fresh,
- * funded key; returns that key's address and the block the call was mined in. One attempt: a
- * reorganisation may still take the call away, so callers check its effect.
+ * funded key; returns that key's address and the block the call was mined in. A call whose
+ * receipt does not come was dropped by a reorganisation: it is sent again from another fresh
+ * key, as deployments are. A reorganisation may still take a mined call away, so callers check
+ * its effect.
  */
 export async function callE2EContract(
   name: string,
@@ -118,11 +120,17 @@ export async function callE2EContract(
 ): Promise<{ from: Address; blockNumber: bigint }> {
   const compiled = (await compileContracts([path.join(ROOT, `e2e/contracts/${name}.sol`)]))[name]
   if (!compiled) throw new Error(`${name} did not compile`)
-  const { account, publicClient, wallet } = await freshWallet()
-  const hash = await wallet.writeContract({ address, abi: compiled.abi, functionName, args } as never)
-  const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS })
-  if (receipt.status !== 'success') throw new Error(`${functionName} reverted`)
-  return { from: account.address, blockNumber: receipt.blockNumber }
+  for (let attempt = 1; ; attempt++) {
+    const { account, publicClient, wallet } = await freshWallet()
+    const hash = await wallet.writeContract({ address, abi: compiled.abi, functionName, args } as never)
+    try {
+      const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS })
+      if (receipt.status !== 'success') throw new Error(`${functionName} reverted`)
+      return { from: account.address, blockNumber: receipt.blockNumber }
+    } catch (err) {
+      if (!(err instanceof WaitForTransactionReceiptTimeoutError) || attempt >= DEPLOY_ATTEMPTS) throw err
+    }
+  }
 }
 
 /** true while `address` holds code (a devnet reorg could drop a fresh deployment). */
