@@ -119,6 +119,7 @@ export async function readVerifiedLogs(
         reportMismatch(ctx, fromBlock, toBlock, read, proven)
       }
       ctx.omissions.record(2, incomplete)
+      await checkLogIndex(ctx, [first, second], proven)
       return { logs: proven, method: 'receipts_proof', sampleRate: null }
     }
   }
@@ -158,7 +159,10 @@ async function withSampledProof(
     sampleRate: null,
   }
   const policy = ctx.proofs
-  if (!policy || policy.rate === 0 || !canProve(ctx.rpc)) return readsOnly
+  if (!policy || !canProve(ctx.rpc)) return readsOnly
+  // Settling these reads showed the log index lacking logs: the range is proven instead.
+  if (policy.untrusted) return proveEveryBlock(ctx, from, to)
+  if (policy.rate === 0) return readsOnly
   const proven = await provenBlocks(ctx, policy.sampled(from, to))
   // Not proven (the node lost its receipts, or a block changed): no sample is claimed.
   if (!proven) return readsOnly
@@ -167,11 +171,10 @@ async function withSampledProof(
     const read = agreed.filter((l) => BigInt(l.blockNumber) === number)
     if (sameLogs(read, logs)) continue
     reportMismatch(ctx, number, number, read, logs)
-    ctx.logger.warn(
-      { block: number.toString(), read: read.length, proven: logs.length },
-      `verification: sampled proof of block ${number} disagrees with the agreed reads (${read.length} logs read, ${logs.length} proven): the log index is not trusted, every block is proven from now on`,
+    distrustLogIndex(
+      ctx,
+      `sampled proof of block ${number} disagrees with the agreed reads (${read.length} logs read, ${logs.length} proven)`,
     )
-    policy.distrust()
     return proveEveryBlock(ctx, from, to)
   }
   return { ...readsOnly, method: twoEndpoints ? 'second_endpoint' : 'sampled_proof', sampleRate: policy.rate }
@@ -219,7 +222,9 @@ export async function readAgreedLogs(
     if (!previous || sameLogs(previous, logs)) return null
     reportMismatch(ctx, fromBlock, toBlock, previous, logs)
     const settled = await settleByReceipts(ctx, previous, logs)
-    if (settled) ctx.omissions.record(reads.length, reads.filter((read) => !sameLogs(read, settled)).length)
+    if (!settled) return null
+    ctx.omissions.record(reads.length, reads.filter((read) => !sameLogs(read, settled)).length)
+    await checkLogIndex(ctx, reads, settled)
     return settled
   }
   for (const logs of earlier) {
@@ -242,6 +247,53 @@ export async function readAgreedLogs(
     avoid = served
   }
   throw new VerificationError(fromBlock, toBlock)
+}
+
+/**
+ * A proof that holds logs every read lacked: reads that left out the same
+ * log by chance, or a log index that lacks it (verify/proof-sample.ts). The
+ * blocks of those logs are read again until a read holds them (chance) or so
+ * many reads lacked them that chance is ruled out (readsNeeded, the reads
+ * before counting): then the log index is not trusted. Costs nothing while
+ * reads hold every proven log.
+ */
+async function checkLogIndex(ctx: LogReader, reads: RawLog[][], proven: RawLog[]): Promise<void> {
+  if (!ctx.proofs || ctx.proofs.untrusted) return
+  let lacked = proven
+  for (const read of reads) lacked = logsOnlyIn(lacked, read)
+  if (lacked.length === 0) return
+  const from = BigInt(lacked[0]!.blockNumber)
+  const to = BigInt(lacked[lacked.length - 1]!.blockNumber)
+  const logsThere = proven.filter((l) => BigInt(l.blockNumber) >= from && BigInt(l.blockNumber) <= to)
+  const needed = ctx.omissions.readsNeeded(logsThere.length)
+  for (let lacking = reads.length; lacking < needed; lacking++) {
+    lacked = logsOnlyIn(lacked, normaliseLogs(await readLogs(ctx, from, to)))
+    if (lacked.length === 0) return
+  }
+  distrustLogIndex(
+    ctx,
+    `receipts of blocks ${from}..${to} hold ${lacked.length} logs that ${Math.max(needed, reads.length)} reads all lacked`,
+  )
+}
+
+/** The logs of normalised `a` that normalised `b` does not hold. */
+function logsOnlyIn(a: RawLog[], b: RawLog[]): RawLog[] {
+  const out: RawLog[] = []
+  forEachDifference(
+    a,
+    b,
+    (log) => out.push(log),
+    () => undefined,
+  )
+  return out
+}
+
+/** A proof showed the log index lacking logs: every block is proven from now on. */
+function distrustLogIndex(ctx: LogReader, evidence: string) {
+  ctx.logger.warn(
+    `verification: ${evidence}: the log index is not trusted, every block is proven from now on`,
+  )
+  ctx.proofs?.distrust()
 }
 
 /**
