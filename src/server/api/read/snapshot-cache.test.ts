@@ -1,13 +1,15 @@
 /**
  * The snapshot cache (src/server/api/read/snapshot-cache.ts): one computation
  * per key however many callers wait, least recently used snapshots evicted
- * once the entries held pass the bound, failures and oversized snapshots not
+ * once the bytes held pass the bound, failures and oversized snapshots not
  * kept; and the binary search pages start from.
  */
 import { describe, expect, it } from 'vitest'
 import { firstAfter, SnapshotCache } from './snapshot-cache'
 
 const rows = (n: number) => Array.from({ length: n }, (_, i) => i)
+/** A row counted as one byte: the bounds below are in rows. */
+const count = (r: number[]) => r.length
 
 describe('SnapshotCache', () => {
   it('computes a snapshot once for concurrent and later callers', async () => {
@@ -22,46 +24,58 @@ describe('SnapshotCache', () => {
       await gate
       return rows(10)
     }
-    const waiting = [cache.get('a', compute), cache.get('a', compute), cache.get('a', compute)]
+    const waiting = [
+      cache.get('a', compute, count),
+      cache.get('a', compute, count),
+      cache.get('a', compute, count),
+    ]
     release()
     for (const result of await Promise.all(waiting)) expect(result).toEqual(rows(10))
-    expect(await cache.get('a', compute)).toEqual(rows(10))
+    expect(await cache.get('a', compute, count)).toEqual(rows(10))
     expect(computed).toBe(1)
-    expect(cache.entries).toBe(10)
+    expect(cache.bytes).toBe(10)
   })
 
-  it('evicts the least recently used snapshots once the entries pass the bound', async () => {
+  it('evicts the least recently used snapshots once the bytes pass the bound', async () => {
     const cache = new SnapshotCache(25)
     const computed: string[] = []
     const get = (key: string, n = 10) =>
-      cache.get(key, async () => {
-        computed.push(key)
-        return rows(n)
-      })
+      cache.get(
+        key,
+        async () => {
+          computed.push(key)
+          return rows(n)
+        },
+        count,
+      )
     await get('a')
     await get('b')
     await get('a') // a is now the most recently used
     await get('c') // 30 entries: b goes
-    expect(cache.entries).toBe(20)
+    expect(cache.bytes).toBe(20)
     await get('a')
     await get('c')
     await get('b')
     expect(computed).toEqual(['a', 'b', 'c', 'b'])
-    expect(cache.entries).toBeLessThanOrEqual(25)
+    expect(cache.bytes).toBeLessThanOrEqual(25)
   })
 
   it('keeps neither a failed computation nor a snapshot larger than the bound', async () => {
     const cache = new SnapshotCache(5)
-    await expect(cache.get('x', () => Promise.reject(new Error('down')))).rejects.toThrow('down')
-    expect(await cache.get('x', async () => rows(3))).toEqual(rows(3))
+    await expect(cache.get('x', () => Promise.reject(new Error('down')), count)).rejects.toThrow('down')
+    expect(await cache.get('x', async () => rows(3), count)).toEqual(rows(3))
     let big = 0
     for (let i = 0; i < 2; i++)
-      await cache.get('big', async () => {
-        big++
-        return rows(6)
-      })
+      await cache.get(
+        'big',
+        async () => {
+          big++
+          return rows(6)
+        },
+        count,
+      )
     expect(big).toBe(2)
-    expect(cache.entries).toBe(3)
+    expect(cache.bytes).toBe(3)
     expect(cache.size).toBe(1)
   })
 })

@@ -6,9 +6,9 @@
  * block, so it never changes: it stays valid until evicted, and nothing is
  * written to the database (read replicas serve it like any read).
  *
- * Bounded by the total number of entries (rows) held across snapshots,
- * SNAPSHOT_CACHE_ENTRIES; least recently used snapshots are evicted first. A
- * snapshot larger than the bound is computed for each page and not kept.
+ * Bounded by the heap bytes its snapshots hold, SNAPSHOT_CACHE_BYTES, as
+ * each caller counts them; least recently used snapshots are evicted first.
+ * A snapshot larger than the bound is computed for each page and not kept.
  * Single flight: requests for a snapshot being computed wait for that one
  * computation. A failed computation is not kept.
  *
@@ -18,16 +18,18 @@
  */
 
 /**
- * Entries (holders or tokens) kept across all snapshots of one database pool:
- * a holder takes about 270 bytes of heap, a held token about 390 (measured
- * with one million of each), so the bound is at most about 100 MB — 25
- * snapshots of a 10,000-holder collection, or a wallet of 250,000 tokens.
+ * Heap bytes kept across all snapshots of one database pool: 100 MB, 25
+ * snapshots of a 10,000-holder collection (HOLDER_BYTES each holder), or a
+ * wallet of millions of tokens (holding-columns.ts).
  */
-export const SNAPSHOT_CACHE_ENTRIES = 250_000
+export const SNAPSHOT_CACHE_BYTES = 100 * 2 ** 20
+
+/** A collection's holder at a block, as an object: about 270 bytes of heap (measured with a million). */
+export const HOLDER_BYTES = 270
 
 interface Slot<T> {
-  value: Promise<T[]>
-  /** Entries held, once computed (0 while computing). */
+  value: Promise<T>
+  /** Bytes held, once computed (0 while computing). */
   size: number
 }
 
@@ -35,10 +37,10 @@ export class SnapshotCache {
   private readonly slots = new Map<string, Slot<unknown>>()
   private total = 0
 
-  constructor(readonly maxEntries = SNAPSHOT_CACHE_ENTRIES) {}
+  constructor(readonly maxBytes = SNAPSHOT_CACHE_BYTES) {}
 
-  /** Entries held now. */
-  get entries(): number {
+  /** Bytes held now. */
+  get bytes(): number {
     return this.total
   }
 
@@ -47,8 +49,8 @@ export class SnapshotCache {
     return this.slots.size
   }
 
-  /** The snapshot under `key`, computed by `compute` when not held. */
-  get<T>(key: string, compute: () => Promise<T[]>): Promise<T[]> {
+  /** The snapshot under `key`, computed by `compute` when not held; `bytesOf` counts what it holds. */
+  get<T>(key: string, compute: () => Promise<T>, bytesOf: (snapshot: T) => number): Promise<T> {
     const hit = this.slots.get(key) as Slot<T> | undefined
     if (hit) {
       // Most recently used: to the end of the Map's order.
@@ -59,14 +61,15 @@ export class SnapshotCache {
     const slot: Slot<T> = { value: compute(), size: 0 }
     this.slots.set(key, slot as Slot<unknown>)
     slot.value.then(
-      (rows) => {
+      (snapshot) => {
         if (this.slots.get(key) !== slot) return
-        if (rows.length > this.maxEntries) {
+        const size = bytesOf(snapshot)
+        if (size > this.maxBytes) {
           this.slots.delete(key)
           return
         }
-        slot.size = rows.length
-        this.total += rows.length
+        slot.size = size
+        this.total += size
         this.evict()
       },
       () => {
@@ -78,7 +81,7 @@ export class SnapshotCache {
 
   private evict() {
     for (const [key, slot] of this.slots) {
-      if (this.total <= this.maxEntries) return
+      if (this.total <= this.maxBytes) return
       if (slot.size === 0) continue // still computing: not counted yet
       this.slots.delete(key)
       this.total -= slot.size

@@ -502,6 +502,17 @@ describe('at_block snapshots', () => {
         }
       }
     }
+    // The collection filter pages the same snapshot: two of the wallet's collections, named in
+    // reverse order, a token a page (the cursor inside a collection, then across to the next).
+    const atMint = holdingsOf(await model(blocks.minted), wallet, 'ERC721').map(([key]) => key)
+    const named = [...new Set(atMint.map((key) => key.split('|')[0]!))].slice(0, 2).reverse()
+    expect(named).toHaveLength(2)
+    const filtered = await walk(
+      `/v1/owners/${wallet}/nfts?limit=1&at_block=${blocks.minted}&collection=${named[0]}&collection=${named[1]}`,
+    )
+    expect(filtered.items.map((n: Json) => `${n.collection_address}|${n.token_id}`)).toEqual(
+      atMint.filter((key) => named.includes(key.split('|')[0]!)),
+    )
     // The wallet had the first spread collection's token at the mint block, not after giving it away.
     const first = (b: bigint) => ok(`/v1/owners/${wallet}/nfts?collection=${spread[0]}&at_block=${b}`)
     expect((await first(blocks.minted)).data.map((n: Json) => n.token_id)).toEqual(['1'])

@@ -11,12 +11,12 @@
  * src/server/api/read/snapshot-cache.ts), paged the same way.
  */
 import { selectCollection } from '@/db/queries/collections'
-import { type HolderAtRow, selectCollectionOwners, selectCollectionOwnersAt } from '@/db/queries/owners'
+import { selectCollectionOwners, selectCollectionOwnersAt } from '@/db/queries/owners'
 import { snapshotBlock } from '@/server/api/read/at-block'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
 import { buildPage, pageLimit } from '@/server/api/read/page'
-import { firstAfter, snapshotCache } from '@/server/api/read/snapshot-cache'
+import { firstAfter, HOLDER_BYTES, snapshotCache } from '@/server/api/read/snapshot-cache'
 import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { ApiError } from '@/server/errors/api-error'
 import type {
@@ -79,8 +79,10 @@ async function ownersAtBlock(
   const block = snapshotBlock(atBlock, snapshot, coverage)
   const multi = collection.standard === 'ERC1155'
   const since = history.firstSeenBlock ?? history.deployBlock ?? 0n
-  const holders = await snapshotCache(ctx.db.pool).get<HolderAtRow>(`holders|${address}|${block}`, () =>
-    selectCollectionOwnersAt(ctx.db, { address, block, multi, head: snapshot.lastSeenBlock, since }),
+  const holders = await snapshotCache(ctx.db.pool).get(
+    `holders|${address}|${block}`,
+    () => selectCollectionOwnersAt(ctx.db, { address, block, multi, head: snapshot.lastSeenBlock, since }),
+    (rows) => rows.length * HOLDER_BYTES,
   )
   // Sorted by token_count descending, then owner: the first holder after the cursor.
   const start = after

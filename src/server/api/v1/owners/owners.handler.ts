@@ -28,8 +28,9 @@ import { selectOwnerTokens } from '@/db/queries/tokens'
 import { snapshotBlock } from '@/server/api/read/at-block'
 import type { ReadContext } from '@/server/api/read/context'
 import { globalCoverage } from '@/server/api/read/coverage'
+import { HoldingColumns, type HoldingCursor } from '@/server/api/read/holding-columns'
 import { beforeKey, buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
-import { firstAfter, snapshotCache } from '@/server/api/read/snapshot-cache'
+import { snapshotCache } from '@/server/api/read/snapshot-cache'
 import { apiStandard, type Standards, standardsOf } from '@/server/api/read/standard'
 import { nftRowAtBlock, stateKey } from '@/server/api/v1/nfts/nft-at-block'
 import { mediaOrigin, toNft } from '@/server/api/v1/nfts/nft-shape'
@@ -78,18 +79,6 @@ export async function listOwnerNfts(ctx: ReadContext, input: ListOwnerNftsInput)
   )
 }
 
-/** A held token of a snapshot, with its token id as a number for the cursor's comparisons. */
-interface Holding extends HoldingAtRow {
-  key: bigint
-  rowId: number
-}
-
-/** Is `h` after the cursor in (collection_address, token_id, id) order? */
-const isAfter = (after: { collection: string; tokenId: bigint; id: number }) => (h: Holding) =>
-  h.collection_address > after.collection ||
-  (h.collection_address === after.collection &&
-    (h.key > after.tokenId || (h.key === after.tokenId && h.rowId > after.id)))
-
 async function ownerNftsAtBlock(
   ctx: ReadContext,
   input: ListOwnerNftsInput,
@@ -102,24 +91,26 @@ async function ownerNftsAtBlock(
   const coverage = globalCoverage(snapshot)
   const block = snapshotBlock(atBlock, snapshot, coverage)
   const owner = input.address
-  const holdings = await snapshotCache(ctx.db.pool).get<Holding>(
+  const holdings = await snapshotCache(ctx.db.pool).get(
     `holdings|${standards.filter}|${owner}|${block}`,
     async () =>
-      (
+      HoldingColumns.of(
         await selectOwnerHoldingsAt(ctx.db, {
           owner,
           block,
           standard: standards.filter,
           head: snapshot.lastSeenBlock,
           since: snapshot.coverageStartBlock ?? 0n,
-        })
-      ).map((h) => ({
-        ...h,
-        key: BigInt(h.token_id),
-        rowId: safeInteger(h.id),
-      })),
+        }),
+      ),
+    (columns) => columns.bytes,
   )
-  const cursor = after && { collection: after.collection, tokenId: BigInt(after.tokenId), id: after.id }
+  // Canonical, as the snapshot's token ids are (the cursor's value, however it was written).
+  const cursor = after && {
+    collection: after.collection,
+    tokenId: BigInt(after.tokenId).toString(),
+    id: after.id,
+  }
   const page = pageOfHoldings(holdings, cursor, input.collection, limit + 1)
   const keys = page.map((h) => ({ collection: h.collection_address, tokenId: h.token_id }))
   const [rows, states] = await Promise.all([
@@ -149,23 +140,23 @@ async function ownerNftsAtBlock(
  * collection on), then the collection's holdings in order.
  */
 function pageOfHoldings(
-  holdings: readonly Holding[],
-  cursor: { collection: string; tokenId: bigint; id: number } | undefined,
+  holdings: HoldingColumns,
+  cursor: HoldingCursor | undefined,
   collections: string[] | undefined,
   rows: number,
-): Holding[] {
-  if (collections === undefined) {
-    const start = cursor ? firstAfter(holdings, isAfter(cursor)) : 0
-    return holdings.slice(start, start + rows)
+): HoldingAtRow[] {
+  const out: HoldingAtRow[] = []
+  const take = (start: number, end: number) => {
+    for (let i = start; i < end && out.length < rows; i++) out.push(holdings.row(i))
   }
-  const out: Holding[] = []
+  if (collections === undefined) {
+    take(cursor ? holdings.firstAfter(cursor) : 0, holdings.length)
+    return out
+  }
   const wanted = [...new Set(collections)].sort().filter((c) => !cursor || c >= cursor.collection)
   for (const collection of wanted) {
-    const from = cursor && collection === cursor.collection ? cursor : { collection, tokenId: -1n, id: 0 }
-    for (let i = firstAfter(holdings, isAfter(from)); i < holdings.length && out.length < rows; i++) {
-      if (holdings[i]!.collection_address !== collection) break
-      out.push(holdings[i]!)
-    }
+    const { start, end } = holdings.rangeOf(collection)
+    take(cursor && collection === cursor.collection ? holdings.firstAfter(cursor) : start, end)
     if (out.length >= rows) break
   }
   return out

@@ -1,0 +1,91 @@
+/**
+ * A wallet's snapshot in columns (src/server/api/read/holding-columns.ts):
+ * every row comes back as the query returned it, and every cursor finds the
+ * same first row as a comparison of the values (token ids as numbers) does.
+ */
+import { describe, expect, it } from 'vitest'
+import type { HoldingAtRow } from '@/db/queries/owners'
+import { compareDecimals, HoldingColumns, type HoldingCursor } from './holding-columns'
+
+const A = '0x00000000000000000000000000000000000000aa'
+const B = '0x00000000000000000000000000000000000000bb'
+const C = '0x00000000000000000000000000000000000000cc'
+
+const row = (collection: string, tokenId: string, id: number, balance = '1'): HoldingAtRow => ({
+  id: String(id),
+  collection_address: collection,
+  token_id: tokenId,
+  balance,
+})
+
+/** Rows in (collection, token id as a number, id) order, token ids of every length. */
+const rows: HoldingAtRow[] = [
+  row(A, '0', 7),
+  row(A, '2', 3),
+  row(A, '9', 1),
+  row(A, '10', 2),
+  row(A, '10', 9),
+  row(A, '100', 4),
+  row(C, '5', 5),
+  row(C, '115792089237316195423570985008687907853269984665640564039457584007913129639935', 6),
+]
+
+/** Is row `r` after the cursor, comparing the values? */
+const after = (r: HoldingAtRow, c: HoldingCursor) =>
+  r.collection_address > c.collection ||
+  (r.collection_address === c.collection &&
+    (BigInt(r.token_id) > BigInt(c.tokenId) ||
+      (BigInt(r.token_id) === BigInt(c.tokenId) && Number(r.id) > c.id)))
+
+describe('a snapshot in columns', () => {
+  const columns = HoldingColumns.of(rows)
+
+  it('gives back every row as the query returned it', () => {
+    expect(columns.length).toBe(rows.length)
+    expect(rows.map((_, i) => columns.row(i))).toEqual(rows)
+  })
+
+  it('finds the first row after any cursor, in and between collections and token ids', () => {
+    const cursors: HoldingCursor[] = []
+    for (const collection of ['0x00', A, B, C, '0xff'])
+      for (const tokenId of ['0', '1', '2', '9', '10', '11', '99', '100', '101', '5', rows[7]!.token_id])
+        for (const id of [0, 2, 3, 9, 10]) cursors.push({ collection, tokenId, id })
+    for (const cursor of cursors) {
+      const expected = rows.findIndex((r) => after(r, cursor))
+      expect(columns.firstAfter(cursor), JSON.stringify(cursor)).toBe(
+        expected === -1 ? rows.length : expected,
+      )
+    }
+  })
+
+  it('gives the rows of one collection, and an empty range where the wallet holds none', () => {
+    expect(columns.rangeOf(A)).toEqual({ start: 0, end: 6 })
+    expect(columns.rangeOf(C)).toEqual({ start: 6, end: 8 })
+    expect(columns.rangeOf(B)).toEqual({ start: 6, end: 6 })
+    expect(columns.rangeOf('0xff')).toEqual({ start: 8, end: 8 })
+  })
+
+  it('keeps ERC-1155 balances, and counts them in its size', () => {
+    const editions = [row(A, '1', 1, '250'), row(A, '2', 2), row(B, '1', 3, '99999999999999999999')]
+    const multi = HoldingColumns.of(editions)
+    expect(editions.map((_, i) => multi.row(i))).toEqual(editions)
+    expect(multi.bytes).toBeGreaterThan(
+      HoldingColumns.of(editions.map((r) => ({ ...r, balance: '1' }))).bytes,
+    )
+  })
+
+  it('holds nothing for a wallet that held nothing', () => {
+    const empty = HoldingColumns.of([])
+    expect(empty.length).toBe(0)
+    expect(empty.firstAfter({ collection: A, tokenId: '1', id: 1 })).toBe(0)
+    expect(empty.rangeOf(A)).toEqual({ start: 0, end: 0 })
+  })
+})
+
+describe('comparing canonical decimals', () => {
+  it('orders by value', () => {
+    const values = ['0', '1', '9', '10', '11', '99', '100', '18446744073709551616']
+    for (const [i, a] of values.entries())
+      for (const [j, b] of values.entries()) expect(Math.sign(compareDecimals(a, b))).toBe(Math.sign(i - j))
+  })
+})
