@@ -5,8 +5,17 @@
  * others' and with a model in src/server/api/v1/ownership.test.ts, and with
  * the chain in src/indexer/test/ownership-truth.test.ts.
  */
-import { describe, expect, it } from 'vitest'
-import { chooseHoldersAtArm, type HoldersAtCostInputs, holdersAtCosts, mintsDecideArm } from './owners'
+import { afterAll, describe, expect, it } from 'vitest'
+import { testServerUrl } from '@/test/db'
+import { createPool } from '../pool'
+import {
+  chooseHoldersAtArm,
+  type HoldersAtCostInputs,
+  holdersAtCosts,
+  mintsDecideArm,
+  SNAPSHOT_TIMEOUT_FACTOR,
+  snapshotStatement,
+} from './owners'
 
 /** bench:seed's BIG: 5,000,000 transfers over 2,000,000 blocks, 500,000 tokens, 176,314 holders now. */
 const big: HoldersAtCostInputs = {
@@ -89,5 +98,29 @@ describe('chooseHoldersAtArm', () => {
     expect(chooseHoldersAtArm(at(7n, { since: 7n, head: 7n, transfers: 3, tokens: 3, holders: 1 }))).toBe(
       'back',
     )
+  })
+})
+
+describe('a snapshot statement', () => {
+  // A pool bounded as the web process's is (statement timeout, and the client's own twice that).
+  const pool = createPool(testServerUrl(), { statementTimeoutMs: 150, max: 1 })
+  afterAll(() => pool.end())
+
+  it('may outlive the pool’s statement timeout, up to SNAPSHOT_TIMEOUT_FACTOR times it, without memoize', async () => {
+    expect(SNAPSHOT_TIMEOUT_FACTOR).toBe(6)
+    // 0.4 s: past the pool's 150 ms (and the client's 300 ms), within 6 × 150 ms.
+    const rows = await snapshotStatement<{ memoize: string; timeout: string }>(
+      { pool },
+      `SELECT pg_sleep(0.4)::text, current_setting('enable_memoize') AS memoize,
+              current_setting('statement_timeout') AS timeout`,
+      [],
+    )
+    expect(rows).toEqual([{ pg_sleep: '', memoize: 'off', timeout: '900ms' }])
+    // Past 900 ms, PostgreSQL cancels it.
+    await expect(snapshotStatement({ pool }, 'SELECT pg_sleep(1.5)', [])).rejects.toMatchObject({
+      code: '57014',
+    })
+    // The connection's own statements keep the pool's bound afterwards.
+    await expect(pool.query('SELECT pg_sleep(0.4)')).rejects.toMatchObject({ code: '57014' })
   })
 })

@@ -37,8 +37,23 @@ import { TRANSFER_COLUMNS, type TransferRow } from './transfers'
  */
 export const SNAPSHOT_WORK_MEM = '64MB'
 
-/** Runs one snapshot statement in a read-only transaction with SNAPSHOT_WORK_MEM. */
-async function snapshotStatement<Row extends pg.QueryResultRow>(
+/**
+ * A snapshot statement may run this many times the pool's statement timeout
+ * (DB_STATEMENT_TIMEOUT_MS: 30 s by default). It runs once per snapshot, its
+ * result is kept (the snapshot cache, single flight, at most
+ * SNAPSHOT_COMPUTATIONS at a time), and a snapshot that outlives the timeout
+ * would outlive it on every retry: the middle of the history of a collection
+ * of 1,500,000 tokens takes 6–9 s on the bench's scale 3 (docs/api.md, "Snapshots").
+ */
+export const SNAPSHOT_TIMEOUT_FACTOR = 6
+
+/**
+ * Runs one snapshot statement in a read-only transaction with
+ * SNAPSHOT_WORK_MEM and SNAPSHOT_TIMEOUT_FACTOR times the statement timeout.
+ * Memoize is off: every way reads each token or holder once, so its cache
+ * only missed (10 % of a token-by-token snapshot of 1,500,000 tokens).
+ */
+export async function snapshotStatement<Row extends pg.QueryResultRow>(
   db: ReadDb,
   sql: string,
   params: unknown[],
@@ -46,8 +61,19 @@ async function snapshotStatement<Row extends pg.QueryResultRow>(
   const client = await db.pool.connect()
   try {
     await client.query('BEGIN READ ONLY')
-    await client.query(`SET LOCAL work_mem = '${SNAPSHOT_WORK_MEM}'`)
-    const { rows } = await client.query<Row>(sql, params)
+    const { rows: settings } = await client.query<{ ms: string }>(
+      `SELECT set_config('work_mem', '${SNAPSHOT_WORK_MEM}', true), set_config('enable_memoize', 'off', true),
+              set_config('statement_timeout', t.ms::text, true), t.ms
+         FROM (SELECT (extract(epoch FROM current_setting('statement_timeout')::interval)
+                 * 1000 * ${SNAPSHOT_TIMEOUT_FACTOR})::int8 AS ms) t`,
+    )
+    // The client's own bound (db/pool.ts: twice the statement timeout) stretched the same way.
+    const timeout = Number(settings[0]!.ms)
+    const { rows } = await client.query<Row>({
+      text: sql,
+      values: params,
+      ...(timeout > 0 ? { query_timeout: 2 * timeout } : {}),
+    })
     await client.query('COMMIT')
     return rows
   } catch (err) {

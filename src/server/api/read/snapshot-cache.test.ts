@@ -5,6 +5,7 @@
  * kept; and the binary search pages start from.
  */
 import { describe, expect, it } from 'vitest'
+import { ApiError } from '@/server/errors/api-error'
 import { firstAfter, SnapshotCache } from './snapshot-cache'
 
 const rows = (n: number) => Array.from({ length: n }, (_, i) => i)
@@ -77,6 +78,42 @@ describe('SnapshotCache', () => {
     expect(big).toBe(2)
     expect(cache.bytes).toBe(3)
     expect(cache.size).toBe(1)
+  })
+})
+
+describe('snapshot computations', () => {
+  it('run two at a time; later ones wait their turn, and beyond the queue answer 503', async () => {
+    const cache = new SnapshotCache(1_000, 2, 1)
+    const gates = new Map<string, () => void>()
+    const started: string[] = []
+    const compute = (key: string) => () => {
+      started.push(key)
+      return new Promise<number[]>((resolve) => gates.set(key, () => resolve(rows(1))))
+    }
+    const a = cache.get('a', compute('a'), count)
+    const b = cache.get('b', compute('b'), count)
+    const c = cache.get('c', compute('c'), count)
+    // A fourth while two compute and one waits: refused, and not kept.
+    const refused = await cache.get('d', compute('d'), count).catch((err: ApiError) => err)
+    expect(refused).toBeInstanceOf(ApiError)
+    expect(refused).toMatchObject({ status: 503, headers: { 'Retry-After': '5' } })
+    await Promise.resolve()
+    expect(started).toEqual(['a', 'b'])
+    // The same snapshot asked again waits for its one computation, taking no turn.
+    const againA = cache.get('a', compute('a'), count)
+    gates.get('a')!()
+    await a
+    await new Promise((r) => setImmediate(r))
+    expect(started).toEqual(['a', 'b', 'c'])
+    gates.get('b')!()
+    gates.get('c')!()
+    expect(await Promise.all([againA, b, c])).toEqual([rows(1), rows(1), rows(1)])
+    // With a turn free again, the refused snapshot is computed.
+    const d = cache.get('d', compute('d'), count)
+    await Promise.resolve()
+    gates.get('d')!()
+    expect(await d).toEqual(rows(1))
+    expect(started).toEqual(['a', 'b', 'c', 'd'])
   })
 })
 

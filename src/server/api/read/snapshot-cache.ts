@@ -10,12 +10,20 @@
  * each caller counts them; least recently used snapshots are evicted first.
  * A snapshot larger than the bound is computed for each page and not kept.
  * Single flight: requests for a snapshot being computed wait for that one
- * computation. A failed computation is not kept.
+ * computation. A failed computation is not kept. At most
+ * SNAPSHOT_COMPUTATIONS snapshots are computed at once (each may hold a
+ * database connection for several statement timeouts: owners.ts,
+ * SNAPSHOT_TIMEOUT_FACTOR), so that snapshots of many blocks asked at once
+ * cannot take every connection from the other reads; later ones wait their
+ * turn, and beyond SNAPSHOT_QUEUE waiting, a request answers 503 with
+ * Retry-After.
  *
  * Written here rather than taken from lru-cache: a Map keeps insertion
  * order, so least-recently-used eviction by total size plus single flight is
  * these few lines, with no runtime dependency added for them.
  */
+
+import { ApiError } from '@/server/errors/api-error'
 
 /**
  * Heap bytes kept across all snapshots of one database pool: 100 MB, 25
@@ -27,6 +35,16 @@ export const SNAPSHOT_CACHE_BYTES = 100 * 2 ** 20
 /** A collection's holder at a block, as an object: about 270 bytes of heap (measured with a million). */
 export const HOLDER_BYTES = 270
 
+/** Snapshots computed at once, per process: the database's work, not the web process's. */
+export const SNAPSHOT_COMPUTATIONS = 2
+/** Snapshot computations waiting their turn at most; beyond, 503. */
+export const SNAPSHOT_QUEUE = 16
+
+const busy = () =>
+  new ApiError('SERVICE_UNAVAILABLE', 'Too many snapshots are being computed; retry shortly.', {
+    headers: { 'Retry-After': '5' },
+  })
+
 interface Slot<T> {
   value: Promise<T>
   /** Bytes held, once computed (0 while computing). */
@@ -36,8 +54,14 @@ interface Slot<T> {
 export class SnapshotCache {
   private readonly slots = new Map<string, Slot<unknown>>()
   private total = 0
+  private computing = 0
+  private readonly waiting: Array<() => void> = []
 
-  constructor(readonly maxBytes = SNAPSHOT_CACHE_BYTES) {}
+  constructor(
+    readonly maxBytes = SNAPSHOT_CACHE_BYTES,
+    readonly maxComputing = SNAPSHOT_COMPUTATIONS,
+    readonly maxWaiting = SNAPSHOT_QUEUE,
+  ) {}
 
   /** Bytes held now. */
   get bytes(): number {
@@ -58,7 +82,7 @@ export class SnapshotCache {
       this.slots.set(key, hit)
       return hit.value
     }
-    const slot: Slot<T> = { value: compute(), size: 0 }
+    const slot: Slot<T> = { value: this.inTurn(compute), size: 0 }
     this.slots.set(key, slot as Slot<unknown>)
     slot.value.then(
       (snapshot) => {
@@ -77,6 +101,21 @@ export class SnapshotCache {
       },
     )
     return slot.value
+  }
+
+  /** Runs `compute` once fewer than maxComputing run; rejects at once when maxWaiting already wait. */
+  private async inTurn<T>(compute: () => Promise<T>): Promise<T> {
+    if (this.computing >= this.maxComputing) {
+      if (this.waiting.length >= this.maxWaiting) throw busy()
+      await new Promise<void>((resolve) => this.waiting.push(resolve))
+    }
+    this.computing++
+    try {
+      return await compute()
+    } finally {
+      this.computing--
+      this.waiting.shift()?.()
+    }
   }
 
   private evict() {

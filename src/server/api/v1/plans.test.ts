@@ -438,7 +438,7 @@ function measuringContext(pool: pg.Pool) {
   const statements: Array<{ sql: string; plan: PlanNode[]; buffers: number }> = []
   /** Records a statement (transaction control and settings are run, not recorded). */
   const record = async (sql: string, params?: unknown[]) => {
-    if (!/indexer_state/.test(sql) && /^\s*(SELECT|WITH)/i.test(sql))
+    if (!/indexer_state|set_config/.test(sql) && /^\s*(SELECT|WITH)/i.test(sql))
       statements.push({
         sql,
         plan: await explain(pool, sql, params),
@@ -454,9 +454,10 @@ function measuringContext(pool: pg.Pool) {
     async connect() {
       const client = await pool.connect()
       return {
-        async query(sql: string, params?: unknown[]) {
-          await record(sql, params)
-          return client.query(sql, params)
+        async query(query: string | { text: string; values?: unknown[] }, params?: unknown[]) {
+          if (typeof query === 'string') await record(query, params)
+          else await record(query.text, query.values)
+          return client.query(query, params)
         },
         release: () => client.release(),
       }
