@@ -920,7 +920,7 @@ async function main() {
     for (const c of served) {
       // A snapshot is computed once per server before its rounds: the metrics-on server has not
       // computed it yet, and the others' caches (SNAPSHOT_CACHE_BYTES in all) may have let it go
-      // for the later snapshots (BIG's two snapshots alone hold 300,000 holders, 81 MB).
+      // for the later snapshots.
       if (c.snapshot)
         for (const server of [full, withMetrics, floor])
           await get(server.port, c.first, server === floor ? {} : auth)

@@ -2,11 +2,11 @@
  * The snapshot cache (src/server/api/read/snapshot-cache.ts): one computation
  * per key however many callers wait, least recently used snapshots evicted
  * once the bytes held pass the bound, failures and oversized snapshots not
- * kept; and the binary search pages start from.
+ * kept, and at most two computed at once.
  */
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '@/server/errors/api-error'
-import { firstAfter, SnapshotCache } from './snapshot-cache'
+import { SnapshotCache } from './snapshot-cache'
 
 const rows = (n: number) => Array.from({ length: n }, (_, i) => i)
 /** A row counted as one byte: the bounds below are in rows. */
@@ -114,16 +114,5 @@ describe('snapshot computations', () => {
     gates.get('d')!()
     expect(await d).toEqual(rows(1))
     expect(started).toEqual(['a', 'b', 'c', 'd'])
-  })
-})
-
-describe('firstAfter', () => {
-  it('finds the first element after a cursor in a sorted array', () => {
-    const sorted = [1, 3, 3, 5, 8]
-    expect(firstAfter(sorted, (v) => v > 0)).toBe(0)
-    expect(firstAfter(sorted, (v) => v > 3)).toBe(3)
-    expect(firstAfter(sorted, (v) => v > 4)).toBe(3)
-    expect(firstAfter(sorted, (v) => v > 8)).toBe(5)
-    expect(firstAfter([], () => true)).toBe(0)
   })
 })

@@ -26,14 +26,10 @@
 import { ApiError } from '@/server/errors/api-error'
 
 /**
- * Heap bytes kept across all snapshots of one database pool: 100 MB, 25
- * snapshots of a 10,000-holder collection (HOLDER_BYTES each holder), or a
- * wallet of millions of tokens (holding-columns.ts).
+ * Heap bytes kept across all snapshots of one database pool: 100 MB, about
+ * 1,900,000 holders or 5,000,000 held tokens in all (snapshot-columns.ts).
  */
 export const SNAPSHOT_CACHE_BYTES = 100 * 2 ** 20
-
-/** A collection's holder at a block, as an object: about 270 bytes of heap (measured with a million). */
-export const HOLDER_BYTES = 270
 
 /** Snapshots computed at once, per process: the database's work, not the web process's. */
 export const SNAPSHOT_COMPUTATIONS = 2
@@ -143,19 +139,4 @@ export function snapshotCache(pool: object): SnapshotCache {
     caches.set(pool, cache)
   }
   return cache
-}
-
-/**
- * The index of the first element of sorted `items` for which `isAfter` holds
- * (every element after the cursor), by binary search; items.length when none.
- */
-export function firstAfter<T>(items: readonly T[], isAfter: (item: T) => boolean): number {
-  let lo = 0
-  let hi = items.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (isAfter(items[mid]!)) hi = mid
-    else lo = mid + 1
-  }
-  return lo
 }

@@ -11,12 +11,13 @@
  * src/server/api/read/snapshot-cache.ts), paged the same way.
  */
 import { selectCollection } from '@/db/queries/collections'
-import { selectCollectionOwners, selectCollectionOwnersAt } from '@/db/queries/owners'
+import { type HolderAtRow, selectCollectionOwners, selectCollectionOwnersAt } from '@/db/queries/owners'
 import { snapshotBlock } from '@/server/api/read/at-block'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
 import { buildPage, pageLimit } from '@/server/api/read/page'
-import { firstAfter, HOLDER_BYTES, snapshotCache } from '@/server/api/read/snapshot-cache'
+import { snapshotCache } from '@/server/api/read/snapshot-cache'
+import { HolderColumns } from '@/server/api/read/snapshot-columns'
 import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { ApiError } from '@/server/errors/api-error'
 import type {
@@ -81,19 +82,23 @@ async function ownersAtBlock(
   const since = history.firstSeenBlock ?? history.deployBlock ?? 0n
   const holders = await snapshotCache(ctx.db.pool).get(
     `holders|${address}|${block}`,
-    () => selectCollectionOwnersAt(ctx.db, { address, block, multi, head: snapshot.lastSeenBlock, since }),
-    (rows) => rows.length * HOLDER_BYTES,
+    async () =>
+      HolderColumns.of(
+        await selectCollectionOwnersAt(ctx.db, {
+          address,
+          block,
+          multi,
+          head: snapshot.lastSeenBlock,
+          since,
+        }),
+      ),
+    (columns) => columns.bytes,
   )
-  // Sorted by token_count descending, then owner: the first holder after the cursor.
-  const start = after
-    ? firstAfter(
-        holders,
-        (h) =>
-          h.token_count < after.tokenCount || (h.token_count === after.tokenCount && h.owner > after.owner),
-      )
-    : 0
+  const start = after ? holders.firstAfter(after) : 0
+  const page: HolderAtRow[] = []
+  for (let i = start; i < holders.length && page.length <= limit; i++) page.push(holders.row(i))
   return buildPage(
-    holders.slice(start, start + limit + 1),
+    page,
     limit,
     toOwner,
     (h) => ({ after_token_count: h.token_count, after_owner: h.owner, at_block: atBlock }),

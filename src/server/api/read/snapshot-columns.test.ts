@@ -1,11 +1,11 @@
 /**
- * A wallet's snapshot in columns (src/server/api/read/holding-columns.ts):
- * every row comes back as the query returned it, and every cursor finds the
- * same first row as a comparison of the values (token ids as numbers) does.
+ * Snapshots in columns (src/server/api/read/snapshot-columns.ts): every row
+ * comes back as the query returned it, and every cursor finds the same first
+ * row as a comparison of the values (token ids as numbers) does.
  */
 import { describe, expect, it } from 'vitest'
-import type { HoldingAtRow } from '@/db/queries/owners'
-import { compareDecimals, HoldingColumns, type HoldingCursor } from './holding-columns'
+import type { HolderAtRow, HoldingAtRow } from '@/db/queries/owners'
+import { compareDecimals, HolderColumns, HoldingColumns, type HoldingCursor } from './snapshot-columns'
 
 const A = '0x00000000000000000000000000000000000000aa'
 const B = '0x00000000000000000000000000000000000000bb'
@@ -37,7 +37,7 @@ const after = (r: HoldingAtRow, c: HoldingCursor) =>
     (BigInt(r.token_id) > BigInt(c.tokenId) ||
       (BigInt(r.token_id) === BigInt(c.tokenId) && Number(r.id) > c.id)))
 
-describe('a snapshot in columns', () => {
+describe('a wallet’s holdings in columns', () => {
   const columns = HoldingColumns.of(rows)
 
   it('gives back every row as the query returned it', () => {
@@ -79,6 +79,41 @@ describe('a snapshot in columns', () => {
     expect(empty.length).toBe(0)
     expect(empty.firstAfter({ collection: A, tokenId: '1', id: 1 })).toBe(0)
     expect(empty.rangeOf(A)).toEqual({ start: 0, end: 0 })
+  })
+})
+
+describe('a collection’s holders in columns', () => {
+  const owner = (n: number) => `0x${n.toString(16).padStart(40, '0')}`
+  // Most tokens first, then by owner; ties of every size.
+  const holders: HolderAtRow[] = [
+    { owner: owner(9), token_count: 5, balance: null },
+    { owner: owner(1), token_count: 3, balance: null },
+    { owner: owner(2), token_count: 3, balance: null },
+    { owner: owner(7), token_count: 3, balance: null },
+    { owner: owner(3), token_count: 1, balance: null },
+  ]
+  const columns = HolderColumns.of(holders)
+
+  it('gives back every row as the query returned it', () => {
+    expect(holders.map((_, i) => columns.row(i))).toEqual(holders)
+    const editions = holders.map((h, i) => ({ ...h, balance: String(i * 1000) }))
+    const multi = HolderColumns.of(editions)
+    expect(editions.map((_, i) => multi.row(i))).toEqual(editions)
+    expect(multi.bytes).toBeGreaterThan(columns.bytes)
+  })
+
+  it('finds the first row after any cursor, in and between token counts and owners', () => {
+    for (const tokenCount of [6, 5, 4, 3, 2, 1, 0])
+      for (const n of [0, 1, 2, 5, 7, 9, 10]) {
+        const cursor = { tokenCount, owner: owner(n) }
+        const expected = holders.findIndex(
+          (h) => h.token_count < tokenCount || (h.token_count === tokenCount && h.owner > cursor.owner),
+        )
+        expect(columns.firstAfter(cursor), JSON.stringify(cursor)).toBe(
+          expected === -1 ? holders.length : expected,
+        )
+      }
+    expect(HolderColumns.of([]).firstAfter({ tokenCount: 1, owner: owner(1) })).toBe(0)
   })
 })
 
