@@ -43,6 +43,14 @@ describe('a wallet’s holdings in columns', () => {
   it('gives back every row as the query returned it', () => {
     expect(columns.length).toBe(rows.length)
     expect(rows.map((_, i) => columns.row(i))).toEqual(rows)
+    for (const [start, end] of [
+      [0, 8],
+      [2, 5],
+      [6, 100],
+      [8, 9],
+      [3, 3],
+    ] as const)
+      expect(columns.slice(start, end)).toEqual(rows.slice(start, end))
   })
 
   it('finds the first row after any cursor, in and between collections and token ids', () => {

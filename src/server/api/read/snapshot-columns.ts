@@ -73,14 +73,30 @@ function firstIndexAfter(lo: number, hi: number, isAfter: (i: number) => boolean
   return lo
 }
 
+/** Rows kept in columns, read back one at a time. */
+abstract class Columns<Row> {
+  abstract get length(): number
+  /** Row `i` as the query returned it. */
+  abstract row(i: number): Row
+
+  /** Rows [start, end), as Array.slice gives them. */
+  slice(start: number, end: number): Row[] {
+    const out: Row[] = []
+    for (let i = start; i < Math.min(end, this.length); i++) out.push(this.row(i))
+    return out
+  }
+}
+
 /** A collection's holders at a block, most tokens first, then by owner. */
-export class HolderColumns {
+export class HolderColumns extends Columns<HolderAtRow> {
   private constructor(
     private readonly owners: StringColumn,
     private readonly tokenCounts: Float64Array,
     /** Null on an ERC-721 collection. */
     private readonly balances: Array<string | null> | null,
-  ) {}
+  ) {
+    super()
+  }
 
   static of(rows: readonly HolderAtRow[]): HolderColumns {
     const multi = rows.some((r) => r.balance !== null)
@@ -100,7 +116,6 @@ export class HolderColumns {
     return this.owners.bytes + 8 * this.length + (this.balances ? 8 * this.length : 0)
   }
 
-  /** Row `i` as the query returned it. */
   row(i: number): HolderAtRow {
     return {
       owner: this.owners.get(i),
@@ -119,7 +134,7 @@ export class HolderColumns {
 }
 
 /** A wallet's holdings at a block, by (collection, token id, row id). */
-export class HoldingColumns {
+export class HoldingColumns extends Columns<HoldingAtRow> {
   private constructor(
     /** The distinct collections in order... */
     private readonly collections: string[],
@@ -129,7 +144,9 @@ export class HoldingColumns {
     private readonly rowIds: Float64Array,
     /** Each row's balance; null when every one is 1. */
     private readonly balances: string[] | null,
-  ) {}
+  ) {
+    super()
+  }
 
   static of(rows: readonly HoldingAtRow[]): HoldingColumns {
     const collections: string[] = []
@@ -160,7 +177,6 @@ export class HoldingColumns {
     return this.tokenIds.bytes + 8 * n + (this.balances ? 8 * n : 0) + 80 * this.collections.length
   }
 
-  /** Row `i` as the query returned it. */
   row(i: number): HoldingAtRow {
     const c = this.collectionOf(i)
     return {

@@ -11,7 +11,7 @@
  * src/server/api/read/snapshot-cache.ts), paged the same way.
  */
 import { selectCollection } from '@/db/queries/collections'
-import { type HolderAtRow, selectCollectionOwners, selectCollectionOwnersAt } from '@/db/queries/owners'
+import { selectCollectionOwners, selectCollectionOwnersAt } from '@/db/queries/owners'
 import { snapshotBlock } from '@/server/api/read/at-block'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
@@ -95,10 +95,8 @@ async function ownersAtBlock(
     (columns) => columns.bytes,
   )
   const start = after ? holders.firstAfter(after) : 0
-  const page: HolderAtRow[] = []
-  for (let i = start; i < holders.length && page.length <= limit; i++) page.push(holders.row(i))
   return buildPage(
-    page,
+    holders.slice(start, start + limit + 1),
     limit,
     toOwner,
     (h) => ({ after_token_count: h.token_count, after_owner: h.owner, at_block: atBlock }),

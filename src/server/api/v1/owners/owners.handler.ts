@@ -145,18 +145,16 @@ function pageOfHoldings(
   collections: string[] | undefined,
   rows: number,
 ): HoldingAtRow[] {
-  const out: HoldingAtRow[] = []
-  const take = (start: number, end: number) => {
-    for (let i = start; i < end && out.length < rows; i++) out.push(holdings.row(i))
-  }
   if (collections === undefined) {
-    take(cursor ? holdings.firstAfter(cursor) : 0, holdings.length)
-    return out
+    const start = cursor ? holdings.firstAfter(cursor) : 0
+    return holdings.slice(start, start + rows)
   }
+  const out: HoldingAtRow[] = []
   const wanted = [...new Set(collections)].sort().filter((c) => !cursor || c >= cursor.collection)
   for (const collection of wanted) {
-    const { start, end } = holdings.rangeOf(collection)
-    take(cursor && collection === cursor.collection ? holdings.firstAfter(cursor) : start, end)
+    const range = holdings.rangeOf(collection)
+    const start = cursor && collection === cursor.collection ? holdings.firstAfter(cursor) : range.start
+    out.push(...holdings.slice(start, Math.min(range.end, start + rows - out.length)))
     if (out.length >= rows) break
   }
   return out
