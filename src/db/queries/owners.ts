@@ -43,7 +43,7 @@ export const SNAPSHOT_WORK_MEM = '64MB'
  * result is kept (the snapshot cache, single flight, at most
  * SNAPSHOT_COMPUTATIONS at a time), and a snapshot that outlives the timeout
  * would outlive it on every retry: the middle of the history of a collection
- * of 1,500,000 tokens takes 6–9 s on the bench's scale 3 (docs/api.md, "Snapshots").
+ * of 1,500,000 tokens takes 7–9 s on the bench's scale 3 (docs/api.md, "Snapshots").
  */
 export const SNAPSHOT_TIMEOUT_FACTOR = 6
 
