@@ -99,18 +99,22 @@ export class SnapshotCache {
     return slot.value
   }
 
-  /** Runs `compute` once fewer than maxComputing run; rejects at once when maxWaiting already wait. */
+  /**
+   * Runs `compute` once fewer than maxComputing run; rejects at once when
+   * maxWaiting already wait. A computation that ends hands its turn to the
+   * first waiting, so one arriving meanwhile cannot take it.
+   */
   private async inTurn<T>(compute: () => Promise<T>): Promise<T> {
-    if (this.computing >= this.maxComputing) {
-      if (this.waiting.length >= this.maxWaiting) throw busy()
+    if (this.computing < this.maxComputing) this.computing++
+    else if (this.waiting.length < this.maxWaiting)
       await new Promise<void>((resolve) => this.waiting.push(resolve))
-    }
-    this.computing++
+    else throw busy()
     try {
       return await compute()
     } finally {
-      this.computing--
-      this.waiting.shift()?.()
+      const next = this.waiting.shift()
+      if (next) next()
+      else this.computing--
     }
   }
 
