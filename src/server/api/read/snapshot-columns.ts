@@ -63,6 +63,14 @@ class StringColumn {
   }
 }
 
+/** Heap bytes of a balances column: a slot each, and a string of its own where one is not 1 (about 16 bytes and its text). */
+function balancesBytes(balances: ReadonlyArray<string | null> | null): number {
+  if (!balances) return 0
+  let bytes = 8 * balances.length
+  for (const b of balances) if (b !== null && b !== ONE) bytes += 16 + b.length
+  return bytes
+}
+
 /** The first index in [lo, hi) whose row `isAfter` holds for (rows in order); hi when none. */
 function firstIndexAfter(lo: number, hi: number, isAfter: (i: number) => boolean): number {
   while (lo < hi) {
@@ -113,7 +121,7 @@ export class HolderColumns extends Columns<HolderAtRow> {
 
   /** Heap bytes held, about: what the snapshot cache counts. */
   get bytes(): number {
-    return this.owners.bytes + 8 * this.length + (this.balances ? 8 * this.length : 0)
+    return this.owners.bytes + 8 * this.length + balancesBytes(this.balances)
   }
 
   row(i: number): HolderAtRow {
@@ -174,7 +182,7 @@ export class HoldingColumns extends Columns<HoldingAtRow> {
   /** Heap bytes held, about: what the snapshot cache counts. */
   get bytes(): number {
     const n = this.length
-    return this.tokenIds.bytes + 8 * n + (this.balances ? 8 * n : 0) + 80 * this.collections.length
+    return this.tokenIds.bytes + 8 * n + balancesBytes(this.balances) + 80 * this.collections.length
   }
 
   row(i: number): HoldingAtRow {
