@@ -238,6 +238,17 @@ export async function expectDatabaseMatchesChain(
       WHERE before > id`,
   )
   expect(inverted.rows[0].n).toBe(0)
+  // So do blocks of one timestamp: (block_timestamp, id) is a total order that follows the chain
+  // (docs/database.md, "Indexes"), what every feed's cursor relies on.
+  const acrossBlocks = await pool.query(
+    `SELECT count(*)::int AS n FROM (
+       SELECT id, block_timestamp,
+              lag(id) OVER chain AS before, lag(block_timestamp) OVER chain AS before_timestamp
+         FROM transfers WHERE source = 'rpc'
+       WINDOW chain AS (ORDER BY block_timestamp, block_number, log_index, batch_index)) t
+      WHERE before_timestamp = block_timestamp AND before > id`,
+  )
+  expect(acrossBlocks.rows[0].n).toBe(0)
 
   const tokens = await pool.query(
     `SELECT collection_address, token_id::text, current_owner, is_burned, transfer_count FROM tokens`,
