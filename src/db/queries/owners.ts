@@ -24,7 +24,7 @@ import type pg from 'pg'
 import { ZERO_ADDRESS } from '@/lib/schemas'
 import type { CollectionHistoryRow } from './collections'
 import { MEDIA_JOINS } from './media'
-import type { BeforeKey, ReadDb } from './sql'
+import { type BeforeKey, fromMicrosSql, microsInt8Sql, type ReadDb } from './sql'
 import type { NftColumnOptions, NftRow } from './tokens'
 import { nftColumns } from './tokens'
 import { TRANSFER_COLUMNS, type TransferRow } from './transfers'
@@ -388,11 +388,6 @@ export async function selectCollectionOwnersAt(
 /** Every event type: a collection's transfers in time order are ranges of transfers_collection_event_type_feed_idx. */
 const EVENT_TYPES = `ARRAY['mint', 'transfer', 'burn']::varchar[]`
 
-/** A timestamptz column as integer microseconds since the epoch (exact: extract gives a numeric). */
-const micros = (column: string) => `(extract(epoch FROM ${column}) * 1000000)::int8`
-/** Integer microseconds since the epoch as a timestamptz (exact). */
-const fromMicros = (us: string) => `('epoch'::timestamptz + (${us}) * interval '1 microsecond')`
-
 /**
  * The collection's last transfer in chain order (block_timestamp, id) with
  * block_timestamp at or before `at` (a timestamptz expression): the last
@@ -401,7 +396,7 @@ const fromMicros = (us: string) => `('epoch'::timestamptz + (${us}) * interval '
  */
 const lastTransferAtOrBefore = (at: string) => `(
   SELECT ARRAY[p.us, p.block_number] FROM unnest(${EVENT_TYPES}) e CROSS JOIN LATERAL (
-    SELECT ${micros('tr.block_timestamp')} AS us, tr.id, tr.block_number FROM transfers tr
+    SELECT ${microsInt8Sql('tr.block_timestamp')} AS us, tr.id, tr.block_number FROM transfers tr
      WHERE tr.collection_address = $1 AND tr.event_type = e AND tr.block_timestamp <= ${at}
      ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT 1) p
    ORDER BY p.us DESC, p.id DESC LIMIT 1)`
@@ -444,7 +439,7 @@ async function blockBounds(
     `WITH RECURSIVE ends AS (
        SELECT (${lastTransferAtOrBefore(`'infinity'::timestamptz`)}) AS newest,
               (SELECT ARRAY[p.us, p.block_number] FROM unnest(${EVENT_TYPES}) e CROSS JOIN LATERAL (
-                 SELECT ${micros('tr.block_timestamp')} AS us, tr.id, tr.block_number FROM transfers tr
+                 SELECT ${microsInt8Sql('tr.block_timestamp')} AS us, tr.id, tr.block_number FROM transfers tr
                   WHERE tr.collection_address = $1 AND tr.event_type = e
                   ORDER BY tr.block_timestamp, tr.id LIMIT 1) p
                 ORDER BY p.us, p.id LIMIT 1) AS oldest
@@ -457,10 +452,10 @@ async function blockBounds(
               CASE WHEN m.probe[2] > $2 THEN m.probe[1] ELSE s.hi END
          FROM search s
         CROSS JOIN LATERAL (SELECT s.lo + (s.hi - s.lo) / 2 AS mid) h
-        CROSS JOIN LATERAL (SELECT h.mid, ${lastTransferAtOrBefore(fromMicros('h.mid'))} AS probe) m
+        CROSS JOIN LATERAL (SELECT h.mid, ${lastTransferAtOrBefore(fromMicrosSql('h.mid'))} AS probe) m
         WHERE s.hi - s.lo > 1
      )
-     SELECT ${fromMicros('min(s.hi)')}::text AS until, ${fromMicros('max(s.lo) + 1')}::text AS after,
+     SELECT ${fromMicrosSql('min(s.hi)')}::text AS until, ${fromMicrosSql('max(s.lo) + 1')}::text AS after,
             c.total_transfers::text AS transfers, c.unique_holders::text AS holders,
             CASE WHEN $3 THEN c.total_supply::text ELSE
               (c.total_supply + (SELECT count(*) FROM tokens t

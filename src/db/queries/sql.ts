@@ -10,8 +10,14 @@ export type ReadDb = Pick<Database, 'pool'>
 export const isoSql = (column: string) =>
   `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
+/** SQL: a timestamptz column as integer Unix microseconds (exact: extract gives a numeric). */
+export const microsInt8Sql = (column: string) => `(extract(epoch FROM ${column}) * 1000000)::int8`
+
 /** SQL: a timestamptz column as integer Unix microseconds, as text. */
-export const microsSql = (column: string) => `(extract(epoch FROM ${column}) * 1000000)::int8::text`
+export const microsSql = (column: string) => `${microsInt8Sql(column)}::text`
+
+/** SQL: integer Unix microseconds as a timestamptz (exact). */
+export const fromMicrosSql = (us: string) => `('epoch'::timestamptz + (${us}) * interval '1 microsecond')`
 
 /** ILIKE pattern matching `text` anywhere, with %, _ and the escape character taken literally. */
 export function substringPattern(text: string): string {
