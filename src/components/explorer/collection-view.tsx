@@ -18,6 +18,12 @@ export const GALLERY_PAGE = 50
 type Cursor = { after_token_id: string; after_id: number }
 type Traits = ResponseOf<'/v1/collections/{address}/traits'>['data']
 
+/** The collection page's views, as tabs: each a link of its own. */
+const VIEWS = [
+  { view: 'gallery', label: 'Tokens', href: exploreHref.collection },
+  { view: 'holders', label: 'Holders', href: (address: string) => exploreHref.collectionHolders(address) },
+] as const
+
 /**
  * /explore/collections/[address]: two views, in the page's address so that each can be linked.
  * The gallery (the default): the tokens, 50 a page by ascending token id, read with the list's
@@ -36,7 +42,7 @@ export function CollectionView({
   address: string
   traits: string[]
   includeBurned: boolean
-  view: 'gallery' | 'holders'
+  view: (typeof VIEWS)[number]['view']
   atBlock: string | null
 }) {
   // The view's own list is asked for first: a child's effects run before its parent's.
@@ -75,20 +81,16 @@ export function CollectionView({
         </p>
       ) : null}
       <nav aria-label="Collection views" className="view-tabs" data-testid="collection-views">
-        <Link
-          href={exploreHref.collection(address)}
-          aria-current={view === 'gallery' ? 'page' : undefined}
-          scroll={false}
-        >
-          Tokens
-        </Link>
-        <Link
-          href={exploreHref.collectionHolders(address)}
-          aria-current={view === 'holders' ? 'page' : undefined}
-          scroll={false}
-        >
-          Holders
-        </Link>
+        {VIEWS.map((tab) => (
+          <Link
+            key={tab.view}
+            href={tab.href(address)}
+            aria-current={view === tab.view ? 'page' : undefined}
+            scroll={false}
+          >
+            {tab.label}
+          </Link>
+        ))}
       </nav>
       {view === 'holders' ? (
         <HoldersView address={address} atBlock={atBlock} collection={c} />
