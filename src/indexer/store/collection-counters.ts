@@ -16,7 +16,8 @@ interface CollectionDelta {
  */
 export class CounterDeltas {
   private readonly collections = new Map<string, CollectionDelta>()
-  private readonly holders = new Map<string, number>()
+  /** Per collection, each owner's change of token count. */
+  private readonly holders = new Map<string, Map<string, number>>()
 
   /** The running delta of one collection. */
   of(collection: string): CollectionDelta {
@@ -30,8 +31,12 @@ export class CounterDeltas {
 
   /** `owner` holds `by` more (or fewer) of the collection's tokens. */
   moveHolder(collection: string, owner: string, by: number) {
-    const key = `${collection}:${owner}`
-    this.holders.set(key, (this.holders.get(key) ?? 0) + by)
+    let owners = this.holders.get(collection)
+    if (!owners) {
+      owners = new Map()
+      this.holders.set(collection, owners)
+    }
+    owners.set(owner, (owners.get(owner) ?? 0) + by)
   }
 
   async apply(client: pg.PoolClient) {
@@ -43,28 +48,33 @@ export class CounterDeltas {
 /** collection_holders counts tokens per (collection, owner); a count crossing zero moves unique_holders. */
 async function applyHolderDeltas(
   client: pg.PoolClient,
-  holderDeltas: Map<string, number>,
+  holderDeltas: Map<string, Map<string, number>>,
   delta: (collection: string) => CollectionDelta,
 ) {
-  const entries = [...holderDeltas].filter(([, by]) => by !== 0)
-  if (entries.length === 0) return
-  const split = entries.map(([key]) => key.split(':') as [string, string])
+  const collections: string[] = []
+  const owners: string[] = []
+  const changes: number[] = []
+  for (const [collection, byOwner] of holderDeltas) {
+    for (const [owner, by] of byOwner) {
+      if (by === 0) continue
+      collections.push(collection)
+      owners.push(owner)
+      changes.push(by)
+    }
+  }
+  if (changes.length === 0) return
   const { rows } = await client.query<{ collection_address: string; owner: string; token_count: number }>(
     `INSERT INTO collection_holders (collection_address, owner, token_count)
      SELECT * FROM unnest($1::varchar[], $2::varchar[], $3::int[])
      ON CONFLICT (collection_address, owner) DO UPDATE
        SET token_count = collection_holders.token_count + excluded.token_count
      RETURNING collection_address, owner, token_count`,
-    [
-      varcharArray(split.map(([c]) => c)),
-      varcharArray(split.map(([, o]) => o)),
-      int4Array(entries.map(([, by]) => by)),
-    ],
+    [varcharArray(collections), varcharArray(owners), int4Array(changes)],
   )
   const emptied: Array<[string, string]> = []
   for (const row of rows) {
     const after = Number(row.token_count)
-    const before = after - (holderDeltas.get(`${row.collection_address}:${row.owner}`) ?? 0)
+    const before = after - (holderDeltas.get(row.collection_address)?.get(row.owner) ?? 0)
     if (before <= 0 && after > 0) delta(row.collection_address).holders++
     if (before > 0 && after <= 0) delta(row.collection_address).holders--
     if (after <= 0) emptied.push([row.collection_address, row.owner])

@@ -18,75 +18,55 @@ import { deleteTokens, splitTokenKey, tokenKey, tokenKeyArrays } from './token-s
  * tokens from their stored history (rebuildMultiTokens).
  */
 
+/** What a batch changes of one token: sums, applied on top of the stored state. */
 interface TokenDelta {
+  collection: string
+  /** Decimal, as the database returns it. */
+  tokenId: string
   supply: bigint
   holders: number
   transfers: number
   mintedBlock: bigint | null
   lastTransferBlock: bigint
+  /** The balance change of each holder the batch moves. */
+  owners: Map<string, bigint>
 }
-
-const ownerKey = (token: string, owner: string) => `${token}|${owner}`
 
 /** Token state after ERC-1155 `events` that come after all stored history (in chain order). */
 export async function foldIntoBalances(client: pg.PoolClient, events: TransferEvent[]): Promise<void> {
   if (events.length === 0) return
-  const balanceDeltas = new Map<string, bigint>()
   const tokens = new Map<string, TokenDelta>()
-  const move = (token: string, owner: string, by: bigint) => {
-    const key = ownerKey(token, owner)
-    balanceDeltas.set(key, (balanceDeltas.get(key) ?? 0n) + by)
-  }
   for (const e of events) {
     const amount = e.amount ?? 1n
-    const token = tokenKey(e.collection, e.tokenId)
-    let t = tokens.get(token)
+    const key = tokenKey(e.collection, e.tokenId)
+    let t = tokens.get(key)
     if (!t) {
-      t = { supply: 0n, holders: 0, transfers: 0, mintedBlock: null, lastTransferBlock: e.blockNumber }
-      tokens.set(token, t)
+      t = {
+        collection: e.collection,
+        tokenId: e.tokenId.toString(),
+        supply: 0n,
+        holders: 0,
+        transfers: 0,
+        mintedBlock: null,
+        lastTransferBlock: e.blockNumber,
+        owners: new Map(),
+      }
+      tokens.set(key, t)
     }
     t.transfers++
     t.lastTransferBlock = e.blockNumber
     if (e.from === ZERO_ADDRESS) {
       t.supply += amount
       t.mintedBlock ??= e.blockNumber
-    } else move(token, e.from, -amount)
+    } else t.owners.set(e.from, (t.owners.get(e.from) ?? 0n) - amount)
     if (e.to === ZERO_ADDRESS) t.supply -= amount
-    else move(token, e.to, amount)
+    else t.owners.set(e.to, (t.owners.get(e.to) ?? 0n) + amount)
   }
 
   const counters = new CounterDeltas()
-  const changes = [...balanceDeltas].filter(([, by]) => by !== 0n)
-  if (changes.length > 0) {
-    const split = changes.map(([key]) => key.split('|') as [string, string])
-    const { rows } = await client.query<BalanceRow>(
-      `INSERT INTO token_balances (collection_address, token_id, owner, balance)
-       SELECT * FROM unnest($1::varchar[], $2::numeric[], $3::varchar[], $4::numeric[])
-       ON CONFLICT (collection_address, token_id, owner) DO UPDATE
-         SET balance = token_balances.balance + excluded.balance
-       RETURNING collection_address, token_id::text AS token_id, owner, balance::text AS balance`,
-      [
-        ...tokenKeyArrays(split.map(([token]) => token)),
-        varcharArray(split.map(([, owner]) => owner)),
-        numericArray(changes.map(([, by]) => by)),
-      ],
-    )
-    const emptied: BalanceRow[] = []
-    for (const row of rows) {
-      const token = `${row.collection_address}:${row.token_id}`
-      const after = BigInt(row.balance)
-      const before = after - balanceDeltas.get(ownerKey(token, row.owner))!
-      const by = (after > 0n ? 1 : 0) - (before > 0n ? 1 : 0)
-      if (by !== 0) {
-        tokens.get(token)!.holders += by
-        counters.moveHolder(row.collection_address, row.owner, by)
-      }
-      if (after === 0n) emptied.push(row)
-    }
-    await deleteBalances(client, emptied)
-  }
+  await addToBalances(client, tokens, counters)
 
-  const entries = [...tokens]
+  const entries = [...tokens.values()]
   const { rows } = await client.query<{
     collection_address: string
     token_id: string
@@ -108,12 +88,13 @@ export async function foldIntoBalances(client: pg.PoolClient, events: TransferEv
      RETURNING collection_address, token_id::text AS token_id, total_supply::text AS total_supply,
                (xmax = 0) AS created`,
     [
-      ...tokenKeyArrays(entries.map(([key]) => key)),
-      numericArray(entries.map(([, t]) => t.supply)),
-      int4Array(entries.map(([, t]) => t.transfers)),
-      int8Array(entries.map(([, t]) => t.mintedBlock)),
-      int8Array(entries.map(([, t]) => t.lastTransferBlock)),
-      int4Array(entries.map(([, t]) => t.holders)),
+      varcharArray(entries.map((t) => t.collection)),
+      numericArray(entries.map((t) => t.tokenId)),
+      numericArray(entries.map((t) => t.supply)),
+      int4Array(entries.map((t) => t.transfers)),
+      int8Array(entries.map((t) => t.mintedBlock)),
+      int8Array(entries.map((t) => t.lastTransferBlock)),
+      int4Array(entries.map((t) => t.holders)),
       ZERO_ADDRESS,
     ],
   )
@@ -126,6 +107,53 @@ export async function foldIntoBalances(client: pg.PoolClient, events: TransferEv
     d.supply += (after > 0n ? 1 : 0) - (before > 0n ? 1 : 0)
   }
   await counters.apply(client)
+}
+
+/**
+ * Adds the tokens' balance changes to token_balances. A balance that turns positive
+ * or returns to zero moves the token's holder count and the holder's collection
+ * count; a balance of zero is deleted.
+ */
+async function addToBalances(
+  client: pg.PoolClient,
+  tokens: Map<string, TokenDelta>,
+  counters: CounterDeltas,
+) {
+  const collections: string[] = []
+  const tokenIds: string[] = []
+  const owners: string[] = []
+  const changes: bigint[] = []
+  for (const t of tokens.values()) {
+    for (const [owner, by] of t.owners) {
+      if (by === 0n) continue
+      collections.push(t.collection)
+      tokenIds.push(t.tokenId)
+      owners.push(owner)
+      changes.push(by)
+    }
+  }
+  if (changes.length === 0) return
+  const { rows } = await client.query<BalanceRow>(
+    `INSERT INTO token_balances (collection_address, token_id, owner, balance)
+     SELECT * FROM unnest($1::varchar[], $2::numeric[], $3::varchar[], $4::numeric[])
+     ON CONFLICT (collection_address, token_id, owner) DO UPDATE
+       SET balance = token_balances.balance + excluded.balance
+     RETURNING collection_address, token_id::text AS token_id, owner, balance::text AS balance`,
+    [varcharArray(collections), numericArray(tokenIds), varcharArray(owners), numericArray(changes)],
+  )
+  const emptied: BalanceRow[] = []
+  for (const row of rows) {
+    const t = tokens.get(`${row.collection_address}:${row.token_id}`)!
+    const after = BigInt(row.balance)
+    const before = after - t.owners.get(row.owner)!
+    const by = (after > 0n ? 1 : 0) - (before > 0n ? 1 : 0)
+    if (by !== 0) {
+      t.holders += by
+      counters.moveHolder(row.collection_address, row.owner, by)
+    }
+    if (after === 0n) emptied.push(row)
+  }
+  await deleteBalances(client, emptied)
 }
 
 interface BalanceRow {

@@ -124,9 +124,10 @@ export function numericArray(values: ReadonlyArray<string | bigint | null | unde
       hasNull = true
       return null
     }
-    const s = typeof v === 'bigint' ? v.toString() : v
-    if (!DECIMAL.test(s)) throw new RangeError(`numericArray takes integers, not ${s}`)
-    return s
+    // A bigint's decimal form is always an integer: only strings need the check.
+    if (typeof v === 'bigint') return v.toString()
+    if (!DECIMAL.test(v)) throw new RangeError(`numericArray takes integers, not ${v}`)
+    return v
   })
   // At most 8 header bytes and one 2-byte digit per 4 decimal digits, plus the length.
   let size = HEADER_BYTES
