@@ -12,12 +12,15 @@ export async function deleteDemoTokensExpiredBefore(db: Database, before: Date):
   await db.prisma.demoToken.deleteMany({ where: { expiresAt: { lt: before } } })
 }
 
-export function findDemoTokenByHash(
+/** The token with this SHA-256 hash: one indexed read over the pool, as the key lookup (./api-keys.ts). */
+export async function findDemoTokenByHash(
   db: Database,
   hash: string,
 ): Promise<{ id: bigint; tokenHash: string; expiresAt: Date } | null> {
-  return db.prisma.demoToken.findUnique({
-    where: { tokenHash: hash },
-    select: { id: true, tokenHash: true, expiresAt: true },
-  })
+  const { rows } = await db.pool.query<{ id: string; token_hash: string; expires_at: Date }>(
+    'SELECT id::text AS id, token_hash, expires_at FROM demo_tokens WHERE token_hash = $1',
+    [hash],
+  )
+  const row = rows[0]
+  return row ? { id: BigInt(row.id), tokenHash: row.token_hash, expiresAt: row.expires_at } : null
 }
