@@ -43,9 +43,12 @@ export async function bundleForNode(root: string, entryPoint: string, outfile: s
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    // Bundled CommonJS dependencies (pg, pino) still call require().
+    // A native addon loads its binary from its own package folder: left to node_modules.
+    external: ['sharp'],
+    // Bundled CommonJS dependencies (pg, pino) still call require(); the name is one no bundled
+    // ES module imports (sharp's does import createRequire).
     banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+      js: "import { createRequire as createBundleRequire } from 'node:module'; const require = createBundleRequire(import.meta.url);",
     },
     logLevel: 'warning',
   })
