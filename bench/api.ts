@@ -17,7 +17,8 @@
  *     with Prometheus metrics recorded (as with METRICS_PORT set), with the
  *     metrics-on/off ratio (target: less than 3 % lost). The three take turns
  *     in rounds (BENCH_ROUNDS, 3, of BENCH_SECONDS, 2 s each); each figure is
- *     the median round.
+ *     the median round. Beside the rates, each server's own CPU time per
+ *     request in those rounds (user + system, from the process itself).
  *
  *  3. With BENCH_PUSH_STREAMS=N (e.g. 1000): the server-side latency once
  *     more while N live activity streams are open on the full stack's process
@@ -37,13 +38,18 @@
  *     through every holder of BIG, limit 100, at the first block at which it has 10,000
  *     holders, one request after the other, client side (target < 2 s in all).
  *
+ *  5. With BENCH_INSTRUCTIONS=N (e.g. 3000; valgrind installed): instructions per request of the
+ *     full stack and of the floor, each under callgrind on its own, counted over N requests after
+ *     N untimed ones (instructionCounts below).
+ *
  * Servers run in child processes, so the load generator does not share their
  * event loop. Results: printed, and written to bench/results/api.json.
  */
-import { fork } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { execFileSync, type SpawnOptions, spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
@@ -73,6 +79,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const THROUGHPUT_KEYS = 4
 const HIGH_LIMITS = 'sec=1000000,min=100000000,concurrent=100000'
 const PUSH_STREAMS = Number(process.env.BENCH_PUSH_STREAMS ?? 0)
+/** BENCH_INSTRUCTIONS=N: count instructions per request over N requests (5.); 0, the default, skips it. */
+const INSTRUCTION_REQUESTS = Number(process.env.BENCH_INSTRUCTIONS ?? 0)
 /** The collection of the transfers the push load commits (removed again at the end). */
 const PUSH_COLLECTION = '0xfeed000000000000000000000000000000000000'
 
@@ -133,6 +141,7 @@ async function serve(kind: ServerKind, url: string) {
       process.send?.({ type: 'timings', data: Object.fromEntries(timings) })
       timings.clear()
     }
+    if (message.type === 'cpu') process.send?.({ type: 'cpu', data: process.cpuUsage() })
     if (message.type === 'stop') process.exit(0)
   })
 }
@@ -142,16 +151,35 @@ async function serve(kind: ServerKind, url: string) {
 interface Child {
   port: number
   timings(): Promise<Record<string, number[]>>
+  /** The server process's CPU time so far (µs, user + system). */
+  cpu(): Promise<number>
+  pid: number
   stop(): void
+  /** Asks the server to exit, and waits until it has (callgrind writes its counts then). */
+  exit(): Promise<void>
 }
 
-async function startChild(kind: ServerKind, url: string): Promise<Child> {
-  const child = fork(fileURLToPath(import.meta.url), ['--serve', kind, url], {
-    execArgv: ['--import', 'tsx'],
+/** A server in a child process; under callgrind (instructions counted only while switched on) when `callgrindOut` is given. */
+async function startChild(kind: ServerKind, url: string, callgrindOut?: string): Promise<Child> {
+  const args = ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', kind, url]
+  const options: SpawnOptions = {
     // Servers run as `npm start` runs them (e.g. responses are not parsed again, src/server/api/internals/response-schema.ts).
     env: { ...process.env, NODE_ENV: 'production' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  })
+    stdio: ['ignore', 'inherit', callgrindOut ? 'ignore' : 'inherit', 'ipc'],
+  }
+  const child = callgrindOut
+    ? spawn(
+        'valgrind',
+        [
+          '--tool=callgrind',
+          '--instr-atstart=no',
+          `--callgrind-out-file=${callgrindOut}`,
+          process.execPath,
+          ...args,
+        ],
+        options,
+      )
+    : spawn(process.execPath, args, options)
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m: { type: string; port: number }) =>
       m.type === 'ready' ? resolve(m.port) : reject(),
@@ -165,7 +193,18 @@ async function startChild(kind: ServerKind, url: string): Promise<Child> {
         child.once('message', (m: { data: Record<string, number[]> }) => resolve(m.data))
         child.send({ type: 'timings' })
       }),
+    cpu: () =>
+      new Promise((resolve) => {
+        child.once('message', (m: { data: NodeJS.CpuUsage }) => resolve(m.data.user + m.data.system))
+        child.send({ type: 'cpu' })
+      }),
+    pid: child.pid!,
     stop: () => child.kill(),
+    exit: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve())
+        child.send({ type: 'stop' })
+      }),
   }
 }
 
@@ -766,28 +805,36 @@ async function startPushLoad(url: string, port: number, count: number) {
   }
 }
 
-/** Connection i sends clients[i % clients.length]'s headers: several API clients, as in production. */
+/**
+ * Requests per second, and the server process's CPU per request (µs): on a shared 2-core machine
+ * the rate moves with whatever else runs; the server's own CPU per request moves less, though it
+ * too grows when the cores are contended (caches, scheduling).
+ * Connection i sends clients[i % clients.length]'s headers: several API clients, as in production.
+ */
 async function throughput(
-  port: number,
+  server: Child,
   pathname: string,
   clients: Record<string, string>[],
-): Promise<number> {
+): Promise<{ rate: number; cpuPerRequest: number }> {
   let done = 0
   let failed = 0
+  const cpuBefore = await server.cpu()
   const until = performance.now() + THROUGHPUT_SECONDS * 1000
   const started = performance.now()
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async (_, i) => {
       const headers = clients[i % clients.length]!
       while (performance.now() < until) {
-        const status = await get(port, pathname, headers)
+        const status = await get(server.port, pathname, headers)
         if (status === 200) done++
         else failed++
       }
     }),
   )
+  const seconds = (performance.now() - started) / 1000
+  const cpu = (await server.cpu()) - cpuBefore
   if (failed > 0) throw new Error(`${pathname}: ${failed} failed requests`)
-  return done / ((performance.now() - started) / 1000)
+  return { rate: done / seconds, cpuPerRequest: cpu / done }
 }
 
 async function main() {
@@ -924,23 +971,38 @@ async function main() {
       if (c.snapshot)
         for (const server of [full, withMetrics, floor])
           await get(server.port, c.first, server === floor ? {} : auth)
-      const fullRates: number[] = []
+      const fullRounds: Array<{ rate: number; cpuPerRequest: number }> = []
       const metricsRates: number[] = []
-      const floorRates: number[] = []
+      const floorRounds: Array<{ rate: number; cpuPerRequest: number }> = []
       for (let round = 0; round < THROUGHPUT_ROUNDS; round++) {
-        fullRates.push(await throughput(full.port, c.first, clients))
-        metricsRates.push(await throughput(withMetrics.port, c.first, clients))
-        floorRates.push(await throughput(floor.port, c.first, [{}]))
+        fullRounds.push(await throughput(full, c.first, clients))
+        metricsRates.push((await throughput(withMetrics, c.first, clients)).rate)
+        floorRounds.push(await throughput(floor, c.first, [{}]))
       }
-      const fullRate = percentile(fullRates, 50)
+      const fullRate = percentile(
+        fullRounds.map((r) => r.rate),
+        50,
+      )
       const metricsRate = percentile(metricsRates, 50)
-      const floorRate = percentile(floorRates, 50)
+      const floorRate = percentile(
+        floorRounds.map((r) => r.rate),
+        50,
+      )
+      const fullCpu = percentile(
+        fullRounds.map((r) => r.cpuPerRequest),
+        50,
+      )
+      const floorCpu = percentile(
+        floorRounds.map((r) => r.cpuPerRequest),
+        50,
+      )
       metricsRatios.push(metricsRate / fullRate)
       throughputRows.push({
         endpoint: c.name,
         'full stack': fullRate.toFixed(0),
         floor: floorRate.toFixed(0),
         ratio: `${((fullRate / floorRate) * 100).toFixed(0)} %`,
+        'server CPU µs/req, full · floor': `${fullCpu.toFixed(0)} · ${floorCpu.toFixed(0)}`,
         'metrics on': metricsRate.toFixed(0),
         'on/off': `${((metricsRate / fullRate) * 100).toFixed(1)} %`,
       })
@@ -950,6 +1012,14 @@ async function main() {
     const metricsRatio = Math.exp(
       metricsRatios.reduce((sum, r) => sum + Math.log(r), 0) / metricsRatios.length,
     )
+
+    const instructionRows = INSTRUCTION_REQUESTS > 0 ? await instructionCounts(url, served, clients) : []
+    if (instructionRows.length > 0) {
+      console.log(
+        `\ninstructions per request (callgrind), first pages, ${INSTRUCTION_REQUESTS} requests over 4 connections after ${INSTRUCTION_REQUESTS} untimed ones, each server on its own`,
+      )
+      console.table(instructionRows)
+    }
 
     const worstP95 = Math.max(
       ...Object.values(fullLatency)
@@ -976,6 +1046,7 @@ async function main() {
           snapshotsFirstRequest: coldRows,
           pagedHolders: paged,
           throughput: throughputRows,
+          instructions: instructionRows,
           metricsOnOffRatio: metricsRatio,
         },
         null,
@@ -991,6 +1062,64 @@ async function main() {
     for (const { key } of keys) await revokeApiKey(db, actor, { keyId: BigInt(key.id) })
     await db.close()
   }
+}
+
+/**
+ * 5. Instructions per request (BENCH_INSTRUCTIONS=N): each server in turn under callgrind, which
+ * counts the instructions it runs (its JIT-compiled code, the garbage collector and Node.js
+ * included; the kernel and the database not), switched on only after N untimed requests have
+ * warmed the code. Throughput on a shared 2-core virtual machine moves with the neighbours' load
+ * and with cache and scheduling effects; the count of the same work moves by a few per cent.
+ */
+async function instructionCounts(
+  url: string,
+  cases: Case[],
+  clients: Record<string, string>[],
+): Promise<Array<Record<string, string>>> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-api-callgrind-'))
+  const rows: Array<Record<string, string>> = []
+  try {
+    for (const c of cases) {
+      const count = async (kind: ServerKind, headers: Record<string, string>[]) => {
+        const out = path.join(dir, `${kind}.out`)
+        const server = await startChild(kind, url, out)
+        const load = async (n: number) => {
+          let left = n
+          await Promise.all(
+            [0, 1, 2, 3].map(async (i) => {
+              while (left-- > 0) {
+                const status = await get(server.port, c.first, headers[i % headers.length]!)
+                if (status !== 200) throw new Error(`${c.first}: HTTP ${status}`)
+              }
+            }),
+          )
+        }
+        try {
+          await load(INSTRUCTION_REQUESTS)
+          execFileSync('callgrind_control', ['-i', 'on', String(server.pid)], { stdio: 'ignore' })
+          await load(INSTRUCTION_REQUESTS)
+          execFileSync('callgrind_control', ['-i', 'off', String(server.pid)], { stdio: 'ignore' })
+        } finally {
+          await server.exit()
+        }
+        // `totals`: every event counted while instrumentation was on.
+        const totals = /^totals:\s+(\d+)/m.exec(readFileSync(out, 'utf8'))
+        if (!totals) throw new Error(`no callgrind totals for the ${kind} server`)
+        return Number(totals[1]) / INSTRUCTION_REQUESTS
+      }
+      const full = await count('full', clients)
+      const floor = await count('floor', [{}])
+      rows.push({
+        endpoint: c.name,
+        'full stack': Math.round(full).toLocaleString('en'),
+        floor: Math.round(floor).toLocaleString('en'),
+        'floor / full': `${((floor / full) * 100).toFixed(0)} %`,
+      })
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  return rows
 }
 
 /** Where a run at one scale writes its figures (bench/cost.ts reads them). */
