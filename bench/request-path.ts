@@ -14,7 +14,12 @@
  *
  * BENCH_METRICS=on records Prometheus metrics on the way, as with METRICS_PORT
  * set (docs/operations.md, "Metrics"): run it both ways to see what they cost.
+ *
+ * BENCH_ASYNC_CONTEXT=on puts an AsyncLocalStorage in use first, as Next.js does
+ * in a web process that serves the portal: what that costs every /v1 request
+ * (docs/api.md, "The request path").
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import http from 'node:http'
@@ -47,6 +52,7 @@ class NullSocket extends Duplex {
 }
 
 async function requestLoop() {
+  if (process.env.BENCH_ASYNC_CONTEXT === 'on') new AsyncLocalStorage().enterWith({ portal: true })
   const { parseConfig } = await import('@/config/env')
   const { createLogger } = await import('@/config/logger')
   const { generateApiKeySecret } = await import('@/server/credentials/secrets')
@@ -205,7 +211,7 @@ async function main() {
   }
   rounds.sort((a, b) => a - b)
   console.log(
-    `GET ${PATH}, in-process, metrics ${process.env.BENCH_METRICS === 'on' ? 'on' : 'off'}: ${rounds[Math.floor(rounds.length / 2)]!.toFixed(1)} µs per request (median of ${ROUNDS} rounds of ${REQUESTS}; rounds ${rounds.map((r) => r.toFixed(1)).join(', ')})`,
+    `GET ${PATH}, in-process, metrics ${process.env.BENCH_METRICS === 'on' ? 'on' : 'off'}, AsyncLocalStorage ${process.env.BENCH_ASYNC_CONTEXT === 'on' ? 'in use' : 'not in use'}: ${rounds[Math.floor(rounds.length / 2)]!.toFixed(1)} µs per request (median of ${ROUNDS} rounds of ${REQUESTS}; rounds ${rounds.map((r) => r.toFixed(1)).join(', ')})`,
   )
   if (!hasValgrind()) {
     console.log('instructions per request: not counted (valgrind is not installed)')
