@@ -1069,8 +1069,8 @@ async function main() {
  * counts the instructions it runs (its JIT-compiled code, the garbage collector and Node.js
  * included; the kernel and the database not), switched on only after N untimed requests have
  * warmed the code. Throughput on a shared 2-core virtual machine moves with the neighbours' load
- * and with cache and scheduling effects; the count of the same work moves by a few per cent (up
- * to a tenth), once the warm-up is long enough (bench/RESULTS.md).
+ * and with cache and scheduling effects; the count of the same work moves less, though still by
+ * up to a quarter between runs, as JIT tiering and collections fall differently (bench/RESULTS.md).
  */
 async function instructionCounts(
   url: string,
