@@ -45,14 +45,15 @@
  * Servers run in child processes, so the load generator does not share their
  * event loop. Results: printed, and written to bench/results/api.json.
  */
-import { execFileSync, type SpawnOptions, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { type SpawnOptions, spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
+import { countedInstructions, instrument, underCallgrind } from './callgrind'
 import {
   BENCH_NETWORK,
   BIG,
@@ -167,19 +168,8 @@ async function startChild(kind: ServerKind, url: string, callgrindOut?: string):
     env: { ...process.env, NODE_ENV: 'production' },
     stdio: ['ignore', 'inherit', callgrindOut ? 'ignore' : 'inherit', 'ipc'],
   }
-  const child = callgrindOut
-    ? spawn(
-        'valgrind',
-        [
-          '--tool=callgrind',
-          '--instr-atstart=no',
-          `--callgrind-out-file=${callgrindOut}`,
-          process.execPath,
-          ...args,
-        ],
-        options,
-      )
-    : spawn(process.execPath, args, options)
+  const [command, commandArgs] = callgrindOut ? underCallgrind(callgrindOut, args) : [process.execPath, args]
+  const child = spawn(command, commandArgs, options)
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m: { type: string; port: number }) =>
       m.type === 'ready' ? resolve(m.port) : reject(),
@@ -979,23 +969,12 @@ async function main() {
         metricsRates.push((await throughput(withMetrics, c.first, clients)).rate)
         floorRounds.push(await throughput(floor, c.first, [{}]))
       }
-      const fullRate = percentile(
-        fullRounds.map((r) => r.rate),
-        50,
-      )
-      const metricsRate = percentile(metricsRates, 50)
-      const floorRate = percentile(
-        floorRounds.map((r) => r.rate),
-        50,
-      )
-      const fullCpu = percentile(
-        fullRounds.map((r) => r.cpuPerRequest),
-        50,
-      )
-      const floorCpu = percentile(
-        floorRounds.map((r) => r.cpuPerRequest),
-        50,
-      )
+      const median = (values: number[]) => percentile(values, 50)
+      const fullRate = median(fullRounds.map((r) => r.rate))
+      const metricsRate = median(metricsRates)
+      const floorRate = median(floorRounds.map((r) => r.rate))
+      const fullCpu = median(fullRounds.map((r) => r.cpuPerRequest))
+      const floorCpu = median(floorRounds.map((r) => r.cpuPerRequest))
       metricsRatios.push(metricsRate / fullRate)
       throughputRows.push({
         endpoint: c.name,
@@ -1097,16 +1076,13 @@ async function instructionCounts(
         }
         try {
           await load(INSTRUCTION_REQUESTS)
-          execFileSync('callgrind_control', ['-i', 'on', String(server.pid)], { stdio: 'ignore' })
+          instrument(server.pid, true)
           await load(INSTRUCTION_REQUESTS)
-          execFileSync('callgrind_control', ['-i', 'off', String(server.pid)], { stdio: 'ignore' })
+          instrument(server.pid, false)
         } finally {
           await server.exit()
         }
-        // `totals`: every event counted while instrumentation was on.
-        const totals = /^totals:\s+(\d+)/m.exec(readFileSync(out, 'utf8'))
-        if (!totals) throw new Error(`no callgrind totals for the ${kind} server`)
-        return Number(totals[1]) / INSTRUCTION_REQUESTS
+        return countedInstructions(out) / INSTRUCTION_REQUESTS
       }
       const full = await count('full', clients)
       const floor = await count('floor', [{}])

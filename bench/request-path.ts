@@ -20,14 +20,15 @@
  * (docs/api.md, "The request path").
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
 import { Duplex } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { bundleForNode } from '@/indexer/bundle'
+import { countedInstructions, hasValgrind, instrument, underCallgrind } from './callgrind'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '..')
@@ -153,15 +154,6 @@ async function countedChild() {
   process.exit(0)
 }
 
-function hasValgrind(): boolean {
-  try {
-    execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
-
 /** Instructions per request: this file bundled, run under callgrind, counted only around the measured requests. */
 async function countInstructions(): Promise<number> {
   // Under the project, so that the modules left out of the bundle (sharp) resolve from node_modules.
@@ -170,18 +162,12 @@ async function countInstructions(): Promise<number> {
   const bundle = path.join(dir, 'request-path.mjs')
   await bundleForNode(ROOT, fileURLToPath(import.meta.url), bundle)
   const out = path.join(dir, 'callgrind.out')
-  const child = spawn(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--instr-atstart=no',
-      `--callgrind-out-file=${out}`,
-      process.execPath,
-      bundle,
-      '--counted',
-    ],
-    { cwd: ROOT, env: { ...process.env, NODE_ENV: 'production' }, stdio: ['pipe', 'pipe', 'ignore'] },
-  )
+  const [command, args] = underCallgrind(out, [bundle, '--counted'])
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'production' },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  })
   const lines = createInterface({ input: child.stdout! })
   // A child that dies (a bundle that does not load) fails the count instead of leaving it waiting.
   const exited = new Promise<never>((_, reject) =>
@@ -190,14 +176,15 @@ async function countInstructions(): Promise<number> {
   exited.catch(() => {})
   const next = () => Promise.race([new Promise<string>((resolve) => lines.once('line', resolve)), exited])
   if ((await next()) !== 'READY') throw new Error('the counted child did not start')
-  execFileSync('callgrind_control', ['-i', 'on', String(child.pid)], { stdio: 'ignore' })
+  instrument(child.pid!, true)
   child.stdin!.write('go\n')
   if ((await next()) !== 'DONE') throw new Error('the counted child did not finish')
   await exited.catch(() => {})
-  const totals = /^summary:\s+(\d+)/m.exec(readFileSync(out, 'utf8'))
-  rmSync(dir, { recursive: true, force: true })
-  if (!totals) throw new Error('no callgrind summary')
-  return Number(totals[1]) / COUNTED
+  try {
+    return countedInstructions(out) / COUNTED
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 async function main() {

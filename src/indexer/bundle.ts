@@ -45,8 +45,8 @@ export async function bundleForNode(root: string, entryPoint: string, outfile: s
     target: 'node20',
     // A native addon loads its binary from its own package folder: left to node_modules.
     external: ['sharp'],
-    // Bundled CommonJS dependencies (pg, pino) still call require(); the name is one no bundled
-    // ES module imports (sharp's does import createRequire).
+    // Bundled CommonJS dependencies (pg, pino) still call require(); the helper is named apart
+    // from createRequire, which a bundled ES module may import itself.
     banner: {
       js: "import { createRequire as createBundleRequire } from 'node:module'; const require = createBundleRequire(import.meta.url);",
     },
