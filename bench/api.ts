@@ -17,8 +17,11 @@
  *     with Prometheus metrics recorded (as with METRICS_PORT set), with the
  *     metrics-on/off ratio (target: less than 3 % lost). The three take turns
  *     in rounds (BENCH_ROUNDS, 3, of BENCH_SECONDS, 2 s each); each figure is
- *     the median round. Beside the rates, each server's own CPU time per
- *     request in those rounds (user + system, from the process itself).
+ *     the median round. Beside the rates, the CPU time per request in those
+ *     rounds (user + system): the server's own (from the process itself), the
+ *     load generator's (this process), PostgreSQL's (all its processes, from
+ *     /proc) and the whole machine's (/proc/stat), so that where a ratio comes
+ *     from can be read off: the server, its clients or its database.
  *
  *  3. With BENCH_PUSH_STREAMS=N (e.g. 1000): the server-side latency once
  *     more while N live activity streams are open on the full stack's process
@@ -54,6 +57,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { countedInstructions, instrument, underCallgrind } from './callgrind'
+import { machineBusySeconds, postgresSecondsBetween, postgresTicks } from './cpu-time'
 import {
   BENCH_NETWORK,
   BIG,
@@ -801,14 +805,26 @@ async function startPushLoad(url: string, port: number, count: number) {
  * too grows when the cores are contended (caches, scheduling).
  * Connection i sends clients[i % clients.length]'s headers: several API clients, as in production.
  */
+/** One round's rate, and the CPU time per request (µs) of the server, the load generator, PostgreSQL and the whole machine. */
+interface ThroughputRound {
+  rate: number
+  cpuPerRequest: number
+  loadGeneratorPerRequest: number
+  postgresPerRequest: number
+  machinePerRequest: number
+}
+
 async function throughput(
   server: Child,
   pathname: string,
   clients: Record<string, string>[],
-): Promise<{ rate: number; cpuPerRequest: number }> {
+): Promise<ThroughputRound> {
   let done = 0
   let failed = 0
   const cpuBefore = await server.cpu()
+  const loadBefore = process.cpuUsage()
+  const postgresBefore = postgresTicks()
+  const machineBefore = machineBusySeconds()
   const until = performance.now() + THROUGHPUT_SECONDS * 1000
   const started = performance.now()
   await Promise.all(
@@ -822,9 +838,18 @@ async function throughput(
     }),
   )
   const seconds = (performance.now() - started) / 1000
+  const machine = machineBusySeconds() - machineBefore
+  const postgres = postgresSecondsBetween(postgresBefore, postgresTicks())
+  const load = process.cpuUsage(loadBefore)
   const cpu = (await server.cpu()) - cpuBefore
   if (failed > 0) throw new Error(`${pathname}: ${failed} failed requests`)
-  return { rate: done / seconds, cpuPerRequest: cpu / done }
+  return {
+    rate: done / seconds,
+    cpuPerRequest: cpu / done,
+    loadGeneratorPerRequest: (load.user + load.system) / done,
+    postgresPerRequest: (postgres * 1e6) / done,
+    machinePerRequest: (machine * 1e6) / done,
+  }
 }
 
 async function main() {
@@ -961,9 +986,9 @@ async function main() {
       if (c.snapshot)
         for (const server of [full, withMetrics, floor])
           await get(server.port, c.first, server === floor ? {} : auth)
-      const fullRounds: Array<{ rate: number; cpuPerRequest: number }> = []
+      const fullRounds: ThroughputRound[] = []
       const metricsRates: number[] = []
-      const floorRounds: Array<{ rate: number; cpuPerRequest: number }> = []
+      const floorRounds: ThroughputRound[] = []
       for (let round = 0; round < THROUGHPUT_ROUNDS; round++) {
         fullRounds.push(await throughput(full, c.first, clients))
         metricsRates.push((await throughput(withMetrics, c.first, clients)).rate)
@@ -973,15 +998,19 @@ async function main() {
       const fullRate = median(fullRounds.map((r) => r.rate))
       const metricsRate = median(metricsRates)
       const floorRate = median(floorRounds.map((r) => r.rate))
-      const fullCpu = median(fullRounds.map((r) => r.cpuPerRequest))
-      const floorCpu = median(floorRounds.map((r) => r.cpuPerRequest))
+      /** A CPU figure's median round, full stack · floor. */
+      const cpu = (of: (r: ThroughputRound) => number) =>
+        `${median(fullRounds.map(of)).toFixed(0)} · ${median(floorRounds.map(of)).toFixed(0)}`
       metricsRatios.push(metricsRate / fullRate)
       throughputRows.push({
         endpoint: c.name,
         'full stack': fullRate.toFixed(0),
         floor: floorRate.toFixed(0),
         ratio: `${((fullRate / floorRate) * 100).toFixed(0)} %`,
-        'server CPU µs/req, full · floor': `${fullCpu.toFixed(0)} · ${floorCpu.toFixed(0)}`,
+        'server CPU µs/req, full · floor': cpu((r) => r.cpuPerRequest),
+        'load generator': cpu((r) => r.loadGeneratorPerRequest),
+        PostgreSQL: cpu((r) => r.postgresPerRequest),
+        machine: cpu((r) => r.machinePerRequest),
         'metrics on': metricsRate.toFixed(0),
         'on/off': `${((metricsRate / fullRate) * 100).toFixed(1)} %`,
       })

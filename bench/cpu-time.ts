@@ -45,6 +45,34 @@ function readStat(pid: string): ProcStat | undefined {
   }
 }
 
+/** CPU ticks of each PostgreSQL process so far, by pid. */
+export function postgresTicks(): Map<string, number> {
+  const ticks = new Map<string, number>()
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    const stat = readStat(pid)
+    if (stat?.comm.startsWith('postgres')) ticks.set(pid, stat.ticks)
+  }
+  return ticks
+}
+
+/**
+ * PostgreSQL's CPU seconds between two postgresTicks(): per process, so that a backend that
+ * ended in between (an idle pool connection closed) does not take its whole life off the sum.
+ */
+export function postgresSecondsBetween(before: Map<string, number>, after: Map<string, number>): number {
+  let ticks = 0
+  for (const [pid, now] of after) ticks += now - (before.get(pid) ?? 0)
+  return ticks / TICKS_PER_SECOND
+}
+
+/** Busy CPU seconds of the whole machine so far, all cores (/proc/stat: all but idle and iowait). */
+export function machineBusySeconds(): number {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/)
+  const [user, nice, system, , , irq, softirq, steal] = fields.map(Number)
+  return (user! + nice! + system! + irq! + softirq! + steal!) / TICKS_PER_SECOND
+}
+
 export function trackCpu(pids: { indexer: number; node: number }): { stop(): CpuSeconds } {
   const baseline = new Map<string, number>()
   const last = new Map<string, { group: keyof CpuSeconds; ticks: number }>()
