@@ -9,8 +9,8 @@
  * BENCH_REQUESTS), and, when valgrind is installed, instructions per request
  * counted by callgrind over BENCH_COUNTED requests after a warm-up. Time on
  * these shared machines moves by ±30 % from one minute to the next; the
- * instruction count of the same code moves by about 1 %, which is what makes
- * a change of a few per cent visible (docs/api.md, "The request path").
+ * instruction count of the same code moves by 2–8 %, so a change of a tenth or
+ * more shows where time would hide it (docs/api.md, "The request path").
  *
  * BENCH_METRICS=on records Prometheus metrics on the way, as with METRICS_PORT
  * set (docs/operations.md, "Metrics"): run it both ways to see what they cost.
