@@ -799,12 +799,6 @@ async function startPushLoad(url: string, port: number, count: number) {
   }
 }
 
-/**
- * Requests per second, and the server process's CPU per request (µs): on a shared 2-core machine
- * the rate moves with whatever else runs; the server's own CPU per request moves less, though it
- * too grows when the cores are contended (caches, scheduling).
- * Connection i sends clients[i % clients.length]'s headers: several API clients, as in production.
- */
 /** One round's rate, and the CPU time per request (µs) of the server, the load generator, PostgreSQL and the whole machine. */
 interface ThroughputRound {
   rate: number
@@ -814,6 +808,13 @@ interface ThroughputRound {
   machinePerRequest: number
 }
 
+/**
+ * Requests per second, and CPU per request (µs): on a shared 2-core machine the rate moves with
+ * whatever else runs; the server's own CPU per request moves less, though it too grows when the
+ * cores are contended (caches, scheduling). The load generator's, PostgreSQL's and the machine's
+ * say where the rest of a request's cost falls.
+ * Connection i sends clients[i % clients.length]'s headers: several API clients, as in production.
+ */
 async function throughput(
   server: Child,
   pathname: string,
