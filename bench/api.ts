@@ -56,7 +56,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { countedInstructions, instrument, underCallgrind } from './callgrind'
+import { countedInstructions, hasValgrind, instrument, underCallgrind } from './callgrind'
 import { machineBusySeconds, postgresSecondsBetween, postgresTicks } from './cpu-time'
 import {
   BENCH_NETWORK,
@@ -1086,6 +1086,7 @@ async function instructionCounts(
   cases: Case[],
   clients: Record<string, string>[],
 ): Promise<Array<Record<string, string>>> {
+  if (!hasValgrind()) throw new Error('BENCH_INSTRUCTIONS needs valgrind (apt-get install -y valgrind)')
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-api-callgrind-'))
   const rows: Array<Record<string, string>> = []
   try {
