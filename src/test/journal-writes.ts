@@ -32,8 +32,17 @@ export class JournalWriter {
     this.lastIndexed = null
   }
 
-  /** Commits block `block` of fork `fork` with one mint (token fork*1000+block), the head at `head`. */
-  async commitBlock(block: number, head: number, fork = 0, collection: Hex = JOURNAL_COLLECTION) {
+  /**
+   * Commits block `block` of fork `fork` with one mint (token fork*1000+block), the head at `head`;
+   * with `confirmed`, the block is committed as verified and the chain's confirmed block is that.
+   */
+  async commitBlock(
+    block: number,
+    head: number,
+    fork = 0,
+    collection: Hex = JOURNAL_COLLECTION,
+    options: { confirmed?: number } = {},
+  ) {
     const hash = hex(fork * 1_000 + block, 32)
     const transfer: TransferEvent = {
       collection,
@@ -53,7 +62,7 @@ export class JournalWriter {
       toBlock: BigInt(block),
       transfers: [transfer],
       metadataUpdates: [],
-      verified: false,
+      verified: options.confirmed !== undefined,
       blocks: [
         {
           number: BigInt(block),
@@ -63,7 +72,7 @@ export class JournalWriter {
         },
       ],
       lastSeenBlock: BigInt(head),
-      chainConfirmedBlock: 0n,
+      chainConfirmedBlock: BigInt(options.confirmed ?? 0),
     }
     const ctx = { network: 'devnet', startBlock: 1n, expectedLastIndexed: this.lastIndexed, keepBlocks: 64n }
     this.lastIndexed = (await commitBatch(this.pool, ctx, batch)).lastIndexedBlock

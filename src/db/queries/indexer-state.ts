@@ -264,6 +264,8 @@ export interface IndexerSnapshotRecord {
   head_observed_at: Date | null
   rpc_endpoints: RpcEndpointState[] | null
   metadata_queue: Partial<MetadataQueueReport> | null
+  /** Microseconds since the epoch, exact (a JavaScript Date keeps milliseconds). */
+  history_rewritten_at: string
 }
 
 /** The snapshot row of `network`, undefined before the indexer created it. */
@@ -275,7 +277,8 @@ export async function selectIndexerSnapshot(
     `SELECT coverage_status, coverage_start_block::text, last_seen_block::text, last_confirmed_block::text,
             last_indexed_block::text, coverage_verified_at, updated_at, last_verified_block::text,
             verification_mismatches::text, verification_repairs::text, verification_spans,
-            log_index_untrusted, head_observed_at, rpc_endpoints, metadata_queue
+            log_index_untrusted, head_observed_at, rpc_endpoints, metadata_queue,
+            (extract(epoch FROM history_rewritten_at) * 1000000)::bigint::text AS history_rewritten_at
        FROM indexer_state WHERE network = $1`,
     [network],
   )

@@ -53,7 +53,9 @@ export async function ensureIndexerState(
               last_confirmed_block = LEAST(last_confirmed_block, coalesce($3::bigint, 0)),
               last_verified_block = CASE WHEN $2 > start_block AND last_verified_block >= $2
                                          THEN LEAST(last_verified_block, $3::bigint) END,
-              coverage_status = CASE WHEN $3::bigint IS NULL THEN 'partial' ELSE coverage_status END
+              coverage_status = CASE WHEN $3::bigint IS NULL THEN 'partial' ELSE coverage_status END,
+              -- Another window of history: answers at past blocks computed over the old one are retired.
+              history_rewritten_at = clock_timestamp()
         WHERE network = $1`,
       [opts.network, opts.startBlock, end?.toString() ?? null],
     )

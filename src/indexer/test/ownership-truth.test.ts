@@ -767,6 +767,57 @@ describe('ownership views against the chain', () => {
     }
   }, 180_000)
 
+  it('a reorganisation deeper than CONFIRMATIONS: answers at the confirmed blocks it replaced follow the new chain', async () => {
+    // Blocks of activity, then CONFIRMATIONS empty ones: the last activity block is the confirmed head.
+    await history(4)
+    await chain.clients.test.mine({ blocks: Number(CONFIRMATIONS) })
+    await waitForVerified(db.pool, chain, CONFIRMATIONS)
+    api.refresh()
+    const at = await confirmedHead()
+    expect(at, 'the confirmed head is the last activity block').toBe((await chain.head()) - CONFIRMATIONS)
+    const logsBefore = await chainTransfers(chain.clients, {
+      standard: [apes, birds],
+      legacy: [],
+      multi: [editions],
+    })
+    // Served (and kept by the web process) before the reorganisation.
+    const before = await snapshotAnswers(at)
+    expect(await holdersAt(apes, at)).toEqual(expectedHolders(await chainStateAt(at, logsBefore), apes))
+    // Replaces the three activity blocks up to `at`, confirmed and verified, and the empty ones after.
+    await reorgChain(chain.clients, {
+      depth: Number(CONFIRMATIONS) + 3,
+      accounts: chain.accounts,
+      sendReplacementTransactions: async () => {
+        // A fresh mint in each new block: every collection's holders at `at` differ from before.
+        for (const collection of [apes, birds])
+          await send(collection, 'TestNFT', 'mint', [pick(wallets), fresh721(collection)])
+        await send(editions, 'TestEditions', 'mint', [pick(wallets), pick(IDS_1155), amount(3n)])
+      },
+    })
+    await chain.clients.test.mine({ blocks: Number(CONFIRMATIONS) })
+    await waitForVerified(db.pool, chain, CONFIRMATIONS)
+    api.refresh()
+    expect(await confirmedHead(), 'the replaced blocks are confirmed again').toBeGreaterThanOrEqual(at)
+    const logs = await chainTransfers(chain.clients, {
+      standard: [apes, birds],
+      legacy: [],
+      multi: [editions],
+    })
+    const state = await chainStateAt(at, logs)
+    for (const collection of [apes, birds, editions])
+      expect(
+        await holdersAt(collection, at),
+        note(`holders of ${collection} at block ${at} after a reorganisation replaced it`),
+      ).toEqual(expectedHolders(state, collection))
+    for (const wallet of wallets)
+      expect(
+        await holdingsAt(wallet, at, true),
+        note(`holdings of ${wallet} at block ${at} after a reorganisation replaced it`),
+      ).toEqual(expectedHoldings(state, wallet, true))
+    // Not vacuous: the block's answers did change.
+    expect(await snapshotAnswers(at)).not.toBe(before)
+  }, 180_000)
+
   it('refuses an at_block past the confirmed head (or malformed) with 400 naming the range', async () => {
     const confirmed = await confirmedHead()
     for (const path of [

@@ -41,6 +41,12 @@ export interface IndexerSnapshot {
   rpcEndpoints: RpcEndpointState[]
   /** What the metadata queue last reported (indexer_state.metadata_queue), null before its first report. */
   metadataQueue: Pick<MetadataQueueReport, 'backlog' | 'backed_off_hosts'> | null
+  /**
+   * When the history at or below the confirmed block last changed (a reorganisation deeper
+   * than CONFIRMATIONS, a repair, an import, a new START_BLOCK), in microseconds since the
+   * epoch: snapshots at past blocks are kept under it (snapshot-cache.ts).
+   */
+  historyRewrittenAt: string
 }
 
 const EMPTY: IndexerSnapshot = {
@@ -59,6 +65,7 @@ const EMPTY: IndexerSnapshot = {
   headObservedAt: null,
   rpcEndpoints: [],
   metadataQueue: null,
+  historyRewrittenAt: '',
 }
 
 interface CacheEntry {
@@ -96,6 +103,7 @@ async function readSnapshot(pool: pg.Pool, network: string): Promise<IndexerSnap
               : [],
           }
         : null,
+    historyRewrittenAt: row.history_rewritten_at,
   }
 }
 

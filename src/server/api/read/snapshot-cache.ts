@@ -3,8 +3,11 @@
  * each one is computed once per (kind, collection or owner, block) and kept
  * in this process as a sorted array, so the pages of a snapshot are binary
  * searches for the cursor, not a recomputation. A snapshot is at a confirmed
- * block, so it never changes: it stays valid until evicted, and nothing is
- * written to the database (read replicas serve it like any read).
+ * block, so it changes only when the confirmed history itself is rewritten (a
+ * reorganisation deeper than CONFIRMATIONS, a repair, an import): it is kept
+ * under the indexer's `historyRewrittenAt` (snapshotKey), so a rewrite
+ * retires it, and it is never written to the database (read replicas serve
+ * it like any read).
  *
  * Bounded by the heap bytes its snapshots hold, SNAPSHOT_CACHE_BYTES, as
  * each caller counts them; least recently used snapshots are evicted first.
@@ -24,6 +27,7 @@
  */
 
 import { ApiError } from '@/server/errors/api-error'
+import type { IndexerSnapshot } from './indexer-snapshot'
 
 /**
  * Heap bytes kept across all snapshots of one database pool: 100 MB, about
@@ -131,6 +135,18 @@ export class SnapshotCache {
     this.slots.clear()
     this.total = 0
   }
+}
+
+/**
+ * The key of a snapshot: its kind and parameters, then the time the confirmed history was
+ * last rewritten, as the request's indexer snapshot read it. Snapshots of an older history
+ * are never asked for again and leave as the least recently used.
+ */
+export function snapshotKey(
+  indexer: Pick<IndexerSnapshot, 'historyRewrittenAt'>,
+  ...parts: Array<string | bigint>
+): string {
+  return `${parts.join('|')}|${indexer.historyRewrittenAt}`
 }
 
 const caches = new WeakMap<object, SnapshotCache>()

@@ -16,7 +16,7 @@ import { snapshotBlock } from '@/server/api/read/at-block'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
 import { buildPage, pageLimit } from '@/server/api/read/page'
-import { snapshotCache } from '@/server/api/read/snapshot-cache'
+import { snapshotCache, snapshotKey } from '@/server/api/read/snapshot-cache'
 import { HolderColumns } from '@/server/api/read/snapshot-columns'
 import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { ApiError } from '@/server/errors/api-error'
@@ -81,7 +81,7 @@ async function ownersAtBlock(
   const multi = collection.standard === 'ERC1155'
   const since = history.firstSeenBlock ?? history.deployBlock ?? 0n
   const holders = await snapshotCache(ctx.db.pool).get(
-    `holders|${address}|${block}`,
+    snapshotKey(snapshot, 'holders', address, block),
     async () =>
       HolderColumns.of(
         await selectCollectionOwnersAt(ctx.db, {

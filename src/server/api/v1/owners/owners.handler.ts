@@ -29,7 +29,7 @@ import { snapshotBlock } from '@/server/api/read/at-block'
 import type { ReadContext } from '@/server/api/read/context'
 import { globalCoverage } from '@/server/api/read/coverage'
 import { beforeKey, buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
-import { snapshotCache } from '@/server/api/read/snapshot-cache'
+import { snapshotCache, snapshotKey } from '@/server/api/read/snapshot-cache'
 import { HoldingColumns, type HoldingCursor } from '@/server/api/read/snapshot-columns'
 import { apiStandard, type Standards, standardsOf } from '@/server/api/read/standard'
 import { nftRowAtBlock, stateKey } from '@/server/api/v1/nfts/nft-at-block'
@@ -92,7 +92,7 @@ async function ownerNftsAtBlock(
   const block = snapshotBlock(atBlock, snapshot, coverage)
   const owner = input.address
   const holdings = await snapshotCache(ctx.db.pool).get(
-    `holdings|${standards.filter}|${owner}|${block}`,
+    snapshotKey(snapshot, 'holdings', standards.filter, owner, block),
     async () =>
       HoldingColumns.of(
         await selectOwnerHoldingsAt(ctx.db, {

@@ -1,0 +1,95 @@
+/**
+ * indexer_state.history_rewritten_at (docs/api.md, "Snapshots"): web processes keep snapshots
+ * at past blocks under it, so it must move whenever transfers at or below the confirmed block
+ * change (a rollback below it, an import, a new START_BLOCK), and only then: a commit or a
+ * rollback of unconfirmed blocks leaves it, or every reorganisation at the head would throw
+ * the snapshots away.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { JOURNAL_COLLECTION, JournalWriter } from '@/test/journal-writes'
+import { writeTransfers } from '.'
+import { ensureIndexerState } from './state'
+
+let db: TestDatabase
+let writer: JournalWriter
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  writer = new JournalWriter(db.pool)
+}, 60_000)
+afterAll(async () => {
+  await db?.drop()
+})
+beforeEach(async () => {
+  await writer.reset()
+})
+
+const state = async () =>
+  (
+    await db.pool.query<{ rewritten: string; confirmed: string }>(
+      `SELECT (extract(epoch FROM history_rewritten_at) * 1000000)::bigint::text AS rewritten,
+              last_confirmed_block::text AS confirmed
+         FROM indexer_state`,
+    )
+  ).rows[0]!
+
+/** Blocks 1..4 committed with the chain's confirmed block at 3: blocks 1..3 are confirmed. */
+async function confirmedHistory() {
+  for (let block = 1; block <= 4; block++)
+    await writer.commitBlock(block, 5, 0, JOURNAL_COLLECTION, { confirmed: 3 })
+  expect((await state()).confirmed).toBe('3')
+}
+
+describe('history_rewritten_at', () => {
+  it('stays through commits and rollbacks above the confirmed block', async () => {
+    await confirmedHistory()
+    const before = (await state()).rewritten
+    await writer.commitBlock(5, 6, 0, JOURNAL_COLLECTION, { confirmed: 3 })
+    await writer.reorgTo(4, 6)
+    await writer.commitBlock(5, 6, 1, JOURNAL_COLLECTION, { confirmed: 3 })
+    expect((await state()).rewritten).toBe(before)
+  })
+
+  it('moves when a rollback removes confirmed transfers, not when the new fork is committed', async () => {
+    await confirmedHistory()
+    const before = (await state()).rewritten
+    // A reorganisation deeper than the confirmed block (or a repair): blocks 3 and 4 go.
+    await writer.reorgTo(2, 6)
+    const after = await state()
+    expect(BigInt(after.rewritten)).toBeGreaterThan(BigInt(before))
+    expect(after.confirmed).toBe('0')
+    // Their replacements land above the (moved back) confirmed block: nothing more to retire.
+    await writer.commitBlock(3, 6, 1, JOURNAL_COLLECTION, { confirmed: 3 })
+    expect((await state()).rewritten).toBe(after.rewritten)
+  })
+
+  it('moves when history is imported below the confirmed block', async () => {
+    await confirmedHistory()
+    const before = (await state()).rewritten
+    await writeTransfers(
+      db.pool,
+      [
+        {
+          collection: JOURNAL_COLLECTION,
+          tokenId: 77n,
+          from: '0x0000000000000000000000000000000000000000',
+          to: '0x00000000000000000000000000000000000000b2',
+          blockNumber: 1n,
+          blockTimestamp: new Date(),
+          transactionHash: `0x${'77'.repeat(32)}`,
+          logIndex: 5,
+        },
+      ],
+      { source: 'import' },
+    )
+    expect(BigInt((await state()).rewritten)).toBeGreaterThan(BigInt(before))
+  })
+
+  it('moves with a new START_BLOCK', async () => {
+    await confirmedHistory()
+    const before = (await state()).rewritten
+    await ensureIndexerState(db.pool, { network: 'devnet', chainId: 31337, startBlock: 2 })
+    expect(BigInt((await state()).rewritten)).toBeGreaterThan(BigInt(before))
+  })
+})
