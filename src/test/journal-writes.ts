@@ -43,24 +43,41 @@ export class JournalWriter {
     collection: Hex = JOURNAL_COLLECTION,
     options: { confirmed?: number } = {},
   ) {
+    const batch = this.blockBatch(block, head, { ...options, fork, collection })
+    const ctx = { network: 'devnet', startBlock: 1n, expectedLastIndexed: this.lastIndexed, keepBlocks: 64n }
+    this.lastIndexed = (await commitBatch(this.pool, ctx, batch)).lastIndexedBlock
+    return batch.blocks[0]!.hash
+  }
+
+  /**
+   * Block `block` of fork `fork` as the indexer commits it: `mints` mints (1 by default; tokens
+   * fork*1000+block, then 1,000,000 apart), seen at head `head`; verified, with the chain's
+   * confirmed block at `confirmed`, when that is given.
+   */
+  blockBatch(
+    block: number,
+    head: number,
+    options: { fork?: number; collection?: Hex; confirmed?: number; mints?: number } = {},
+  ): IngestBatch {
+    const fork = options.fork ?? 0
     const hash = hex(fork * 1_000 + block, 32)
-    const transfer: TransferEvent = {
-      collection,
-      tokenId: BigInt(fork * 1_000 + block),
+    const transfers: TransferEvent[] = Array.from({ length: options.mints ?? 1 }, (_, i) => ({
+      collection: options.collection ?? JOURNAL_COLLECTION,
+      tokenId: BigInt(fork * 1_000 + block + i * 1_000_000),
       from: hex(0, 20),
       to: hex(0xa1, 20),
       blockNumber: BigInt(block),
       blockHash: hash,
       blockTimestamp: this.now + BigInt(block),
       transactionHash: hash,
-      logIndex: 0,
+      logIndex: i,
       batchIndex: 0,
       standard: 'ERC721',
-    }
-    const batch: IngestBatch = {
+    }))
+    return {
       fromBlock: BigInt(block),
       toBlock: BigInt(block),
-      transfers: [transfer],
+      transfers,
       metadataUpdates: [],
       verified: options.confirmed !== undefined,
       blocks: [
@@ -74,9 +91,6 @@ export class JournalWriter {
       lastSeenBlock: BigInt(head),
       chainConfirmedBlock: BigInt(options.confirmed ?? 0),
     }
-    const ctx = { network: 'devnet', startBlock: 1n, expectedLastIndexed: this.lastIndexed, keepBlocks: 64n }
-    this.lastIndexed = (await commitBatch(this.pool, ctx, batch)).lastIndexedBlock
-    return hash
   }
 
   /** A reorg back to `ancestor` seen at head `head`. */

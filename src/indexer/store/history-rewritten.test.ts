@@ -1,14 +1,17 @@
 /**
  * indexer_state.history_rewritten_at (docs/api.md, "Snapshots"): web processes keep snapshots
  * at past blocks under it, so it must move whenever transfers at or below the confirmed block
- * change (a rollback below it, an import, a new START_BLOCK), and only then: a commit or a
- * rollback of unconfirmed blocks leaves it, or every reorganisation at the head would throw
- * the snapshots away.
+ * change (a rollback below it, a repair, an import, a new START_BLOCK), and only then: a commit
+ * or a rollback of unconfirmed blocks leaves it, or every reorganisation at the head would
+ * throw the snapshots away.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { JOURNAL_COLLECTION, JournalWriter } from '@/test/journal-writes'
 import { writeTransfers } from '.'
+import { commitWithin } from './commit'
+import { withWriteTransaction } from './db'
+import { rollbackWithin } from './rollback'
 import { ensureIndexerState } from './state'
 
 let db: TestDatabase
@@ -62,6 +65,32 @@ describe('history_rewritten_at', () => {
     // Their replacements land above the (moved back) confirmed block: nothing more to retire.
     await writer.commitBlock(3, 6, 1, JOURNAL_COLLECTION, { confirmed: 3 })
     expect((await state()).rewritten).toBe(after.rewritten)
+  })
+
+  it('moves when a repair adds a transfer the stored rows lacked at a confirmed block', async () => {
+    // Blocks 1..3 confirmed, block 4 not; the reads of block 3 left out its second mint.
+    await confirmedHistory()
+    const before = (await state()).rewritten
+    // The repair as sync/verify-confirmed.ts makes it: back to block 2 and the verified block 3
+    // committed, in one transaction (the commit lands after the confirmed block moved back).
+    await withWriteTransaction(db.pool, async (client) => {
+      const rolledBack = await rollbackWithin(
+        client,
+        { network: 'devnet', startBlock: 1n, lastSeenBlock: 5n, chainConfirmedBlock: 3n },
+        2n,
+      )
+      await commitWithin(
+        client,
+        {
+          network: 'devnet',
+          startBlock: 1n,
+          expectedLastIndexed: rolledBack.lastIndexedBlock,
+          keepBlocks: 64n,
+        },
+        writer.blockBatch(3, 5, { confirmed: 3, mints: 2 }),
+      )
+    })
+    expect(BigInt((await state()).rewritten)).toBeGreaterThan(BigInt(before))
   })
 
   it('moves when history is imported below the confirmed block', async () => {

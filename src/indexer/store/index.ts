@@ -6,8 +6,10 @@
 import type pg from 'pg'
 import type { Hex } from 'viem'
 import type { CollectionStandard, TransferEvent } from '../events/types'
+import { minBig } from '../util/bigint'
 import { withWriteTransaction } from './db'
 import { rebuildTokens } from './derived-state'
+import { historyAddedFrom } from './state'
 import { multiTokenKeysOf, tokenKeysOf } from './token-state'
 import { collectionsOf, compareChainOrder, ensureCollections, insertTransfers } from './transfers'
 
@@ -49,6 +51,7 @@ export async function writeTransfers(
     await ensureCollections(client, collectionsOf(events))
     const inserted = await insertTransfers(client, events, options.source ?? 'rpc')
     await rebuildTokens(client, tokenKeysOf(inserted), multiTokenKeysOf(inserted))
+    if (inserted.length > 0) await historyAddedFrom(client, inserted.map((e) => e.blockNumber).reduce(minBig))
     return { inserted: inserted.length }
   })
 }

@@ -64,6 +64,18 @@ export async function ensureIndexerState(
   return state
 }
 
+/**
+ * Transfers were added from block `lowest` on, outside the commit of new blocks (an import of
+ * history, a test's fixture): at or below the confirmed block they change answers at confirmed
+ * blocks, so snapshots kept by web processes are retired (docs/api.md, "Snapshots").
+ */
+export async function historyAddedFrom(client: Queryable, lowest: bigint): Promise<void> {
+  await client.query(
+    'UPDATE indexer_state SET history_rewritten_at = clock_timestamp() WHERE last_confirmed_block >= $1',
+    [lowest.toString()],
+  )
+}
+
 export async function readIndexerState(
   db: Queryable,
   network: string,
@@ -174,7 +186,8 @@ export interface ProgressUpdate {
  * - Coverage is complete only when indexed_ranges shows START_BLOCK..the
  *   chain's confirmed block as one contiguous range and all of it is verified.
  * - The head and the confirmed block never move back, except in a rollback
- *   (a reorganisation proven by block hashes, or a repair).
+ *   (a reorganisation proven by block hashes, or a repair); a rollback below
+ *   the confirmed block also sets history_rewritten_at.
  */
 export async function updateProgress(
   client: pg.PoolClient,
@@ -216,7 +229,14 @@ export async function updateProgress(
             coverage_status = $5, coverage_start_block = start_block, verification_spans = $8,
             coverage_verified_at = CASE WHEN $7 OR ($5 = 'complete' AND coverage_verified_at IS NULL)
                                         THEN now() ELSE coverage_verified_at END,
-            updated_at = now()
+            updated_at = now()${
+              rollback
+                ? `,
+            -- Below the confirmed block: answers at confirmed blocks may change (docs/api.md, "Snapshots").
+            history_rewritten_at = CASE WHEN $9::bigint < last_confirmed_block THEN clock_timestamp()
+                                        ELSE history_rewritten_at END`
+                : ''
+            }
       WHERE network = $1`,
     [
       opts.network,
@@ -227,6 +247,7 @@ export async function updateProgress(
       verified?.toString() ?? null,
       grew,
       JSON.stringify(spansToState(spans)),
+      ...(rollback ? [opts.rolledBackTo!.toString()] : []),
     ],
   )
   return { lastIndexedBlock, lastConfirmedBlock, complete, lastVerifiedBlock: verified }
