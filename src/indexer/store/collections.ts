@@ -104,20 +104,23 @@ export async function saveCollectionInfo(
 }
 
 /**
- * Collection image from its lowest token id that has one, unless the contract declares its own.
+ * Collection image from its lowest token id that has one, unless the contract declares its own;
+ * none when no token has one any more (a rollback took the token away).
  * The contract test is also on the updated row: a contract image committed while this statement
  * waited for the row is re-checked there (READ COMMITTED re-evaluates only the updated row).
  */
 export async function refreshFallbackImages(db: Queryable, collections: string[]): Promise<void> {
   if (collections.length === 0) return
   await db.query(
-    `UPDATE collections c SET image_url = low.image_url, image_source = 'token', updated_at = now()
+    `UPDATE collections c SET image_url = low.image_url, updated_at = now(),
+            image_source = CASE WHEN low.image_url IS NOT NULL THEN 'token' END
        FROM (SELECT c2.address, (SELECT t.image_url FROM tokens t
                                   WHERE t.collection_address = c2.address AND t.image_url IS NOT NULL
                                   ORDER BY t.token_id LIMIT 1) AS image_url
                FROM collections c2
               WHERE c2.address = ANY($1::varchar[]) AND c2.image_source IS DISTINCT FROM 'contract') AS low
-      WHERE c.address = low.address AND low.image_url IS NOT NULL AND c.image_url IS DISTINCT FROM low.image_url
+      WHERE c.address = low.address AND (low.image_url IS NOT NULL OR c.image_source = 'token')
+        AND c.image_url IS DISTINCT FROM low.image_url
         AND c.image_source IS DISTINCT FROM 'contract'`,
     [collections],
   )

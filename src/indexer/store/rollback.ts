@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import { transferEventType } from '@/lib/schemas'
+import { refreshFallbackImages } from './collections'
 import { withWriteTransaction } from './db'
 import { rebuildTokens } from './derived-state'
 import { readIndexerState, truncateIndexedRanges, updateProgress } from './state'
@@ -38,6 +39,8 @@ export async function rollbackWithin(client: pg.PoolClient, ctx: RollbackContext
   const deleted = await client.query(`DELETE FROM transfers WHERE ${orphaned.where}`, orphaned.params)
   await rebuildTokens(client, keys)
   await dropEmptyCollections(client, collections)
+  // A token the fallback image came from may be gone.
+  await refreshFallbackImages(client, collections)
   await dropUriEventsAfter(client, ancestor)
 
   await client.query('DELETE FROM blocks WHERE number > $1', [ancestor.toString()])
