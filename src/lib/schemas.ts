@@ -49,7 +49,11 @@ export function integerParam(min: number, max: number = Number.MAX_SAFE_INTEGER,
     .min(min, `must be at least ${min}`)
     .max(max, `must be at most ${max}`)
   return z.preprocess(
-    (value) => (typeof value === 'string' && /^-?[0-9]{1,20}$/.test(value) ? Number(value) : value),
+    // A negative value is converted, to be refused by its minimum; `-0` is not (it would pass a minimum of 0).
+    (value) =>
+      typeof value === 'string' && /^-?[0-9]{1,20}$/.test(value) && !/^-0+$/.test(value)
+        ? Number(value)
+        : value,
     defaultValue === undefined ? int : int.meta({ default: defaultValue }),
   )
 }
@@ -171,7 +175,11 @@ export const tokenCursor = z
 export const blockNumber = z
   .string()
   .regex(/^(0|[1-9][0-9]{0,18})$/, 'must be a decimal block number (digits only, no leading zeros)')
-  .refine((value) => BigInt(value) < 2n ** 63n, 'must be at most 9223372036854775807')
+  // Only digits reach BigInt: a value the regex refused is named by its message alone.
+  .refine(
+    (value) => !/^[0-9]+$/.test(value) || BigInt(value) < 2n ** 63n,
+    'must be at most 9223372036854775807',
+  )
 
 export const atBlockParam = blockNumber
   .meta({

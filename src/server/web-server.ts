@@ -93,15 +93,15 @@ export async function createWebServer({
       void rest(req, res)
     } else if (url === '/openapi.json' || url.startsWith('/openapi.json?')) {
       count('/openapi.json', req, res)
-      sendJson(res, 200, JSON.stringify(openApiDocument(services.config)), {
-        'Access-Control-Allow-Origin': '*',
-      })
+      if (readOnly(req, res, OPENAPI_CORS))
+        sendJson(res, 200, JSON.stringify(openApiDocument(services.config)), OPENAPI_CORS)
     } else if (url === '/healthz') {
       // Alive: the process answers. It checks nothing else (that is /readyz).
       count('/healthz', req, res)
-      sendJson(res, 200, JSON.stringify({ status: 'ok' }), NO_STORE)
+      if (readOnly(req, res)) sendJson(res, 200, JSON.stringify({ status: 'ok' }), NO_STORE)
     } else if (url === '/readyz') {
       count('/readyz', req, res)
+      if (!readOnly(req, res)) return
       void readiness().then(({ ready, checks }) =>
         sendJson(
           res,
@@ -199,7 +199,32 @@ function answerUnparsedRequest(err: NodeJS.ErrnoException, socket: Duplex) {
 }
 
 function sendError(res: ServerResponse, error: ApiError) {
-  sendJson(res, error.status, errorBody(error))
+  sendJson(res, error.status, errorBody(error), error.headers)
+}
+
+/** The document's CORS: anyone may read the API description. */
+const OPENAPI_CORS = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET, HEAD' }
+const READ_ONLY_ALLOW = 'GET, HEAD, OPTIONS'
+
+/**
+ * The service's own documents (/openapi.json, /healthz, /readyz) are read with GET or HEAD:
+ * OPTIONS answers 204 with what is allowed (a preflight of /openapi.json too), any other
+ * method 405 with Allow. False when the request has been answered here.
+ */
+function readOnly(req: IncomingMessage, res: ServerResponse, cors: Record<string, string> = {}): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD') return true
+  if (req.method === 'OPTIONS') {
+    res.writeHead(204, { Allow: READ_ONLY_ALLOW, ...cors })
+    res.end()
+  } else {
+    sendError(
+      res,
+      new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET or HEAD.`, {
+        headers: { Allow: READ_ONLY_ALLOW },
+      }),
+    )
+  }
+  return false
 }
 
 function sendJson(

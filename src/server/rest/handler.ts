@@ -27,7 +27,7 @@ import { hash, randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib'
 import { callProcedure } from '@/server/api/internals/call-procedure'
-import { matchPath, pathParams, queryInput, type Route, routeTable } from '@/server/api/internals/routes'
+import { matchPath, type Route, routeInput, routeTable } from '@/server/api/internals/routes'
 import { freshnessHeaders, type IndexerSnapshot, requestSnapshot } from '@/server/api/read/indexer-snapshot'
 import { readOnReplica } from '@/server/api/read/replica-read'
 import type { V1Context } from '@/server/api/trpc/v1'
@@ -120,7 +120,7 @@ export function createRestHandler(services: Services, options: RestOptions = {})
     const origin = req.headers.origin
     const cors = origin === undefined ? NO_HEADERS : await corsHeaders(access, origin)
     if (req.method === 'OPTIONS') {
-      preflight(req, res, requestId, cors)
+      preflight(req, res, requestId, cors, routes)
       return observe(PREFLIGHT_ROUTE, req.method, res.statusCode, started)
     }
     const requestAccess = new RequestAccess(access, ip)
@@ -174,9 +174,7 @@ export function createRestHandler(services: Services, options: RestOptions = {})
       }
       // No /v1 procedure reads a body (POST /v1/demo-token takes none): whatever is sent is drained unread.
       req.resume()
-      const input = route.takesInput
-        ? Object.assign(queryInput(query), pathParams(route, pathname))
-        : undefined
+      const input = routeInput(route, pathname, query)
       // The database part of the request, within the client address's share of the pool and
       // its credential's, address first (src/server/ratelimit/pool-shares.ts). Read endpoints
       // run on a read replica when one qualifies (docs/operations.md, "Read replicas").
@@ -245,9 +243,14 @@ function parseTarget(target = '/'): { pathname: string; query: string } {
   return { pathname: url.pathname, query: url.search.slice(1) }
 }
 
-/** 405 with Allow: the path exists, the method does not (HEAD is implied by GET). */
+/** The methods of a path's routes, HEAD implied by GET. */
+function allowedMethods(methods: string[]): string[] {
+  return [...new Set(methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m])))]
+}
+
+/** 405 with Allow: the path exists, the method does not. */
 function methodNotAllowed(method: string | undefined, candidates: Route[]): ApiError {
-  const allow = [...new Set(candidates.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])))]
+  const allow = allowedMethods(candidates.map((r) => r.method))
   return new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow.join(' or ')}.`, {
     headers: { Allow: allow.join(', ') },
   })
@@ -280,14 +283,29 @@ async function corsHeaders(access: AccessControl, origin: string): Promise<Reado
   }
 }
 
-/** OPTIONS: a CORS preflight is answered for allowed origins only (403 otherwise). */
+/**
+ * OPTIONS: a CORS preflight, or a client asking what a path allows: the path's own methods
+ * (an unknown path is 404); a preflight is answered for allowed origins only (403 otherwise).
+ */
 function preflight(
   req: IncomingMessage,
   res: ServerResponse,
   requestId: string,
   cors: Readonly<Record<string, string>>,
+  routes: Route[],
 ) {
-  const allow = 'GET, HEAD, POST, OPTIONS'
+  let methods: string[]
+  try {
+    const { pathname } = parseTarget(req.url)
+    // The stream answers GET alone (no HEAD: its response never ends).
+    methods = isStreamPath(pathname)
+      ? ['GET']
+      : allowedMethods(matchPath(routes, pathname).map((r) => r.method))
+    if (methods.length === 0) throw new ApiError('NOT_FOUND', `There is no endpoint at ${pathname}.`)
+  } catch (err) {
+    return send(req, res, errorResponse(toApiError(err), requestId, false, { ...cors }))
+  }
+  const allow = [...methods, 'OPTIONS'].join(', ')
   if (req.headers.origin !== undefined && !cors['Access-Control-Allow-Origin']) {
     const error = new ApiError('FORBIDDEN', `Origin ${JSON.stringify(req.headers.origin)} is not allowed.`)
     return send(req, res, errorResponse(error, requestId, false, { Vary: 'Origin' }))

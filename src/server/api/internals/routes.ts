@@ -74,6 +74,32 @@ export function pathParams(route: Route, pathname: string): Record<string, strin
 }
 
 /**
+ * A route's input: its query parameters (queryInput) and its path parameters; undefined for
+ * a route that takes none. A query key named like a path parameter, or any query key on a
+ * route without input, is an unknown parameter (400), not silently dropped.
+ */
+export function routeInput(
+  route: Route,
+  pathname: string,
+  query: string,
+): Record<string, string | string[]> | undefined {
+  const input = queryInput(query)
+  if (!route.takesInput) {
+    assertNoParameters(Object.keys(input))
+    return undefined
+  }
+  const params = pathParams(route, pathname)
+  assertNoParameters(Object.keys(params).filter((name) => name in input))
+  return Object.assign(input, params)
+}
+
+function assertNoParameters(names: string[]): void {
+  if (names.length === 0) return
+  const list = names.map((name) => `'${name}'`).join(', ')
+  throw new ApiError('INVALID_ARGUMENT', `unknown parameter${names.length > 1 ? 's' : ''} ${list}`)
+}
+
+/**
  * Query parameters as trpc-to-openapi reads them: a key given once is a
  * string, a key repeated is an array of its values (which every /v1 schema
  * refuses). `query` is the raw query string, without `?`. A malformed

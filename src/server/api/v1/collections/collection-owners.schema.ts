@@ -40,7 +40,8 @@ export const listCollectionOwnersInput = z
   .strictObject({
     address: address.describe('Contract address, lowercase.'),
     limit: limitParam,
-    after_token_count: integerParam(1)
+    // token_count is a 32-bit integer in the database: a larger cursor names no holder.
+    after_token_count: integerParam(1, 2_147_483_647)
       .describe(
         'Cursor: token count, copied from `next_page_params`; must be sent together with `after_owner`.',
       )
