@@ -51,6 +51,7 @@ test('create an endpoint, see its secret once, a delivery in the log, and redeli
     await expect(page.getByTestId('webhook-error')).toContainText('Refused 10.0.0.1 (private)')
 
     await page.getByLabel('URL').fill(`http://127.0.0.1:${port}/hook`)
+    await page.getByLabel('Token standard').selectOption('all')
     await page.getByRole('button', { name: 'Create endpoint' }).click()
     const secretField = page.getByTestId('webhook-secret')
     await expect(secretField).toBeVisible()
@@ -62,6 +63,7 @@ test('create an endpoint, see its secret once, a delivery in the log, and redeli
     await expect(page.getByTestId('webhook-secret')).toHaveCount(0)
     const row = page.getByTestId('webhook-row').filter({ hasText: `127.0.0.1:${port}` })
     await expect(row).toContainText(secret.slice(0, 12))
+    await expect(row).toContainText('(ERC-721 and ERC-1155)')
     await expect(page.getByText(secret)).toHaveCount(0)
 
     // The devnet's continuous activity reaches the receiver, signed.
@@ -69,6 +71,8 @@ test('create an endpoint, see its secret once, a delivery in the log, and redeli
     const first = received[0]!
     const event = verifyWebhook(first.body, first.headers as Record<string, string>, secret)
     expect(first.headers['webhook-id']).toBe(event.id)
+    // A standard was named: every event carries its amount, ERC-721 ones "1".
+    expect((event as { data: { amount?: string } }).data.amount).toMatch(/^[1-9][0-9]*$/)
 
     await row.getByRole('button', { name: 'Deliveries' }).click()
     const log = page.getByTestId('delivery-log')

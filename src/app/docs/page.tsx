@@ -183,14 +183,16 @@ setInterval(async () => {
           <h2 id="h-webhooks">Webhooks</h2>
           <p>
             Instead of polling, create webhook endpoints for a key in the portal (Webhooks): an https URL, an
-            optional collection and event type, and how many confirmations to wait for. Each new transfer is
-            POSTed as JSON (<code>activity.added</code>), and a transfer that a reorganisation removes after
-            it was sent as <code>activity.removed</code> — the <code>ActivityPushEvent</code> of the reference
-            below, under “Webhooks”. Requests are signed the Standard Webhooks way with the endpoint’s{' '}
-            <code>whsec_…</code> secret, shown once: verify every request, answer 2xx within 10 seconds, and
-            deduplicate by <code>webhook-id</code> (delivery is at least once, in no guaranteed order; order
-            by <code>id</code>). Failed deliveries are retried with backoff for more than a day; an endpoint
-            that fails for a whole day is disabled, and the portal shows why.
+            optional collection and event type, how many confirmations to wait for, and the token standard
+            (ERC-721 by default; choose ERC-1155 or both to receive those events, each with its{' '}
+            <code>amount</code>). Each new transfer is POSTed as JSON (<code>activity.added</code>), and a
+            transfer that a reorganisation removes after it was sent as <code>activity.removed</code> — the{' '}
+            <code>ActivityPushEvent</code> of the reference below, under “Webhooks”. Requests are signed the
+            Standard Webhooks way with the endpoint’s <code>whsec_…</code> secret, shown once: verify every
+            request, answer 2xx within 10 seconds, and deduplicate by <code>webhook-id</code> (delivery is at
+            least once, in no guaranteed order; order by <code>id</code>). Failed deliveries are retried with
+            backoff for more than a day; an endpoint that fails for a whole day is disabled, and the portal
+            shows why.
           </p>
           <pre>
             <code>{`import { verifyWebhook } from '@nft-data-service/client'

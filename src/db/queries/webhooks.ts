@@ -5,6 +5,7 @@
  * the delivery jobs' attempts).
  */
 import type pg from 'pg'
+import type { StandardParam } from '@/lib/schemas'
 import { isoSql, type ReadDb } from './sql'
 import type { Tx } from './transaction'
 
@@ -16,6 +17,8 @@ export interface WebhookEndpointRow {
   collection: string | null
   event_type: string | null
   min_confirmations: number
+  /** ERC721 | ERC1155 | all; null: ERC-721 events without the extension fields. */
+  standard: StandardParam | null
   secret_ciphertext: string
   secret_prefix: string
   enabled: boolean
@@ -27,7 +30,7 @@ export interface WebhookEndpointRow {
 }
 
 const ENDPOINT_COLUMNS = `e.id::text AS id, e.user_id::text AS user_id, e.key_id::text AS key_id, e.url,
-  e.collection, e.event_type, e.min_confirmations, e.secret_ciphertext, e.secret_prefix, e.enabled,
+  e.collection, e.event_type, e.min_confirmations, e.standard, e.secret_ciphertext, e.secret_prefix, e.enabled,
   e.disabled_reason, ${isoSql('e.disabled_at')} AS disabled_at, e.cursor::text AS cursor,
   ${isoSql('e.failing_since')} AS failing_since, ${isoSql('e.created_at')} AS created_at`
 
@@ -79,6 +82,7 @@ async function insertEndpoint(
     collection: string | null
     eventType: string | null
     minConfirmations: number
+    standard: StandardParam | null
     secretCiphertext: string
     secretPrefix: string
     maxPerKey: number
@@ -98,8 +102,8 @@ async function insertEndpoint(
   const rows = await tx.$queryRawUnsafe<WebhookEndpointRow[]>(
     `WITH e AS (
        INSERT INTO webhook_endpoints (id, user_id, key_id, url, collection, event_type, min_confirmations,
-                                      secret_ciphertext, secret_prefix, cursor)
-       VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5, $6, $7::int, $8, $9,
+                                      standard, secret_ciphertext, secret_prefix, cursor)
+       VALUES ($1::bigint, $2::bigint, $3::bigint, $4, $5, $6, $7::int, $8, $9, $10,
                COALESCE((SELECT max(seq) FROM activity_journal), 0))
        RETURNING *)
      SELECT ${ENDPOINT_COLUMNS} FROM e`,
@@ -110,6 +114,7 @@ async function insertEndpoint(
     endpoint.collection,
     endpoint.eventType,
     endpoint.minConfirmations,
+    endpoint.standard,
     endpoint.secretCiphertext,
     endpoint.secretPrefix,
   )
@@ -351,10 +356,10 @@ export async function lockEndpointForDispatch(
   id: bigint,
 ): Promise<Pick<
   WebhookEndpointRow,
-  'id' | 'collection' | 'event_type' | 'min_confirmations' | 'cursor'
+  'id' | 'collection' | 'event_type' | 'min_confirmations' | 'standard' | 'cursor'
 > | null> {
   const { rows } = await tx.reads.pool.query(
-    `SELECT id::text AS id, collection, event_type, min_confirmations, cursor::text AS cursor
+    `SELECT id::text AS id, collection, event_type, min_confirmations, standard, cursor::text AS cursor
        FROM webhook_endpoints WHERE id = $1 AND enabled FOR UPDATE SKIP LOCKED`,
     [id.toString()],
   )

@@ -41,6 +41,7 @@ function CreateEndpointForm({ onCreated }: { onCreated: (secret: string, url: st
   const [keyId, setKeyId] = useState('')
   const [url, setUrl] = useState('')
   const [eventType, setEventType] = useState('')
+  const [standard, setStandard] = useState('')
   const [collection, setCollection] = useState('')
   const [confirmations, setConfirmations] = useState('0')
   const create = useMutation(
@@ -59,6 +60,7 @@ function CreateEndpointForm({ onCreated }: { onCreated: (secret: string, url: st
       key_id: keyId || active[0]?.id || '',
       url: url.trim(),
       ...(eventType ? { event_type: eventType as 'mint' | 'transfer' | 'burn' } : {}),
+      ...(standard ? { standard: standard as 'ERC721' | 'ERC1155' | 'all' } : {}),
       ...(collection.trim() ? { collection: collection.trim() } : {}),
       min_confirmations: Number(confirmations) || 0,
     })
@@ -102,6 +104,19 @@ function CreateEndpointForm({ onCreated }: { onCreated: (secret: string, url: st
           <option value="transfer">transfer</option>
           <option value="burn">burn</option>
         </select>
+      </div>
+      <div className="field">
+        <label htmlFor={`${ids}-standard`}>Token standard</label>
+        <select id={`${ids}-standard`} value={standard} onChange={(e) => setStandard(e.target.value)}>
+          <option value="">ERC-721</option>
+          <option value="ERC721">ERC-721, with amount</option>
+          <option value="ERC1155">ERC-1155</option>
+          <option value="all">ERC-721 and ERC-1155</option>
+        </select>
+        <p className="help">
+          ERC-721 alone sends the events as the API specification shows them; naming a standard adds each
+          event's <code>amount</code>.
+        </p>
       </div>
       <div className="field">
         <label htmlFor={`${ids}-collection`}>Collection (optional)</label>
@@ -269,6 +284,11 @@ export function WebhooksManager() {
                     </th>
                     <td data-label="Filters">
                       {e.event_type ?? 'all events'}
+                      {e.standard === 'ERC1155'
+                        ? ' (ERC-1155)'
+                        : e.standard === 'all'
+                          ? ' (ERC-721 and ERC-1155)'
+                          : ''}
                       {e.collection ? ` of ${e.collection}` : ''}
                       {e.min_confirmations > 0 ? `, ${e.min_confirmations} confirmations` : ''}
                     </td>

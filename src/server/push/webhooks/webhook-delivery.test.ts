@@ -391,6 +391,31 @@ describe('webhook delivery', () => {
     for (const row of rows) expect(row.cursor).toBe(row.newest)
   })
 
+  it('an endpoint that names a standard receives those events with their amount, as the stream does', async () => {
+    const create = (path: string, standard: 'ERC1155' | 'all') =>
+      portal(allowAll()).webhooks.create({ key_id: keyId, url: `http://127.0.0.1:${port}${path}`, standard })
+    const all = await create('/all', 'all')
+    expect(all.endpoint.standard).toBe('all')
+    await create('/editions', 'ERC1155')
+    const plain = await createEndpoint()
+    expect(plain.endpoint.standard).toBeNull()
+    const d = await startDelivery()
+    await journal.commitBlock(1, 1)
+    await journal.insertErc1155(1, 5, 3n)
+    await until('every delivery', () => received.length === 4)
+    await d.dispatch()
+    const at = (path: string) =>
+      events(path).map((e) => {
+        const data = e.data as { token_id: string; amount?: string; contract_type?: string }
+        return `${data.token_id}:${data.amount ?? '-'}`
+      })
+    // Without a standard: ERC-721 only, and no amount (as before standards existed).
+    expect(at('/hook')).toEqual(['1:-'])
+    expect(at('/all')).toEqual(['1:1', '5:3'])
+    expect(at('/editions')).toEqual(['5:3'])
+    expect(received.length).toBe(4)
+  })
+
   it("a revoked key's endpoints receive nothing", async () => {
     const key = (await portal(allowAll()).keys.create({ name: 'short-lived' })).key.id
     await portal(allowAll()).webhooks.create({ key_id: key, url: `http://127.0.0.1:${port}/revoked` })

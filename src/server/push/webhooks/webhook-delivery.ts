@@ -211,12 +211,13 @@ export class WebhookDelivery {
           {
             collection: endpoint.collection ?? undefined,
             eventType: endpoint.event_type ?? undefined,
+            standard: endpoint.standard ?? undefined,
             minConfirmations: endpoint.min_confirmations,
           },
           200,
         )
         for (const entry of next.entries) {
-          const event = toPushEvent(entry, this.options.network, head)
+          const event = toPushEvent(entry, this.options.network, head, endpoint.standard !== null)
           const deliveryId = await tx.insertDelivery(id, {
             id: event.id,
             type: event.type,
@@ -226,7 +227,7 @@ export class WebhookDelivery {
         }
         let cursor = next.cursor
         if (!next.waiting) {
-          // Every endpoint filters (ERC-721 events only, at least): entries past the last match
+          // Every endpoint filters (ERC-721 events only, unless it names a standard): entries past the last match
           // are passed over too, so that the endpoint is not read again until something new is
           // journaled (seq order is commit order).
           const { newest } = await journalBounds(tx.reads)
@@ -236,7 +237,7 @@ export class WebhookDelivery {
               limit: 1,
               collection: endpoint.collection ?? undefined,
               eventType: endpoint.event_type ?? undefined,
-              standard: 'ERC721',
+              standard: endpoint.standard ?? 'ERC721',
               through: newest,
             })
             if (rest.length === 0) cursor = newest

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { transferEventType } from '@/lib/schemas'
+import { STANDARDS, transferEventType } from '@/lib/schemas'
 import { MAX_WEBHOOK_URL_LENGTH } from '@/net/webhook-url'
 
 /** Ids are PostgreSQL bigints: a larger number is bad input here, not an error in the database. */
@@ -25,6 +25,8 @@ export const createWebhookInput = z.strictObject({
   event_type: transferEventType.optional(),
   /** Blocks on top of an event's block before it is sent (0: at once). */
   min_confirmations: z.number().int().min(0).max(64).default(0),
+  /** Token standards sent, with each event's amount; absent: ERC-721 in the specification's shape. */
+  standard: z.enum(STANDARDS).optional(),
 })
 
 export const listWebhooksInput = z.strictObject({ key_id: id('a key id').optional() }).default({})

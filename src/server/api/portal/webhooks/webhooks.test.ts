@@ -89,6 +89,7 @@ describe('webhooks router', () => {
       collection: '0x00000000000000000000000000000000000000F1',
       event_type: 'mint',
       min_confirmations: 3,
+      standard: 'all',
     })
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
     expect(created.endpoint).toMatchObject({
@@ -97,6 +98,7 @@ describe('webhooks router', () => {
       collection: '0x00000000000000000000000000000000000000f1',
       event_type: 'mint',
       min_confirmations: 3,
+      standard: 'all',
       enabled: true,
       secret_prefix: created.secret.slice(0, 12),
     })
@@ -111,7 +113,11 @@ describe('webhooks router', () => {
     expect(listed.map((e) => e.id)).toContain(created.endpoint.id)
     expect(JSON.stringify(listed)).not.toContain(created.secret)
     const audit = await caller(alice).keys.auditEvents({ action: 'webhook_created' })
-    expect(audit.items[0]?.details).toMatchObject({ endpoint_id: created.endpoint.id, url: url() })
+    expect(audit.items[0]?.details).toMatchObject({
+      endpoint_id: created.endpoint.id,
+      url: url(),
+      standard: 'all',
+    })
   })
 
   it('refuses bad input with 400: not https, a private address, bad filters', async () => {
@@ -132,6 +138,7 @@ describe('webhooks router', () => {
     expect((await bad({ url: 'not a url' })).code).toBe('BAD_REQUEST')
     expect((await bad({ min_confirmations: 65 })).code).toBe('BAD_REQUEST')
     expect((await bad({ event_type: 'sale' })).code).toBe('BAD_REQUEST')
+    expect((await bad({ standard: 'ERC20' })).code).toBe('BAD_REQUEST')
     expect((await bad({ collection: '0x123' })).code).toBe('BAD_REQUEST')
     expect((await bad({ key_id: 'abc' })).code).toBe('BAD_REQUEST')
     expect((await bad({ key_id: '99999999999999999999' })).code).toBe('BAD_REQUEST')

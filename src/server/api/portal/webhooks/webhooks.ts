@@ -15,6 +15,7 @@ import {
   type WebhookDeliveryRow,
   type WebhookEndpointRow,
 } from '@/db/queries/webhooks'
+import type { StandardParam } from '@/lib/schemas'
 import { webhookUrlRefusal } from '@/net/webhook-url'
 import type { PortalContext } from '@/server/api/trpc/portal'
 import {
@@ -59,6 +60,7 @@ export interface WebhookEndpointView {
   collection: string | null
   event_type: string | null
   min_confirmations: number
+  standard: StandardParam | null
   secret_prefix: string
   enabled: boolean
   disabled_reason: string | null
@@ -74,6 +76,7 @@ const view = (e: WebhookEndpointRow): WebhookEndpointView => ({
   collection: e.collection,
   event_type: e.event_type,
   min_confirmations: e.min_confirmations,
+  standard: e.standard,
   secret_prefix: e.secret_prefix,
   enabled: e.enabled,
   disabled_reason: e.disabled_reason,
@@ -108,6 +111,7 @@ export async function createWebhook(ctx: UserContext, input: z.infer<typeof crea
       collection: input.collection ?? null,
       eventType: input.event_type ?? null,
       minConfirmations: input.min_confirmations,
+      standard: input.standard ?? null,
       secretCiphertext: sealSecret(settings.sealKey, id, secret),
       secretPrefix: secretPrefix(secret),
       maxPerKey: MAX_ENDPOINTS_PER_KEY,
@@ -124,6 +128,7 @@ export async function createWebhook(ctx: UserContext, input: z.infer<typeof crea
         collection: row.collection,
         event_type: row.event_type,
         min_confirmations: row.min_confirmations,
+        standard: row.standard,
       },
     })
     return { endpoint: view(row), secret }
