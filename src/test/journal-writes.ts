@@ -6,10 +6,12 @@
  */
 import type pg from 'pg'
 import type { Hex } from 'viem'
+import { afterAll, beforeAll, beforeEach } from 'vitest'
 import type { TransferEvent } from '@/indexer/events/types'
 import { commitBatch, type IngestBatch } from '@/indexer/store/commit'
 import { rollbackAfter } from '@/indexer/store/rollback'
 import { ensureIndexerState } from '@/indexer/store/state'
+import { createTestDatabase, type TestDatabase } from './db'
 
 const hex = (n: number, bytes: number) => `0x${n.toString(16).padStart(bytes * 2, '0')}` as Hex
 
@@ -44,36 +46,67 @@ export class JournalWriter {
     options: { confirmed?: number } = {},
   ) {
     const batch = this.blockBatch(block, head, { ...options, fork, collection })
-    const ctx = { network: 'devnet', startBlock: 1n, expectedLastIndexed: this.lastIndexed, keepBlocks: 64n }
-    this.lastIndexed = (await commitBatch(this.pool, ctx, batch)).lastIndexedBlock
+    await this.commit(batch)
     return batch.blocks[0]!.hash
   }
 
-  /**
-   * Block `block` of fork `fork` as the indexer commits it: `mints` mints (1 by default; tokens
-   * fork*1000+block, then 1,000,000 apart), seen at head `head`; verified, with the chain's
-   * confirmed block at `confirmed`, when that is given.
-   */
-  blockBatch(
+  /** Commits a batch of blockBatch's after the blocks committed so far. */
+  async commit(batch: IngestBatch) {
+    const ctx = { network: 'devnet', startBlock: 1n, expectedLastIndexed: this.lastIndexed, keepBlocks: 64n }
+    this.lastIndexed = (await commitBatch(this.pool, ctx, batch)).lastIndexedBlock
+  }
+
+  /** An ERC-721 transfer in block `block` of fork `fork`, dated and hashed as blockBatch makes that block. */
+  transfer(
     block: number,
-    head: number,
-    options: { fork?: number; collection?: Hex; confirmed?: number; mints?: number } = {},
-  ): IngestBatch {
-    const fork = options.fork ?? 0
-    const hash = hex(fork * 1_000 + block, 32)
-    const transfers: TransferEvent[] = Array.from({ length: options.mints ?? 1 }, (_, i) => ({
+    tokenId: bigint,
+    from: Hex,
+    to: Hex,
+    options: { fork?: number; collection?: Hex; logIndex?: number } = {},
+  ): TransferEvent {
+    const hash = hex((options.fork ?? 0) * 1_000 + block, 32)
+    return {
       collection: options.collection ?? JOURNAL_COLLECTION,
-      tokenId: BigInt(fork * 1_000 + block + i * 1_000_000),
-      from: hex(0, 20),
-      to: hex(0xa1, 20),
+      tokenId,
+      from,
+      to,
       blockNumber: BigInt(block),
       blockHash: hash,
       blockTimestamp: this.now + BigInt(block),
       transactionHash: hash,
-      logIndex: i,
+      logIndex: options.logIndex ?? 0,
       batchIndex: 0,
       standard: 'ERC721',
-    }))
+    }
+  }
+
+  /**
+   * Block `block` of fork `fork` as the indexer commits it, seen at head `head`: `transfers`, else
+   * `mints` mints to 0x…a1 (1 by default; tokens fork*1000+block, then 1,000,000 apart); verified,
+   * with the chain's confirmed block at `confirmed`, when that is given.
+   */
+  blockBatch(
+    block: number,
+    head: number,
+    options: {
+      fork?: number
+      collection?: Hex
+      confirmed?: number
+      mints?: number
+      transfers?: TransferEvent[]
+    } = {},
+  ): IngestBatch {
+    const fork = options.fork ?? 0
+    const hash = hex(fork * 1_000 + block, 32)
+    const transfers =
+      options.transfers ??
+      Array.from({ length: options.mints ?? 1 }, (_, i) =>
+        this.transfer(block, BigInt(fork * 1_000 + block + i * 1_000_000), hex(0, 20), hex(0xa1, 20), {
+          fork,
+          collection: options.collection,
+          logIndex: i,
+        }),
+      )
     return {
       fromBlock: BigInt(block),
       toBlock: BigInt(block),
@@ -131,4 +164,21 @@ export class JournalWriter {
   async setHead(head: number) {
     await this.pool.query('UPDATE indexer_state SET last_seen_block = $1', [head])
   }
+}
+
+/**
+ * A database of the test file's own and a JournalWriter over it, the chain tables emptied
+ * before each test. Read the fields inside tests (they are set in beforeAll).
+ */
+export function journalDatabase(): { db: TestDatabase; writer: JournalWriter } {
+  const scope = {} as { db: TestDatabase; writer: JournalWriter }
+  beforeAll(async () => {
+    scope.db = await createTestDatabase()
+    scope.writer = new JournalWriter(scope.db.pool)
+  }, 60_000)
+  afterAll(async () => {
+    await scope.db?.drop()
+  })
+  beforeEach(() => scope.writer.reset())
+  return scope
 }

@@ -5,32 +5,19 @@
  * or a rollback of unconfirmed blocks leaves it, or every reorganisation at the head would
  * throw the snapshots away.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '@/test/db'
-import { JOURNAL_COLLECTION, JournalWriter } from '@/test/journal-writes'
+import { describe, expect, it } from 'vitest'
+import { JOURNAL_COLLECTION, journalDatabase } from '@/test/journal-writes'
 import { writeTransfers } from '.'
 import { commitWithin } from './commit'
 import { withWriteTransaction } from './db'
 import { rollbackWithin } from './rollback'
 import { ensureIndexerState } from './state'
 
-let db: TestDatabase
-let writer: JournalWriter
-
-beforeAll(async () => {
-  db = await createTestDatabase()
-  writer = new JournalWriter(db.pool)
-}, 60_000)
-afterAll(async () => {
-  await db?.drop()
-})
-beforeEach(async () => {
-  await writer.reset()
-})
+const scope = journalDatabase()
 
 const state = async () =>
   (
-    await db.pool.query<{ rewritten: string; confirmed: string }>(
+    await scope.db.pool.query<{ rewritten: string; confirmed: string }>(
       `SELECT (extract(epoch FROM history_rewritten_at) * 1000000)::bigint::text AS rewritten,
               last_confirmed_block::text AS confirmed
          FROM indexer_state`,
@@ -40,7 +27,7 @@ const state = async () =>
 /** Blocks 1..4 committed with the chain's confirmed block at 3: blocks 1..3 are confirmed. */
 async function confirmedHistory() {
   for (let block = 1; block <= 4; block++)
-    await writer.commitBlock(block, 5, 0, JOURNAL_COLLECTION, { confirmed: 3 })
+    await scope.writer.commitBlock(block, 5, 0, JOURNAL_COLLECTION, { confirmed: 3 })
   expect((await state()).confirmed).toBe('3')
 }
 
@@ -48,9 +35,9 @@ describe('history_rewritten_at', () => {
   it('stays through commits and rollbacks above the confirmed block', async () => {
     await confirmedHistory()
     const before = (await state()).rewritten
-    await writer.commitBlock(5, 6, 0, JOURNAL_COLLECTION, { confirmed: 3 })
-    await writer.reorgTo(4, 6)
-    await writer.commitBlock(5, 6, 1, JOURNAL_COLLECTION, { confirmed: 3 })
+    await scope.writer.commitBlock(5, 6, 0, JOURNAL_COLLECTION, { confirmed: 3 })
+    await scope.writer.reorgTo(4, 6)
+    await scope.writer.commitBlock(5, 6, 1, JOURNAL_COLLECTION, { confirmed: 3 })
     expect((await state()).rewritten).toBe(before)
   })
 
@@ -58,12 +45,12 @@ describe('history_rewritten_at', () => {
     await confirmedHistory()
     const before = (await state()).rewritten
     // A reorganisation deeper than the confirmed block (or a repair): blocks 3 and 4 go.
-    await writer.reorgTo(2, 6)
+    await scope.writer.reorgTo(2, 6)
     const after = await state()
     expect(BigInt(after.rewritten)).toBeGreaterThan(BigInt(before))
     expect(after.confirmed).toBe('0')
     // Their replacements land above the (moved back) confirmed block: nothing more to retire.
-    await writer.commitBlock(3, 6, 1, JOURNAL_COLLECTION, { confirmed: 3 })
+    await scope.writer.commitBlock(3, 6, 1, JOURNAL_COLLECTION, { confirmed: 3 })
     expect((await state()).rewritten).toBe(after.rewritten)
   })
 
@@ -73,7 +60,7 @@ describe('history_rewritten_at', () => {
     const before = (await state()).rewritten
     // The repair as sync/verify-confirmed.ts makes it: back to block 2 and the verified block 3
     // committed, in one transaction (the commit lands after the confirmed block moved back).
-    await withWriteTransaction(db.pool, async (client) => {
+    await withWriteTransaction(scope.db.pool, async (client) => {
       const rolledBack = await rollbackWithin(
         client,
         { network: 'devnet', startBlock: 1n, lastSeenBlock: 5n, chainConfirmedBlock: 3n },
@@ -87,7 +74,7 @@ describe('history_rewritten_at', () => {
           expectedLastIndexed: rolledBack.lastIndexedBlock,
           keepBlocks: 64n,
         },
-        writer.blockBatch(3, 5, { confirmed: 3, mints: 2 }),
+        scope.writer.blockBatch(3, 5, { confirmed: 3, mints: 2 }),
       )
     })
     expect(BigInt((await state()).rewritten)).toBeGreaterThan(BigInt(before))
@@ -97,7 +84,7 @@ describe('history_rewritten_at', () => {
     await confirmedHistory()
     const before = (await state()).rewritten
     await writeTransfers(
-      db.pool,
+      scope.db.pool,
       [
         {
           collection: JOURNAL_COLLECTION,
@@ -118,7 +105,7 @@ describe('history_rewritten_at', () => {
   it('moves with a new START_BLOCK', async () => {
     await confirmedHistory()
     const before = (await state()).rewritten
-    await ensureIndexerState(db.pool, { network: 'devnet', chainId: 31337, startBlock: 2 })
+    await ensureIndexerState(scope.db.pool, { network: 'devnet', chainId: 31337, startBlock: 2 })
     expect(BigInt((await state()).rewritten)).toBeGreaterThan(BigInt(before))
   })
 })
