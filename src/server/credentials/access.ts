@@ -97,6 +97,31 @@ interface Held {
   subject: string
 }
 
+/**
+ * Whether a verified credential may be used for `scope` from `origin` (the request's Origin
+ * header): the 403 to answer, or undefined. Checked per request, and again for a stream that
+ * stays open (src/server/rest/stream/stream.handler.ts), so a scope or origin taken off a key
+ * ends its streams as it refuses its requests.
+ */
+export function permissionRefusal(
+  credential: VerifiedCredential,
+  scope: Scope,
+  origin: string | undefined,
+  publicOrigin: string,
+): ApiError | undefined {
+  if (!credential.scopes.includes(scope))
+    return new ApiError('FORBIDDEN', `This credential lacks the scope '${scope}' that this endpoint needs.`)
+  if (origin === undefined) return undefined
+  const normalized = canonicalOrigin(origin)
+  if (normalized !== undefined && credential.allowedOrigins.includes(normalized)) return undefined
+  return new ApiError(
+    'FORBIDDEN',
+    credential.kind === 'key'
+      ? `Origin ${JSON.stringify(origin)} is not allowed for this API key; add it to the key's allowed origins in the portal.`
+      : `Demo tokens are accepted from ${publicOrigin} only.`,
+  )
+}
+
 export class RequestAccess {
   /** Identifies this request's entries in the limiter (not secret, not the request id). */
   private readonly token = `${TOKEN_PREFIX}.${(++tokenCounter).toString(36)}`
@@ -216,21 +241,8 @@ export class RequestAccess {
     if (credential.kind === 'key') this.keyId = credential.id
     await this.limitCredential(credential)
 
-    if (!credential.scopes.includes(scope)) {
-      throw new ApiError('FORBIDDEN', `This credential lacks the scope '${scope}' that this endpoint needs.`)
-    }
-    const origin = headers.origin
-    if (origin !== undefined) {
-      const normalized = canonicalOrigin(origin)
-      if (normalized === undefined || !credential.allowedOrigins.includes(normalized)) {
-        throw new ApiError(
-          'FORBIDDEN',
-          credential.kind === 'key'
-            ? `Origin ${JSON.stringify(origin)} is not allowed for this API key; add it to the key's allowed origins in the portal.`
-            : `Demo tokens are accepted from ${this.control.publicOrigin} only.`,
-        )
-      }
-    }
+    const refusal = permissionRefusal(credential, scope, headers.origin, this.control.publicOrigin)
+    if (refusal) throw refusal
     if (credential.kind === 'key') this.control.lastUsed.touch(credential.id)
     const logger = this.control.logger
     // Checked first: the log line's object is not built on every request when the level is off.

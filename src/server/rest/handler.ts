@@ -44,6 +44,7 @@ import {
   createStreamHandler,
   isStreamPath,
   STREAM_PATH,
+  STREAM_SCOPE,
   type StreamOptions,
 } from '@/server/rest/stream/stream.handler'
 import type { Services } from '@/server/services/web-services'
@@ -140,7 +141,7 @@ export function createRestHandler(services: Services, options: RestOptions = {})
             headers: { Allow: 'GET' },
           })
         }
-        const credential = await requestAccess.authenticate(req.headers, 'read:activity', requestId)
+        const credential = await requestAccess.authenticate(req.headers, STREAM_SCOPE, requestId)
         req.resume()
         const headers = { ...requestAccess.headers(), ...cors }
         await stream(req, res, { requestId, credential, access: requestAccess, headers, query })

@@ -23,7 +23,7 @@ import { JOURNAL_RETENTION_MS } from '@/db/queries/activity-journal'
 import { journalResumeBounds } from '@/db/queries/journal-resume'
 import { address, integerParam, standardParam, transferEventType } from '@/lib/schemas'
 import { queryInput } from '@/server/api/internals/routes'
-import type { RequestAccess } from '@/server/credentials/access'
+import { permissionRefusal, type RequestAccess } from '@/server/credentials/access'
 import { parseAuthorization } from '@/server/credentials/secrets'
 import type { VerifiedCredential } from '@/server/credentials/verifier'
 import { ApiError } from '@/server/errors/api-error'
@@ -35,6 +35,8 @@ import { STREAMS_PER_DEMO_TOKEN, STREAMS_PER_KEY } from '@/server/ratelimit/poli
 import type { Services } from '@/server/services/web-services'
 
 export const STREAM_PATH = '/v1/activity/stream'
+/** The scope a stream needs, as `/v1/activity`. */
+export const STREAM_SCOPE = 'read:activity'
 
 /** Whether a request path (no query) addresses the stream (a trailing slash tolerated). */
 export function isStreamPath(pathname: string): boolean {
@@ -214,12 +216,17 @@ export function createStreamHandler(services: Services, options: StreamOptions =
     }
     open.add(end)
     res.once('close', end)
-    // Revoked, rotated out or expired: the stream ends within the verifier's cache bound.
+    // Revoked, rotated out, expired, or its scope or this origin taken off the key: the stream
+    // ends within the verifier's cache bound, as a request would be refused.
     const recheck = setInterval(() => {
       if (presented.kind !== 'key' && presented.kind !== 'demo') return end()
       services.access.verifier.verify(presented).then(
         (still) => {
-          if (!still) end()
+          if (
+            !still ||
+            permissionRefusal(still, STREAM_SCOPE, req.headers.origin, services.access.publicOrigin)
+          )
+            end()
         },
         () => {
           // The credential database is unreachable: keep the stream; the next re-check decides.

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { pruneJournal } from '@/db/queries/activity-journal'
-import { createApiKey, ensureUser, revokeApiKey } from '@/server/api/portal/keys/api-keys'
+import { createApiKey, ensureUser, revokeApiKey, updateApiKey } from '@/server/api/portal/keys/api-keys'
 import { issueDemoToken } from '@/server/credentials/demo-tokens'
 import { pushEvent } from '@/server/push/activity-event'
 import { type ApiServer, startApiServer, TEST_LIMITS } from '@/test/api-client'
@@ -56,11 +56,12 @@ beforeEach(async () => {
 async function stream(
   server: ApiServer,
   query = '',
-  options: { credential?: string; lastEventId?: string } = {},
+  options: { credential?: string; lastEventId?: string; origin?: string } = {},
 ) {
   const conn = await openSse(`${server.base}/v1/activity/stream${query}`, {
     credential: options.credential ?? server.token,
     lastEventId: options.lastEventId,
+    headers: options.origin ? { Origin: options.origin } : {},
   })
   open.push(conn)
   return conn
@@ -76,12 +77,12 @@ const journalSeqs = async () =>
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-async function newKey(label: string) {
+async function newKey(label: string, allowedOrigins?: string[]) {
   const user = await ensureUser(api.db, `0x${label.padStart(40, '0')}`)
   const { key, secret } = await createApiKey(
     api.db,
     { userId: user.id, address: user.address },
-    { name: label },
+    { name: label, allowedOrigins },
   )
   return { user, key, secret }
 }
@@ -339,6 +340,25 @@ describe('refusals of the live stream', () => {
     await conn.ended
     expect(Date.now() - revoked).toBeLessThan(3000)
     expect((await stream(api, '', { credential: secret })).status).toBe(401)
+  })
+
+  it('a key that loses read:activity, or the stream’s origin: its open stream ends within the same bound', async () => {
+    const origin = 'https://app.example'
+    const scoped = await newKey('8')
+    const browser = await newKey('9', [origin])
+    const actor = (u: { id: bigint; address: string }) => ({ userId: u.id, address: u.address })
+    const withScope = await stream(api, '', { credential: scoped.secret })
+    const fromOrigin = await stream(api, '', { credential: browser.secret, origin })
+    expect([withScope.status, fromOrigin.status]).toEqual([200, 200])
+    await sleep(200)
+    expect([withScope.isEnded(), fromOrigin.isEnded()]).toEqual([false, false])
+    const changed = Date.now()
+    await updateApiKey(api.db, actor(scoped.user), { keyId: BigInt(scoped.key.id), scopes: ['read:nfts'] })
+    await updateApiKey(api.db, actor(browser.user), { keyId: BigInt(browser.key.id), allowedOrigins: [] })
+    await Promise.all([withScope.ended, fromOrigin.ended])
+    expect(Date.now() - changed).toBeLessThan(3000)
+    expect((await stream(api, '', { credential: scoped.secret })).status).toBe(403)
+    expect((await stream(api, '', { credential: browser.secret, origin })).status).toBe(403)
   })
 
   it('other methods: 405 with Allow: GET', async () => {
