@@ -125,7 +125,12 @@ export async function recordKeysLastUsed(
 
 // ───────────── in a transaction (./transaction.ts) ─────────────
 
-function countActiveKeys(tx: Tx, userId: bigint): Promise<number> {
+/**
+ * The user's active keys, counted with the user's row locked until the transaction ends:
+ * concurrent creations of one user count one after another, so no two pass the cap together.
+ */
+async function countActiveKeys(tx: Tx, userId: bigint): Promise<number> {
+  await tx.$queryRaw`SELECT 1 FROM users WHERE id = ${userId} FOR UPDATE`
   return tx.apiKey.count({ where: { userId, status: 'active' } })
 }
 

@@ -8,7 +8,7 @@ import { fetchRequestHandler } from '@trpc/server/adapters/fetch'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sha256Hex } from '@/db/sha256'
 import { SCOPES } from '@/lib/scopes'
-import { ensureUser } from '@/server/api/portal/keys/api-keys'
+import { ensureUser, MAX_ACTIVE_KEYS_PER_USER } from '@/server/api/portal/keys/api-keys'
 import { portalRouter } from '@/server/api/portal/router'
 import type { PortalContext } from '@/server/api/trpc/portal'
 import { isWellFormedApiKey } from '@/server/credentials/secrets'
@@ -44,7 +44,8 @@ async function trpcCode(promise: Promise<unknown>): Promise<string> {
 }
 
 beforeAll(async () => {
-  tdb = await createTestDatabase()
+  // Room for twenty concurrent transactions (the key cap's test).
+  tdb = await createTestDatabase({ poolSize: 24 })
   const db = asDatabase(tdb)
   alice = await ensureUser(db, '0x00000000000000000000000000000000000A11CE')
   bob = await ensureUser(db, '0x0000000000000000000000000000000000000b0b')
@@ -103,6 +104,21 @@ describe('keys router', () => {
         caller(alice).create({ name: 'x', scopes: ['write:all' as unknown as (typeof SCOPES)[number]] }),
       ),
     ).toBe('BAD_REQUEST')
+  })
+
+  it(`holds an account to ${MAX_ACTIVE_KEYS_PER_USER} active keys, also when they are created at once`, async () => {
+    const carol = await ensureUser(asDatabase(tdb), '0x000000000000000000000000000000000000ca01')
+    const keys = caller(carol)
+    for (let i = 0; i < MAX_ACTIVE_KEYS_PER_USER - 5; i++) await keys.create({ name: `k${i}` })
+    // Twenty at once (a tRPC batch runs its calls in parallel): five may pass, the rest are refused.
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => keys.create({ name: `race${i}` })),
+    )
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5)
+    for (const r of results)
+      if (r.status === 'rejected')
+        expect((r.reason as Error).message).toContain(`At most ${MAX_ACTIVE_KEYS_PER_USER} active keys`)
+    expect((await keys.list()).filter((k) => k.status === 'active')).toHaveLength(MAX_ACTIVE_KEYS_PER_USER)
   })
 
   it('lets a user see and change only their own keys', async () => {
