@@ -41,14 +41,29 @@ export interface AuditEventFilter {
   to?: Date | undefined
 }
 
-/** Inserts an event, then deletes the user's events older than the newest `keep`. */
-async function insertAuditEvent(tx: Tx, row: AuditEventRow, keep: number): Promise<void> {
+/**
+ * Inserts an event, then deletes the user's events older than the newest `keep.count`: of
+ * every action, or with `keep.sameAction` of the event's own action only.
+ */
+async function insertAuditEvent(
+  tx: Tx,
+  row: AuditEventRow,
+  keep: { count: number; sameAction?: boolean },
+): Promise<void> {
   await tx.auditEvent.create({ data: row })
+  if (keep.sameAction) {
+    await tx.$executeRaw`
+      DELETE FROM audit_events
+      WHERE user_id = ${row.userId} AND action = ${row.action}
+        AND id <= (SELECT id FROM audit_events WHERE user_id = ${row.userId} AND action = ${row.action}
+                   ORDER BY id DESC OFFSET ${keep.count} LIMIT 1)`
+    return
+  }
   await tx.$executeRaw`
     DELETE FROM audit_events
     WHERE user_id = ${row.userId}
       AND id <= (SELECT id FROM audit_events WHERE user_id = ${row.userId}
-                 ORDER BY id DESC OFFSET ${keep} LIMIT 1)`
+                 ORDER BY id DESC OFFSET ${keep.count} LIMIT 1)`
 }
 
 export const auditEventStatements = { insertAuditEvent }

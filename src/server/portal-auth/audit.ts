@@ -45,6 +45,13 @@ export interface Actor {
 /** Events kept per user: writing one more deletes the oldest, so a trail (and its export) stays bounded. */
 export const MAX_AUDIT_EVENTS_PER_USER = 10_000
 
+/**
+ * Refused sign-ins kept per user. Anyone can cause one for any address (the address is the
+ * message's claim, ./sign-in-refusals.ts), so they are trimmed among themselves: a flood of
+ * them replaces older refusals, never the user's own sign-ins and key changes.
+ */
+export const MAX_REFUSALS_PER_USER = 1_000
+
 /** Writes an event through `q`: a transaction's queries, or autocommit(db) (@/db/queries/transaction). */
 export async function writeAuditEvent(
   q: TxQueries,
@@ -69,7 +76,9 @@ export async function writeAuditEvent(
       details: event.details,
       ...(event.at ? { createdAt: event.at } : {}),
     },
-    MAX_AUDIT_EVENTS_PER_USER,
+    event.action === 'sign_in_refused'
+      ? { count: MAX_REFUSALS_PER_USER, sameAction: true }
+      : { count: MAX_AUDIT_EVENTS_PER_USER },
   )
 }
 

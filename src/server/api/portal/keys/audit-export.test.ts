@@ -1,11 +1,14 @@
 /**
  * The audit export's bounded cost (docs/portal.md, "Audit filters and
- * export"): a trail keeps its newest MAX_AUDIT_EVENTS_PER_USER events; the
+ * export"): a trail keeps its newest MAX_AUDIT_EVENTS_PER_USER events, of which
+ * refused sign-ins at most MAX_REFUSALS_PER_USER, trimmed among themselves; the
  * file is streamed page by page (the JSON is what one JSON.stringify of the
  * whole trail would write); the request's concurrency slot is held while the
  * file streams and comes back when the download is cancelled.
  */
 import { Writable } from 'node:stream'
+import { getAddress } from 'viem'
+import { createSiweMessage } from 'viem/siwe'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '@/config/env'
 import { createLogger } from '@/config/logger'
@@ -13,8 +16,13 @@ import { createPortalHandler } from '@/server/api/portal/handler'
 import { ensureUser } from '@/server/api/portal/keys/api-keys'
 import { portalRouter } from '@/server/api/portal/router'
 import { CLIENT_IP_HEADER } from '@/server/http/client-ip'
-import { EXPORT_PAGE_SIZE, MAX_AUDIT_EVENTS_PER_USER } from '@/server/portal-auth/audit'
+import {
+  EXPORT_PAGE_SIZE,
+  MAX_AUDIT_EVENTS_PER_USER,
+  MAX_REFUSALS_PER_USER,
+} from '@/server/portal-auth/audit'
 import type { SessionUser } from '@/server/portal-auth/session-user'
+import { SignInRefusals } from '@/server/portal-auth/sign-in-refusals'
 import { closeWebServices, createWebServices, type Services } from '@/server/services/web-services'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { asDatabase, uniqueIp } from '@/test/serve-api'
@@ -83,6 +91,40 @@ describe('the audit export', () => {
     expect(events).toHaveLength(MAX_AUDIT_EVENTS_PER_USER)
     expect(events.map((e) => e.id)).toEqual(kept.map((e) => e.id.toString()).reverse())
     expect(text).toBe(`${JSON.stringify(events, null, 2)}\n`)
+  })
+
+  it('refused sign-ins, which anyone can cause, replace older refusals, never the user’s own events', async () => {
+    const frank = await ensureUser(asDatabase(tdb), '0x00000000000000000000000000000000000f4a2c')
+    const ctx = { db: asDatabase(tdb), credentials: { clear() {} }, clientIp: '192.0.2.8', userAgent: null }
+    await portalRouter.createCaller({ ...ctx, user: frank }).keys.create({ name: 'prod' })
+    await tdb.prisma.auditEvent.createMany({
+      data: Array.from({ length: MAX_REFUSALS_PER_USER }, (_, i) => ({
+        userId: frank.id,
+        walletAddress: frank.address,
+        action: 'sign_in_refused',
+        details: { reason: 'BAD_SIGNATURE', n: i },
+      })),
+    })
+    // One more, as anyone can post it: a well-formed message naming frank, a junk signature.
+    const message = createSiweMessage({
+      domain: 'portal.test',
+      address: getAddress(frank.address),
+      uri: 'http://portal.test/portal',
+      version: '1',
+      chainId: 1,
+      nonce: 'deadbeefdeadbeef',
+      issuedAt: new Date(),
+    })
+    const meta = { clientIp: '198.51.100.66', userAgent: 'anyone' }
+    expect(await new SignInRefusals(asDatabase(tdb)).record(message, 'BAD_SIGNATURE', meta)).toBe('recorded')
+    const trail = await tdb.prisma.auditEvent.findMany({
+      where: { userId: frank.id },
+      orderBy: { id: 'asc' },
+    })
+    expect(trail.filter((e) => e.action === 'key_created')).toHaveLength(1)
+    const refusals = trail.filter((e) => e.action === 'sign_in_refused')
+    expect(refusals).toHaveLength(MAX_REFUSALS_PER_USER)
+    expect(refusals[0]!.details).toMatchObject({ n: 1 })
   })
 
   it('reads one page at a time and holds its slot until the download ends or is cancelled', async () => {
