@@ -12,11 +12,20 @@ import { ApiError } from './api-error'
 
 type Issue = z.core.$ZodIssue
 
+/**
+ * "unknown parameter 'sort'": the message of every refusal of unknown parameters. It names
+ * three at most, each cut at 64 characters (they are the client's own text).
+ */
+export function unknownParametersMessage(names: readonly string[]): string {
+  const listed = names
+    .slice(0, 3)
+    .map((name) => `'${name.slice(0, 64)}'`)
+    .join(', ')
+  return `unknown parameter${names.length > 1 ? 's' : ''} ${listed}`
+}
+
 function describeIssue(issue: Issue): string {
-  if (issue.code === 'unrecognized_keys') {
-    const keys = issue.keys.map((k) => `'${k}'`).join(', ')
-    return `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${keys}`
-  }
+  if (issue.code === 'unrecognized_keys') return unknownParametersMessage(issue.keys)
   const name = issue.path.map(String).join('.') || 'request'
   return `${name}: ${issue.message}`
 }

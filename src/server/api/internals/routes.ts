@@ -21,6 +21,7 @@ import {
 import { boundedMemo } from '@/lib/bounded-memo'
 import type { V1Meta } from '@/server/api/trpc/v1'
 import { ApiError } from '@/server/errors/api-error'
+import { unknownParametersMessage } from '@/server/errors/to-api-error'
 
 export interface Route {
   method: string
@@ -94,9 +95,7 @@ export function routeInput(
 }
 
 function assertNoParameters(names: string[]): void {
-  if (names.length === 0) return
-  const list = names.map((name) => `'${name}'`).join(', ')
-  throw new ApiError('INVALID_ARGUMENT', `unknown parameter${names.length > 1 ? 's' : ''} ${list}`)
+  if (names.length > 0) throw new ApiError('INVALID_ARGUMENT', unknownParametersMessage(names))
 }
 
 /**

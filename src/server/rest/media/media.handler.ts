@@ -29,7 +29,7 @@ import { queryInput } from '@/server/api/internals/routes'
 import { RequestAccess } from '@/server/credentials/access'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
-import { toApiError } from '@/server/errors/to-api-error'
+import { toApiError, unknownParametersMessage } from '@/server/errors/to-api-error'
 import { clientIp } from '@/server/http/client-ip'
 import type { Services } from '@/server/services/web-services'
 import { type ThumbnailOptions, Thumbnails } from './thumbnails'
@@ -215,13 +215,7 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
 function mediaParams(rawUrl: string): { url: string; width: number | undefined } {
   const params = queryInput(new URL(rawUrl, 'http://localhost').search.slice(1))
   const unknown = Object.keys(params).filter((k) => k !== 'url' && k !== 'width')
-  if (unknown.length > 0) {
-    const keys = unknown.slice(0, 3).map((k) => `'${k.slice(0, 64)}'`)
-    throw new ApiError(
-      'INVALID_ARGUMENT',
-      `unknown parameter${unknown.length > 1 ? 's' : ''} ${keys.join(', ')}`,
-    )
-  }
+  if (unknown.length > 0) throw new ApiError('INVALID_ARGUMENT', unknownParametersMessage(unknown))
   const url = params.url
   if (Array.isArray(url)) throw new ApiError('INVALID_ARGUMENT', 'url: must be given once')
   if (!url) throw new ApiError('INVALID_ARGUMENT', 'url: required')
