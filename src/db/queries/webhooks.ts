@@ -407,44 +407,47 @@ export async function findDeliveryTarget(db: ReadDb, deliveryId: bigint): Promis
 export async function recordDelivered(
   db: ReadDb,
   deliveryId: bigint,
-  attempt: { statusCode: number; durationMs: number },
+  attempt: { number: number; statusCode: number; durationMs: number },
 ): Promise<void> {
   await db.pool.query(
     `WITH d AS (
        UPDATE webhook_deliveries
-          SET status = 'delivered', attempts = attempts + 1, last_status_code = $2, last_error = NULL,
+          SET status = 'delivered', attempts = $4, last_status_code = $2, last_error = NULL,
               last_duration_ms = $3, next_attempt_at = NULL, updated_at = now()
-        WHERE id = $1 RETURNING endpoint_id)
+        WHERE id = $1 AND attempts = $4 - 1 RETURNING endpoint_id)
      UPDATE webhook_endpoints SET failing_since = NULL FROM d WHERE webhook_endpoints.id = d.endpoint_id`,
-    [deliveryId.toString(), attempt.statusCode, attempt.durationMs],
+    [deliveryId.toString(), attempt.statusCode, attempt.durationMs, attempt.number],
   )
 }
 
 /**
- * Records a failed attempt: `nextAttemptAt` null means no retry is left. The
- * endpoint's failure run starts at its first failed attempt since the last
- * delivered one; when it is older than `disableAfterMs`, the endpoint is
- * disabled with `reason`. Returns whether this attempt disabled it.
+ * Records failed attempt number `attempt.number`: `retryInMs` null means no retry is left;
+ * else the next attempt is due that long from the database's now. The endpoint's failure
+ * run starts at its first failed attempt since the last delivered one; when it is older
+ * than `disableAfterMs`, the endpoint is disabled with `reason`. Returns whether the
+ * attempt was recorded (not when that attempt, or a later one, was recorded already: a
+ * job run twice) and whether it disabled the endpoint.
  */
 export async function recordFailedAttempt(
   tx: WebhookTx,
   deliveryId: bigint,
   attempt: {
+    number: number
     statusCode: number | null
     error: string
     durationMs: number
-    nextAttemptAt: Date | null
+    retryInMs: number | null
     disableAfterMs: number
     reason: string
   },
-): Promise<{ disabled: boolean }> {
-  const { rows } = await tx.reads.pool.query<{ disabled: boolean }>(
+): Promise<{ recorded: boolean; disabled: boolean }> {
+  const { rows } = await tx.reads.pool.query<{ recorded: boolean; disabled: boolean }>(
     `WITH d AS (
        UPDATE webhook_deliveries
-          SET status = CASE WHEN $5::timestamptz IS NULL THEN 'failed' ELSE 'retrying' END,
-              attempts = attempts + 1, last_status_code = $2, last_error = $3, last_duration_ms = $4,
-              next_attempt_at = $5, updated_at = now()
-        WHERE id = $1 RETURNING endpoint_id),
+          SET status = CASE WHEN $5::float8 IS NULL THEN 'failed' ELSE 'retrying' END,
+              attempts = $8, last_status_code = $2, last_error = $3, last_duration_ms = $4,
+              next_attempt_at = now() + $5::float8 * interval '1 millisecond', updated_at = now()
+        WHERE id = $1 AND attempts = $8 - 1 RETURNING endpoint_id),
      e AS (
        UPDATE webhook_endpoints w
           SET failing_since = COALESCE(w.failing_since, now()),
@@ -456,18 +459,19 @@ export async function recordFailedAttempt(
                                  THEN now() ELSE w.disabled_at END
          FROM d WHERE w.id = d.endpoint_id
         RETURNING (w.enabled = false AND w.disabled_at = now()) AS disabled)
-     SELECT COALESCE((SELECT disabled FROM e), false) AS disabled`,
+     SELECT EXISTS (SELECT 1 FROM d) AS recorded, COALESCE((SELECT disabled FROM e), false) AS disabled`,
     [
       deliveryId.toString(),
       attempt.statusCode,
       attempt.error.slice(0, 500),
       attempt.durationMs,
-      attempt.nextAttemptAt,
+      attempt.retryInMs,
       attempt.disableAfterMs,
       attempt.reason,
+      attempt.number,
     ],
   )
-  return { disabled: rows[0]?.disabled ?? false }
+  return { recorded: rows[0]?.recorded ?? false, disabled: rows[0]?.disabled ?? false }
 }
 
 /** A delivery that will not be attempted (its endpoint is disabled or gone). */

@@ -64,9 +64,11 @@ export class ActivityStream {
     this.lastSent = options.after
     this.unsubscribe = options.listener.subscribe({
       journal: () => this.wake(),
-      // A head move matters only to an addition held for its confirmations.
+      // A head move matters only to an addition held for its confirmations: one held now, or
+      // one the read under way may hold with the head it read before (a batch waiting for the
+      // client to drain it reads no newer head; the wake makes it read again after).
       head: () => {
-        if (this.waiting) this.wake()
+        if (this.waiting || (this.pumping && options.filter.minConfirmations > 0)) this.wake()
       },
     })
     this.heartbeat = setInterval(() => {

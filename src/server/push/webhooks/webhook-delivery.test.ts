@@ -8,7 +8,7 @@
  * journal's triggers record.
  */
 import http from 'node:http'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { verifyWebhook } from '@/client'
 import { createLogger } from '@/config/logger'
 import { parseAllowHosts } from '@/net/guarded-lookup'
@@ -142,6 +142,30 @@ async function until<T>(
     if (value) return value as Exclude<T, null | undefined | false>
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
     await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/**
+ * Locks the endpoint's row, runs `locked`, and kills the connection of the next write that
+ * waits for the row (a dropped backend, a network fault): the attempt it records fails.
+ */
+async function killNextWriteOf(endpointId: string, locked: () => void) {
+  const locker = await db.pool.connect()
+  try {
+    await locker.query('BEGIN')
+    await locker.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [endpointId])
+    const { pid } = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!
+    locked()
+    await until('a write waiting for the row', async () => {
+      const { rowCount } = await db.pool.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+        [pid],
+      )
+      return (rowCount ?? 0) > 0
+    })
+    await locker.query('COMMIT')
+  } finally {
+    locker.release()
   }
 }
 
@@ -415,6 +439,86 @@ describe('webhook delivery', () => {
     expect(at('/editions')).toEqual(['5:3'])
     expect(received.length).toBe(4)
   })
+
+  it('schedules a retry by the database clock: a process clock 10 minutes behind still waits its delay', async () => {
+    await createEndpoint()
+    replies = [(res) => res.writeHead(503).end()]
+    const realNow = Date.now.bind(Date)
+    const skewed = vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 10 * 60_000)
+    try {
+      await startDelivery({ retry: { attempts: 3, baseMs: 30_000, factor: 1, capMs: 30_000, jitter: 0 } })
+      await journal.commitBlock(1, 1)
+      await until('the first attempt recorded', async () => {
+        const { rows } = await db.pool.query<{ due_in_s: number }>(
+          `SELECT extract(epoch FROM next_attempt_at - now())::float8 AS due_in_s
+             FROM webhook_deliveries WHERE status = 'retrying'`,
+        )
+        return rows[0]
+      })
+      const { rows } = await db.pool.query<{ due_in_s: number }>(
+        'SELECT extract(epoch FROM next_attempt_at - now())::float8 AS due_in_s FROM webhook_deliveries',
+      )
+      // Due 30 s after the failure by the database's clock, which the delivery log shows.
+      expect(rows[0]!.due_in_s).toBeGreaterThan(25)
+      expect(rows[0]!.due_in_s).toBeLessThanOrEqual(30)
+      await new Promise((r) => setTimeout(r, 3_000))
+      expect(received.length).toBe(1)
+    } finally {
+      skewed.mockRestore()
+    }
+  })
+
+  it('a batch whose one attempt fails to record: no attempt runs twice at once, none is stranded', async () => {
+    // Event A's first request is held 6 s, then answered 500; its next gets the fallback 204. Event B
+    // is answered at once, but its write of the outcome waits for a lock and its connection is killed.
+    const { endpoint } = await createEndpoint()
+    await journal.commitBlock(1, 1)
+    await journal.commitBlock(2, 2)
+    const [eventA, eventB] = (
+      await db.pool.query<{ seq: string }>('SELECT seq::text AS seq FROM activity_journal ORDER BY seq')
+    ).rows.map((r) => r.seq)
+    let openA = 0
+    let maxOpenA = 0
+    let killedB = false
+    fallback = (res) => {
+      const id = received.at(-1)?.headers['webhook-id']
+      if (id === eventA && received.filter((r) => r.headers['webhook-id'] === eventA).length === 1) {
+        openA++
+        maxOpenA = Math.max(maxOpenA, openA)
+        setTimeout(() => {
+          openA--
+          res.writeHead(500).end()
+        }, 6_000)
+        return
+      }
+      if (id === eventA) maxOpenA = Math.max(maxOpenA, openA + 1)
+      if (id === eventB && !killedB) {
+        killedB = true
+        void killNextWriteOf(endpoint.id, () => res.writeHead(200).end())
+        return
+      }
+      res.writeHead(204).end()
+    }
+    await startDelivery({
+      workers: 1,
+      timeoutMs: 15_000,
+      retry: { attempts: 5, baseMs: 1_000, factor: 1, capMs: 1_000, jitter: 0 },
+    })
+    const stateOfA = async () =>
+      (
+        await db.pool.query<{ status: string; attempts: number }>(
+          'SELECT status, attempts FROM webhook_deliveries WHERE event_id = $1',
+          [eventA],
+        )
+      ).rows[0]
+    await until('A delivered', async () => (await stateOfA())?.status === 'delivered', 25_000)
+    expect(killedB).toBe(true)
+    // A's 500, then its 200: two attempts, one at a time.
+    expect({ maxOpenA, a: await stateOfA() }).toEqual({
+      maxOpenA: 1,
+      a: { status: 'delivered', attempts: 2 },
+    })
+  }, 40_000)
 
   it("a revoked key's endpoints receive nothing", async () => {
     const key = (await portal(allowAll()).keys.create({ name: 'short-lived' })).key.id

@@ -134,7 +134,12 @@ export class WebhookDelivery {
           pollingIntervalSeconds: this.options.jobPollSeconds ?? 0.5,
         },
         async (jobs) => {
-          await Promise.all(jobs.map((job) => this.attempt(job.data)))
+          // Every attempt of the batch ends before the batch fails: pg-boss retries the whole
+          // batch, and must not start a job again while its first run still sends.
+          const failure = (await Promise.allSettled(jobs.map((job) => this.attempt(job.data)))).find(
+            (r) => r.status === 'rejected',
+          )
+          if (failure) throw failure.reason
         },
       )
     }
@@ -250,12 +255,13 @@ export class WebhookDelivery {
     }
   }
 
-  private async enqueue(tx: WebhookTx, deliveryId: bigint, attempt: number, startAfter?: Date) {
+  /** `startAfterSeconds`: from the database's now (pg-boss adds it there), not this process's clock. */
+  private async enqueue(tx: WebhookTx, deliveryId: bigint, attempt: number, startAfterSeconds?: number) {
     if (!this.boss) throw new Error('webhook delivery is not started')
     await this.boss.send(
       DELIVERY_QUEUE,
       { deliveryId: deliveryId.toString(), attempt } satisfies DeliveryJob,
-      { db: tx.jobs, ...(startAfter ? { startAfter } : {}) },
+      { db: tx.jobs, ...(startAfterSeconds ? { startAfter: startAfterSeconds } : {}) },
     )
   }
 
@@ -305,21 +311,27 @@ export class WebhookDelivery {
     const result = await this.send(target)
     this.options.metrics?.webhookAttempt(result.ok)
     if (result.ok) {
-      await recordDelivered(db, deliveryId, { statusCode: result.statusCode!, durationMs: result.durationMs })
+      await recordDelivered(db, deliveryId, {
+        number: job.attempt,
+        statusCode: result.statusCode!,
+        durationMs: result.durationMs,
+      })
       return
     }
     const delay = retryDelayMs(this.retry, job.attempt)
-    const nextAttemptAt = delay === null ? null : new Date(Date.now() + delay)
     const { disabled } = await inWebhookTransaction(db, async (tx) => {
       const outcome = await recordFailedAttempt(tx, deliveryId, {
+        number: job.attempt,
         statusCode: result.statusCode,
         error: result.error ?? 'failed',
         durationMs: result.durationMs,
-        nextAttemptAt,
+        retryInMs: delay,
         disableAfterMs: this.disableAfterMs,
         reason: `Every delivery failed for ${formatSpan(this.disableAfterMs)} (last: ${result.error ?? 'failed'}).`,
       })
-      if (nextAttemptAt) await this.enqueue(tx, deliveryId, job.attempt + 1, nextAttemptAt)
+      // Only the run that recorded the attempt schedules the next one (a job run twice records once).
+      if (outcome.recorded && delay !== null)
+        await this.enqueue(tx, deliveryId, job.attempt + 1, delay / 1000)
       return outcome
     })
     logger.debug(

@@ -1,0 +1,98 @@
+/**
+ * One live stream (ActivityStream) on a real journal and LISTEN connection, with a client that
+ * reads slowly: a stream that waits for confirmations sends a held addition once the head
+ * moves, also when the head moved while the stream waited for its client to drain
+ * (docs/push.md, "Live stream").
+ */
+import { EventEmitter } from 'node:events'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ensureIndexerState } from '@/indexer/store/state'
+import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
+import { asDatabase } from '@/test/serve-api'
+import { ActivityStream, type StreamSink } from './activity-stream'
+import { createJournalListener, type JournalListener } from './journal-listener'
+import { JournalTail } from './journal-tail'
+
+let db: TestDatabase
+let listener: JournalListener | undefined
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  await ensureIndexerState(db.pool, { network: 'devnet', chainId: 31337, startBlock: 1 })
+}, 60_000)
+afterAll(async () => {
+  await listener?.close()
+  await db?.drop()
+})
+
+/** A client that does not read until told: write() reports backpressure once, as a full socket does. */
+class SlowSink extends EventEmitter implements StreamSink {
+  frames: string[] = []
+  blocked = true
+  write(chunk: string): boolean {
+    this.frames.push(chunk)
+    return !this.blocked
+  }
+  drain() {
+    this.blocked = false
+    this.emit('drain')
+  }
+  ids() {
+    return (
+      this.frames
+        .join('')
+        .match(/^id: \d+$/gm)
+        ?.map((l) => l.slice(4)) ?? []
+    )
+  }
+}
+
+const until = async (check: () => boolean, ms: number) => {
+  const end = Date.now() + ms
+  while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 20))
+  return check()
+}
+
+describe.skipIf(isEmbeddedTestDatabase())('live stream with min_confirmations under backpressure', () => {
+  it('a head move while the stream waits for drain still releases the held addition', async () => {
+    // 500 additions in block 1 (one full stream batch), then one in block 2; head 2, m = 1.
+    await db.pool.query(
+      `INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
+         event_type, block_number, block_hash, block_timestamp, transaction_hash, log_index, batch_index, head_block)
+       SELECT 'added', g, '0x01', g, '0x00', '0x02', 'mint', CASE WHEN g <= 500 THEN 1 ELSE 2 END,
+              '0x0a', now(), '0x' || lpad(to_hex(g), 64, '0'), 0, 0, 2
+         FROM generate_series(1, 501) g`,
+    )
+    await db.pool.query(`UPDATE indexer_state SET last_seen_block = 2`)
+    const newest = BigInt((await db.pool.query(`SELECT max(seq)::text AS n FROM activity_journal`)).rows[0].n)
+
+    const database = asDatabase(db)
+    listener = createJournalListener(database, { network: 'devnet', pollMs: 200 })
+    await until(() => listener!.listening, 5_000)
+    const tail = new JournalTail(database, 'devnet')
+    const sink = new SlowSink()
+    const stream = new ActivityStream(sink, {
+      tail,
+      listener,
+      network: 'devnet',
+      filter: { minConfirmations: 1 },
+      after: newest - 501n,
+      heartbeatMs: 60_000,
+    })
+    try {
+      // The first batch (block 1) is written; the client has not read it yet.
+      expect(await until(() => sink.ids().length === 500, 5_000)).toBe(true)
+      // The head moves (a block without transfers: no journal entry) while the stream waits to drain.
+      await db.pool.query(`UPDATE indexer_state SET last_seen_block = 3`)
+      await until(() => listener!.lastHead === 3n, 5_000)
+      await new Promise((r) => setTimeout(r, 300))
+      // The client reads: the block-2 addition now has its confirmation and must follow.
+      sink.drain()
+      const sent = await until(() => sink.ids().length === 501, 3_000)
+      expect({ sent: sink.ids().length, head: listener.lastHead }).toEqual({ sent: 501, head: 3n })
+      expect(sent).toBe(true)
+    } finally {
+      stream.close()
+    }
+  })
+})
