@@ -45,6 +45,30 @@ test('paths whose escapes are no UTF-8 are a 400 in the envelope', async ({ requ
   }
 })
 
+test('a navigation request with a malformed router state is a 400 on every kind of page, and logs no error', async ({
+  request,
+}) => {
+  const errorsBefore = webErrors().length
+  const address = `0x${'ab'.repeat(20)}`
+  const pages = ['/', '/explore', `/explore/collections/${address}`, `/explore/nfts/${address}/1`, '/portal']
+  // Not URL-encoded JSON; not JSON; JSON that is no router state; too large.
+  const states = ['garbage', '%7B', encodeURIComponent('["x",{},null,null,true]'), 'a'.repeat(40_001)]
+  for (const page of pages)
+    for (const state of states) {
+      const res = await request.get(page, { headers: { RSC: '1', 'Next-Router-State-Tree': state } })
+      expect(res.status(), `${page} with the state ${state.slice(0, 30)}`).toBe(400)
+      expect((await res.json()).error.code).toBe('INVALID_ARGUMENT')
+    }
+  // A real state passes: the navigation payload of the page.
+  const valid = encodeURIComponent(
+    JSON.stringify(['', { children: ['explore', { children: ['__PAGE__', {}] }] }]),
+  )
+  const ok = await request.get('/explore', { headers: { RSC: '1', 'Next-Router-State-Tree': valid } })
+  expect(ok.status()).toBe(200)
+  await new Promise((r) => setTimeout(r, 500))
+  expect(webErrors().slice(errorsBefore)).toEqual([])
+})
+
 test('sign-in endpoints refuse what next-auth cannot serve, and log no error for it', async ({ request }) => {
   const errorsBefore = webErrors().length
 

@@ -13,6 +13,7 @@ import {
 } from 'node:http'
 import path from 'node:path'
 import type { Duplex } from 'node:stream'
+import { parseAndValidateFlightRouterState } from 'next/dist/server/app-render/parse-and-validate-flight-router-state'
 import { exportNextAuthUrl } from '@/config/next-auth-url'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
@@ -114,6 +115,13 @@ export async function createWebServer({
       count(BAD_TARGET_ROUTE, req, res)
       // Next.js cannot decode it either, and answers a 500.
       sendError(res, new ApiError('INVALID_ARGUMENT', 'The request path is not valid percent-encoded UTF-8.'))
+    } else if (!validRouterState(req.headers[ROUTER_STATE_HEADER])) {
+      count(BAD_TARGET_ROUTE, req, res)
+      // Next.js throws on it while rendering: a 500 and an error in the log, of anyone's making.
+      sendError(
+        res,
+        new ApiError('INVALID_ARGUMENT', `The ${ROUTER_STATE_HEADER} header is not a router state.`),
+      )
     } else if (nextHandler) {
       count(NEXT_ROUTE, req, res)
       // Next.js sees headers only, and keeps a client-sent X-Forwarded-For: hand it the
@@ -168,6 +176,24 @@ function decodablePath(url: string): boolean {
   if (!path.includes('%')) return true
   try {
     decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The header a client-side navigation sends with the router state it has (an RSC request). */
+const ROUTER_STATE_HEADER = 'next-router-state-tree'
+
+/**
+ * Whether Next.js can read the router state header (absent is fine), by its own validator:
+ * the schema is Next.js's, so no copy of it could stay exact. An internal module of Next.js;
+ * e2e/hostile-requests.spec.ts sends malformed states to every kind of page.
+ */
+function validRouterState(header: string | string[] | undefined): boolean {
+  if (header === undefined) return true
+  try {
+    parseAndValidateFlightRouterState(header)
     return true
   } catch {
     return false
