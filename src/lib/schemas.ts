@@ -15,6 +15,12 @@ export const address = z
 /** Decimal token id of at most 78 digits (any uint256). */
 export const tokenId = z.string().regex(/^[0-9]{1,78}$/, 'must be a decimal string of 1 to 78 digits')
 
+/**
+ * A holder's balance as a cursor carries it: a sum of uint256 values, so up to 155 digits
+ * (what the database keeps: docs/database.md, "ERC-1155").
+ */
+export const balanceString = z.string().regex(/^[0-9]{1,155}$/, 'must be a decimal string of 1 to 155 digits')
+
 /** Decimal string for block numbers and counters that can exceed 2^53. */
 export const decimalString = z.string().regex(/^[0-9]+$/)
 
@@ -208,7 +214,7 @@ export const ownerCursor = z
   })
 
 /** Cursor of a token's holders (GET /v1/nfts/{address}/{tokenId}/owners): balance descending, then owner. */
-export const holderCursor = z.object({ after_balance: tokenId, after_owner: address }).meta({
+export const holderCursor = z.object({ after_balance: balanceString, after_owner: address }).meta({
   id: 'HolderCursor',
   example: { after_balance: '12', after_owner: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8' },
 })

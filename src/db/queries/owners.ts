@@ -135,7 +135,7 @@ export async function selectCollectionOwners(
          SELECT h.owner, h.token_count,
                 CASE WHEN c.standard = 'ERC1155' THEN
                   (SELECT sum(b.balance)::text FROM token_balances b
-                    WHERE b.owner = h.owner AND b.collection_address = $1) END AS balance
+                    WHERE b.owner = h.owner AND b.collection_address = $1 AND b.balance > 0) END AS balance
            FROM (${holders}) h
        ) p ON true
       WHERE c.address = $1
@@ -176,7 +176,7 @@ export async function selectOwnerCollections(
     `SELECT h.collection_address, h.token_count, c.name, c.symbol, c.standard,
             CASE WHEN c.standard = 'ERC1155' THEN
               (SELECT sum(b.balance)::text FROM token_balances b
-                WHERE b.owner = $1 AND b.collection_address = h.collection_address) END AS balance
+                WHERE b.owner = $1 AND b.collection_address = h.collection_address AND b.balance > 0) END AS balance
        FROM (SELECT h.collection_address, h.token_count FROM collection_holders h
               WHERE ${where.join(' AND ')} AND h.token_count > 0
               ORDER BY h.collection_address LIMIT $2) h

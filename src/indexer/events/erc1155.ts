@@ -80,6 +80,8 @@ export function decodeUri(log: RawLog): DecodedLog | null {
   } catch {
     return null
   }
+  // PostgreSQL text holds no NUL, and no URI has one: skipped like an oversized value.
+  if (value.includes('\u0000')) return null
   const { collection, blockNumber, logIndex, transactionHash } = logPosition(log)
   return {
     kind: 'metadata-update',

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import {
   address,
+  balanceString,
   decimalString,
   holderCursor,
   limitParam,
@@ -30,9 +31,9 @@ export const listTokenHoldersInput = z
     address: address.describe('Contract address, lowercase.'),
     tokenId: tokenId.describe('Decimal token id, 1 to 78 digits.'),
     limit: limitParam,
-    after_balance: tokenId
+    after_balance: balanceString
       .describe(
-        'Cursor: balance (decimal, 1 to 78 digits), copied from `next_page_params`; must be sent together with `after_owner`.',
+        'Cursor: balance (decimal, 1 to 155 digits), copied from `next_page_params`; must be sent together with `after_owner`.',
       )
       .optional(),
     after_owner: address

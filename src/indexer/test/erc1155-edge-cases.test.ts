@@ -1,0 +1,345 @@
+/**
+ * ERC-1155 edge cases written through the indexer's store, compared with what the chain holds
+ * (what an OpenZeppelin ERC1155 answers for the same events: a JavaScript oracle), in the
+ * store, after a reorganisation and through the API: value-0 transfers of every kind, a batch
+ * naming one id twice, ids 0 and 2^256 - 1, self-transfers, a supply that returns, sums past
+ * 2^256 (a total supply of nine holders of 2^256 - 1 is valid on chain), and a negative
+ * stored balance (history before the indexed window), which is no holding.
+ */
+import type { Hex } from 'viem'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { type ApiServer, startApiServer } from '@/test/api-client'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { MAX_UINT256, type TransferEvent } from '../events/types'
+import { commitBatch, type IngestBatch } from '../store/commit'
+import { rollbackAfter } from '../store/rollback'
+import { ensureIndexerState } from '../store/state'
+
+let db: TestDatabase
+let last: bigint | null = null
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+}, 60_000)
+afterAll(async () => {
+  await db?.drop()
+})
+beforeEach(async () => {
+  await db.pool.query(
+    'TRUNCATE transfers, tokens, collections, collection_holders, token_balances, erc1155_uris, blocks, indexed_ranges, indexer_state',
+  )
+  await ensureIndexerState(db.pool, { network: 'devnet', chainId: 31337, startBlock: 1 })
+  last = null
+})
+
+const hex = (n: number, bytes: number) => `0x${n.toString(16).padStart(bytes * 2, '0')}` as Hex
+const C = hex(0x1155, 20)
+const Z = hex(0, 20)
+const A = hex(0xa, 20)
+const B = hex(0xb, 20)
+
+function ev(
+  block: number,
+  log: number,
+  from: Hex,
+  to: Hex,
+  id: bigint,
+  amount: bigint,
+  batchIndex = 0,
+): TransferEvent {
+  return {
+    collection: C,
+    tokenId: id,
+    from,
+    to,
+    blockNumber: BigInt(block),
+    blockHash: hex(block, 32),
+    blockTimestamp: BigInt(1_700_000_000 + block * 12),
+    transactionHash: hex(block * 1000 + log, 32),
+    logIndex: log,
+    batchIndex,
+    standard: 'ERC1155',
+    amount,
+  }
+}
+
+async function commit(block: number, transfers: TransferEvent[], confirmed = 0) {
+  const number = BigInt(block)
+  const batch: IngestBatch = {
+    fromBlock: number,
+    toBlock: number,
+    transfers,
+    metadataUpdates: [],
+    verified: true,
+    blocks: [{ number, hash: hex(block, 32), parentHash: hex(block - 1, 32), timestamp: 1n }],
+    lastSeenBlock: number,
+    chainConfirmedBlock: BigInt(confirmed),
+  }
+  last = (
+    await commitBatch(
+      db.pool,
+      { network: 'devnet', startBlock: 1n, expectedLastIndexed: last, keepBlocks: 64n },
+      batch,
+    )
+  ).lastIndexedBlock
+}
+
+describe('ERC-1155 sums past 78 digits', () => {
+  it('an id minted at 2^256-1 to nine holders (valid for a plain OpenZeppelin ERC1155) is indexed', async () => {
+    const holders = Array.from({ length: 9 }, (_, i) => hex(0x100 + i, 20))
+    await commit(
+      1,
+      holders.map((h, i) => ev(1, i, Z, h, 7n, MAX_UINT256)),
+    )
+    const { rows } = await db.pool.query(
+      `SELECT total_supply::text AS s, holder_count FROM tokens WHERE collection_address = $1`,
+      [C],
+    )
+    expect(rows).toEqual([{ s: (MAX_UINT256 * 9n).toString(), holder_count: 9 }])
+  })
+})
+
+/** Everything the chain would answer for `events` (all of one collection), as the store keeps it. */
+function oracle(events: TransferEvent[]) {
+  const bal = new Map<string, bigint>()
+  const supply = new Map<string, bigint>()
+  const count = new Map<string, number>()
+  for (const e of events) {
+    const id = e.tokenId.toString()
+    count.set(id, (count.get(id) ?? 0) + 1)
+    supply.set(id, supply.get(id) ?? 0n)
+    if (e.from === Z) supply.set(id, supply.get(id)! + e.amount!)
+    else bal.set(`${id}|${e.from}`, (bal.get(`${id}|${e.from}`) ?? 0n) - e.amount!)
+    if (e.to === Z) supply.set(id, supply.get(id)! - e.amount!)
+    else bal.set(`${id}|${e.to}`, (bal.get(`${id}|${e.to}`) ?? 0n) + e.amount!)
+  }
+  const balances = [...bal]
+    .filter(([, v]) => v !== 0n)
+    .map(([k, v]) => `${k}=${v}`)
+    .sort()
+  const tokens = [...supply]
+    .map(([id, s]) => {
+      const holders = [...bal].filter(([k, v]) => k.startsWith(`${id}|`) && v > 0n).length
+      return `${id}:supply=${s}:holders=${holders}:transfers=${count.get(id)}:burned=${s <= 0n}`
+    })
+    .sort()
+  const perOwner = new Map<string, number>()
+  for (const [k, v] of bal)
+    if (v > 0n) perOwner.set(k.split('|')[1]!, (perOwner.get(k.split('|')[1]!) ?? 0) + 1)
+  const holders = [...perOwner].map(([o, n]) => `${o}=${n}`).sort()
+  const collection = `supply=${[...supply.values()].filter((s) => s > 0n).length}:holders=${perOwner.size}:transfers=${events.length}`
+  return { balances, tokens, holders, collection }
+}
+
+async function stored() {
+  const q = async (sql: string) =>
+    (await db.pool.query(sql)).rows.map((r) => Object.values(r)[0] as string).sort()
+  return {
+    balances: await q(`SELECT token_id::text || '|' || owner || '=' || balance::text FROM token_balances`),
+    tokens: await q(
+      `SELECT token_id::text || ':supply=' || total_supply::text || ':holders=' || holder_count || ':transfers=' || transfer_count || ':burned=' || is_burned FROM tokens`,
+    ),
+    holders: await q(`SELECT owner || '=' || token_count FROM collection_holders`),
+    collection: (
+      await q(
+        `SELECT 'supply=' || total_supply || ':holders=' || unique_holders || ':transfers=' || total_transfers FROM collections`,
+      )
+    )[0],
+  }
+}
+
+const scenarios: Record<string, TransferEvent[][]> = {
+  'value-0 mint to a new address': [[ev(1, 0, Z, A, 1n, 0n)]],
+  'value-0 transfer from a holder to a new address': [[ev(1, 0, Z, A, 1n, 5n)], [ev(2, 0, A, B, 1n, 0n)]],
+  'value-0 transfer from a non-holder': [[ev(1, 0, Z, A, 1n, 5n)], [ev(2, 0, B, A, 1n, 0n)]],
+  'value-0 burn': [[ev(1, 0, Z, A, 1n, 5n)], [ev(2, 0, A, Z, 1n, 0n)]],
+  'value-0 mint and burn of an existing token': [
+    [ev(1, 0, Z, A, 1n, 5n)],
+    [ev(2, 0, Z, B, 1n, 0n), ev(2, 1, B, Z, 1n, 0n)],
+  ],
+  'batch naming one id twice': [
+    [ev(1, 0, Z, A, 1n, 3n, 0), ev(1, 0, Z, A, 1n, 4n, 1)],
+    [ev(2, 0, A, B, 1n, 3n, 0), ev(2, 0, A, B, 1n, 4n, 1)],
+  ],
+  'ids 0 and 2^256-1': [
+    [ev(1, 0, Z, A, 0n, 1n), ev(1, 1, Z, A, MAX_UINT256, MAX_UINT256)],
+    [ev(2, 0, A, B, MAX_UINT256, MAX_UINT256), ev(2, 1, A, B, 0n, 1n)],
+  ],
+  'self-transfer': [[ev(1, 0, Z, A, 1n, 5n)], [ev(2, 0, A, A, 1n, 5n)]],
+  'supply to 0 and back': [[ev(1, 0, Z, A, 1n, 5n)], [ev(2, 0, A, Z, 1n, 5n)], [ev(3, 0, Z, B, 1n, 2n)]],
+  'balances of 2^255 summed': [
+    [ev(1, 0, Z, A, 1n, 2n ** 255n), ev(1, 1, Z, A, 2n, 2n ** 255n)],
+    [ev(2, 0, Z, B, 1n, 2n ** 255n - 1n)],
+  ],
+}
+
+describe('store state equals the chain', () => {
+  for (const [name, blocks] of Object.entries(scenarios)) {
+    it(name, async () => {
+      for (const [i, events] of blocks.entries()) await commit(i + 1, events)
+      expect(await stored()).toEqual(oracle(blocks.flat()))
+    })
+    if (blocks.length > 1)
+      it(`${name}, then a reorg back to block 1`, async () => {
+        for (const [i, events] of blocks.entries()) await commit(i + 1, events)
+        await rollbackAfter(
+          db.pool,
+          { network: 'devnet', startBlock: 1n, lastSeenBlock: 10n, chainConfirmedBlock: 0n },
+          1n,
+        )
+        expect(await stored()).toEqual(oracle(blocks[0]!))
+      })
+  }
+})
+
+let api: ApiServer
+// biome-ignore lint/suspicious/noExplicitAny: JSON
+type Json = any
+async function get(path: string): Promise<Json> {
+  const res = await api.request(path)
+  const text = await res.text()
+  return { status: res.status, body: JSON.parse(text) }
+}
+async function walk(path: string): Promise<Json[]> {
+  const items: Json[] = []
+  let query = ''
+  for (let i = 0; i < 50; i++) {
+    const { status, body } = await get(`${path}${query ? `${path.includes('?') ? '&' : '?'}${query}` : ''}`)
+    expect(status, `${path}: ${JSON.stringify(body)}`).toBe(200)
+    items.push(...body.data)
+    if (!body.pagination.has_more) return items
+    query = new URLSearchParams(
+      Object.entries(body.pagination.next_page_params)
+        .filter(([k]) => !path.includes(`${k}=`))
+        .map(([k, v]) => [k, String(v)]),
+    ).toString()
+  }
+  return items
+}
+
+describe('API equals the chain', () => {
+  beforeAll(async () => {
+    api = await startApiServer(db.url)
+  }, 120_000)
+  afterAll(async () => {
+    await api?.close()
+  })
+  for (const [name, blocks] of Object.entries(scenarios)) {
+    it(`API: ${name}`, async () => {
+      for (const [i, events] of blocks.entries()) await commit(i + 1, events, blocks.length)
+      api.refresh()
+      const all = blocks.flat()
+      const o = oracle(all)
+      const tip = blocks.length
+      const ids = [...new Set(all.map((e) => e.tokenId.toString()))]
+      const owners = [...new Set(all.flatMap((e) => [e.from, e.to]).filter((a) => a !== Z))]
+      const served: Record<string, unknown> = {}
+      const expected: Record<string, unknown> = {}
+      for (const id of ids) {
+        served[`holders ${id}`] = (await walk(`/v1/nfts/${C}/${id}/owners?limit=1`))
+          .map((h) => `${id}|${h.owner}=${h.balance}`)
+          .sort()
+        expected[`holders ${id}`] = o.balances.filter((b) => b.startsWith(`${id}|`) && !b.includes('=-'))
+        const nft = (await get(`/v1/nfts/${C}/${id}?standard=ERC1155`)).body.data
+        const at = (await get(`/v1/nfts/${C}/${id}?standard=ERC1155&at_block=${tip}`)).body.data
+        served[`nft ${id}`] = [
+          nft.total_supply,
+          nft.holder_count,
+          nft.transfer_count,
+          nft.is_burned,
+          nft.current_owner,
+        ]
+        served[`nft ${id} at tip`] = [
+          at.total_supply,
+          at.holder_count,
+          at.transfer_count,
+          at.is_burned,
+          at.current_owner,
+        ]
+        const t = o.tokens.find((x) => x.startsWith(`${id}:`))!
+        const supply = BigInt(/supply=(-?\d+)/.exec(t)![1]!)
+        const holderBalances = o.balances.filter((b) => b.startsWith(`${id}|`) && !b.includes('=-'))
+        const sole =
+          holderBalances.length === 1 && BigInt(holderBalances[0]!.split('=')[1]!) === supply
+            ? holderBalances[0]!.split('|')[1]!.split('=')[0]
+            : null
+        expected[`nft ${id}`] = [
+          supply.toString(),
+          holderBalances.length,
+          Number(/transfers=(\d+)/.exec(t)![1]),
+          supply <= 0n,
+          sole,
+        ]
+        expected[`nft ${id} at tip`] = expected[`nft ${id}`]
+        served[`transfers ${id}`] = (
+          await walk(`/v1/nfts/${C}/${id}/transfers?standard=ERC1155&limit=1`)
+        ).length
+        expected[`transfers ${id}`] = all.filter((e) => e.tokenId.toString() === id).length
+      }
+      const ownerRows = async (q: string) =>
+        (await walk(`/v1/collections/${C}/owners?limit=1${q}`))
+          .map((h) => `${h.owner}=${h.token_count}:${h.balance}`)
+          .sort()
+      served.collectionOwners = await ownerRows('')
+      served.collectionOwnersAtTip = await ownerRows(`&at_block=${tip}`)
+      const sums = new Map<string, bigint>()
+      for (const b of o.balances) {
+        const [k, v] = b.split('=')
+        const owner = k!.split('|')[1]!
+        if (BigInt(v!) > 0n) sums.set(owner, (sums.get(owner) ?? 0n) + BigInt(v!))
+      }
+      expected.collectionOwners = o.holders.map((h) => `${h}:${sums.get(h.split('=')[0]!)}`).sort()
+      expected.collectionOwnersAtTip = expected.collectionOwners
+      for (const owner of owners) {
+        const rows = async (q: string) =>
+          (await walk(`/v1/owners/${owner}/nfts?standard=ERC1155&limit=1${q}`))
+            .map((n) => `${n.token_id}|${owner}=${n.balance}`)
+            .sort()
+        served[`wallet ${owner}`] = await rows('')
+        served[`wallet ${owner} at tip`] = await rows(`&at_block=${tip}`)
+        expected[`wallet ${owner}`] = o.balances.filter((b) => b.includes(`|${owner}=`) && !b.includes('=-'))
+        expected[`wallet ${owner} at tip`] = expected[`wallet ${owner}`]
+        const cols = (await walk(`/v1/owners/${owner}/collections`)).map(
+          (c) => `${c.token_count}:${c.balance}`,
+        )
+        served[`wallet ${owner} collections`] = cols
+        const n = o.holders.find((h) => h.startsWith(owner))
+        expected[`wallet ${owner} collections`] = n ? [`${n.split('=')[1]}:${sums.get(owner)}`] : []
+        served[`wallet ${owner} transfers`] = (await walk(`/v1/owners/${owner}/transfers?limit=1`)).length
+        expected[`wallet ${owner} transfers`] = all.filter((e) => e.from === owner || e.to === owner).length
+      }
+      const coll = (await get(`/v1/collections/${C}?standard=ERC1155`)).body.data
+      served.collection = `supply=${coll.total_supply}:holders=${coll.unique_holders}:transfers=${coll.total_transfers}`
+      expected.collection = o.collection
+      served.activity = (await walk(`/v1/activity?standard=ERC1155&limit=1`)).length
+      expected.activity = all.length
+      expect(served).toEqual(expected)
+    })
+  }
+})
+
+describe('history before the indexed window (a negative stored balance)', () => {
+  it("an owner's collection balance sums only the ids it holds, as its holdings and snapshots do", async () => {
+    // Block 1: A is minted 5 of id 1. Block 2: A sends 3 of id 2, received before the window
+    // (on chain balanceOf(A, 2) >= 0 after it, so A holds at least 5 in the collection).
+    await commit(1, [ev(1, 0, Z, A, 1n, 5n)], 2)
+    await commit(2, [ev(2, 0, A, B, 2n, 3n)], 2)
+    api = await startApiServer(db.url)
+    try {
+      const holdings = (await walk(`/v1/owners/${A}/nfts?standard=ERC1155`)).map(
+        (n) => `${n.token_id}=${n.balance}`,
+      )
+      const collections = (await walk(`/v1/owners/${A}/collections`)).map((c) => c.balance)
+      const owners = (await walk(`/v1/collections/${C}/owners`))
+        .filter((h) => h.owner === A)
+        .map((h) => h.balance)
+      expect({ holdings, collections, owners }).toEqual({
+        holdings: ['1=5'],
+        collections: ['5'],
+        owners: ['5'],
+      })
+    } finally {
+      await api.close()
+    }
+  })
+})
