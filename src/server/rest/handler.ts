@@ -118,14 +118,16 @@ export function createRestHandler(services: Services, options: RestOptions = {})
     }
     const head = req.method === 'HEAD'
     const ip = clientIp(req, services.config.TRUST_PROXY)
+    // Listening before the first await: a client that leaves during the origin's lookup has
+    // its slots released once the request's work is over, as any other.
+    const requestAccess = new RequestAccess(access, ip)
+    res.on('close', () => requestAccess.responseClosed())
     const origin = req.headers.origin
     const cors = origin === undefined ? NO_HEADERS : await corsHeaders(access, origin)
     if (req.method === 'OPTIONS') {
       preflight(req, res, requestId, cors, routes)
       return observe(PREFLIGHT_ROUTE, req.method, res.statusCode, started)
     }
-    const requestAccess = new RequestAccess(access, ip)
-    res.on('close', () => requestAccess.responseClosed())
     // Headers a procedure set (freshness) also go on its error responses.
     let procedureHeaders: Record<string, string> = NO_HEADERS
     // The route template the request counts under: the matched path's, else "unmatched".

@@ -112,7 +112,9 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
         })
       }
       access = new RequestAccess(services.access, clientIp(req, services.config.TRUST_PROXY))
-      res.once('close', () => access?.release())
+      // The slot is held until the response is over and so is the work (the query, the thumbnail):
+      // a client that hangs up does not stop them, so leaving makes no room for more.
+      res.once('close', () => access?.responseClosed())
       await access.limitIp('media')
       Object.assign(common, access.headers())
       const { url, width } = mediaParams(req.url ?? '')
@@ -207,6 +209,8 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
         'Content-Length': String(Buffer.byteLength(body)),
       })
       res.end(head ? undefined : body)
+    } finally {
+      access?.workFinished()
     }
   }
 }
