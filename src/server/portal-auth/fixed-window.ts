@@ -6,19 +6,20 @@
  */
 export class FixedWindowCounter {
   private readonly windows = new Map<string, { start: number; count: number }>()
+  private lastSweep = Number.NEGATIVE_INFINITY
 
   constructor(
     readonly limit: number,
     readonly windowMs: number,
-    /** Past this many keys, windows that have ended are dropped. */
+    /** Past this many keys, windows that have ended are dropped (once a window at most). */
     private readonly maxTracked = 10_000,
   ) {}
 
   /** Counts one event for `key`; `retryAfterS` says when the next is allowed if this one is not. */
   take(key: string, now = Date.now()): { allowed: boolean; retryAfterS: number } {
-    if (this.windows.size > this.maxTracked) {
-      for (const [k, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(k)
-    }
+    // A sweep walks every key: once a window at most, or a flood of new keys within one
+    // window (none of them ended) would walk them all again on every event.
+    if (this.windows.size > this.maxTracked && now - this.lastSweep >= this.windowMs) this.sweep(now)
     let w = this.windows.get(key)
     if (!w || now - w.start >= this.windowMs) {
       w = { start: now, count: 0 }
@@ -29,5 +30,21 @@ export class FixedWindowCounter {
     }
     w.count += 1
     return { allowed: true, retryAfterS: 0 }
+  }
+
+  /** Drops the windows that have ended; returns how many keys it walked. */
+  sweep(now: number): number {
+    this.lastSweep = now
+    let walked = 0
+    for (const [k, w] of this.windows) {
+      walked++
+      if (now - w.start >= this.windowMs) this.windows.delete(k)
+    }
+    return walked
+  }
+
+  /** Keys tracked now. */
+  get size(): number {
+    return this.windows.size
   }
 }
