@@ -106,10 +106,19 @@ export interface RedisStoreOptions {
   logger?: Logger
 }
 
+/** Undos kept while Redis is away; past it the oldest go (their leases expire on their own). */
+const MAX_UNDOS = 10_000
+
 export class RedisLimitStore implements LimitStore {
   readonly redis: Redis
   private readonly prefix: string
   private lastErrorLog = 0
+  /**
+   * Undos (the refund of a check that failed, a slot's release) that could not be sent: the
+   * connection was down, or dropped with the check's answer. Sent again once it is back, in
+   * order, before anything else; each is idempotent, so one that did run does no harm twice.
+   */
+  private readonly undos: Array<() => Promise<unknown>> = []
 
   constructor(options: RedisStoreOptions) {
     this.prefix = options.prefix
@@ -119,6 +128,9 @@ export class RedisLimitStore implements LimitStore {
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0,
       commandTimeout: options.commandTimeoutMs,
+      // A connection that answers nothing for this long is closed and opened anew: a command's
+      // timeout alone leaves a silent socket (a dropped path, a middlebox) in place for good.
+      socketTimeout: Math.max(2000, options.commandTimeoutMs * 3),
       connectTimeout: Math.max(1000, options.commandTimeoutMs * 4),
       // Keep trying to come back, at most once a second.
       retryStrategy: (times) => Math.min(times * 100, 1000),
@@ -128,6 +140,9 @@ export class RedisLimitStore implements LimitStore {
       // with a hung Redis, a check would wait for another's timeout before its own began.)
       enableAutoPipelining: false,
       lazyConnect: false,
+    })
+    this.redis.on('ready', () => {
+      for (const undo of this.undos.splice(0)) void undo().catch(() => {})
     })
     this.redis.on('error', (err) => {
       // Reconnection attempts fail once per retry; log at most every 10 s.
@@ -156,6 +171,16 @@ export class RedisLimitStore implements LimitStore {
       }
       this.redis.once('ready', onReady)
     })
+  }
+
+  /** Sends `op` now; if it fails, again once the connection is back (at most MAX_UNDOS kept). */
+  private async undo(op: () => Promise<unknown>): Promise<void> {
+    try {
+      await op()
+    } catch {
+      if (this.undos.length >= MAX_UNDOS) this.undos.shift()
+      this.undos.push(op)
+    }
   }
 
   private keys(policy: LimitPolicy, subject: string): { windows: string[]; slots: string } {
@@ -195,7 +220,7 @@ export class RedisLimitStore implements LimitStore {
       // on the same connection, runs next and takes back what it counted (the request was refused).
       // EVAL, not EVALSHA: a NOSCRIPT answer would send the script again only after later checks.
       const refundKeys = [...windows, slots]
-      void this.redis.eval(refundScript.lua, refundKeys.length, ...refundKeys, token).catch(() => {})
+      void this.undo(() => this.redis.eval(refundScript.lua, refundKeys.length, ...refundKeys, token))
       throw new LimiterUnavailableError(err)
     }
     const [denied, inUse] = reply as [number, number]
@@ -230,11 +255,8 @@ export class RedisLimitStore implements LimitStore {
 
   async release(policy: LimitPolicy, subject: string, token: string): Promise<void> {
     if (!policy.concurrent) return
-    try {
-      await this.redis.zrem(this.keys(policy, subject).slots, token)
-    } catch {
-      // Unreachable: the lease expires on its own.
-    }
+    const slots = this.keys(policy, subject).slots
+    await this.undo(() => this.redis.zrem(slots, token))
   }
 
   async close(): Promise<void> {
