@@ -115,7 +115,7 @@ export async function createWebServer({
       count(BAD_TARGET_ROUTE, req, res)
       // Next.js cannot decode it either, and answers a 500.
       sendError(res, new ApiError('INVALID_ARGUMENT', 'The request path is not valid percent-encoded UTF-8.'))
-    } else if (!validRouterState(req.headers[ROUTER_STATE_HEADER])) {
+    } else if (req.headers.rsc === '1' && !validRouterState(req.headers[ROUTER_STATE_HEADER])) {
       count(BAD_TARGET_ROUTE, req, res)
       // Next.js throws on it while rendering: a 500 and an error in the log, of anyone's making.
       sendError(
@@ -182,7 +182,7 @@ function decodablePath(url: string): boolean {
   }
 }
 
-/** The header a client-side navigation sends with the router state it has (an RSC request). */
+/** The header a client-side navigation (an RSC request, `RSC: 1`) sends with its router state. */
 const ROUTER_STATE_HEADER = 'next-router-state-tree'
 
 /**

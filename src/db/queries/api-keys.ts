@@ -129,8 +129,9 @@ export async function recordKeysLastUsed(
  * The user's active keys, counted with the user's row locked until the transaction ends:
  * concurrent creations of one user count one after another, so no two pass the cap together.
  */
-async function countActiveKeys(tx: Tx, userId: bigint): Promise<number> {
-  await tx.$queryRaw`SELECT 1 FROM users WHERE id = ${userId} FOR UPDATE`
+async function lockUserAndCountActiveKeys(tx: Tx, userId: bigint): Promise<number> {
+  // NO KEY: rows that refer to the user (sessions, audit events) are not held up by it.
+  await tx.$queryRaw`SELECT 1 FROM users WHERE id = ${userId} FOR NO KEY UPDATE`
   return tx.apiKey.count({ where: { userId, status: 'active' } })
 }
 
@@ -239,7 +240,7 @@ function markKeyRevoked(tx: Tx, keyId: bigint, at: Date): Promise<ApiKeyRecord> 
 }
 
 export const apiKeyStatements = {
-  countActiveKeys,
+  lockUserAndCountActiveKeys,
   insertKeyWithSecret,
   lockOwnKey,
   findKeyAccess,

@@ -42,27 +42,21 @@ export interface AuditEventFilter {
 }
 
 /**
- * Inserts an event, then deletes the user's events older than the newest `keep.count`: of
- * every action, or with `keep.sameAction` of the event's own action only.
+ * Inserts an event, then deletes the user's events older than the newest `keep.count` among
+ * those of `keep.apart` (an action trimmed on its own) when the event is one, else among all
+ * the others: the two never push each other out.
  */
 async function insertAuditEvent(
   tx: Tx,
   row: AuditEventRow,
-  keep: { count: number; sameAction?: boolean },
+  keep: { count: number; apart: string },
 ): Promise<void> {
   await tx.auditEvent.create({ data: row })
-  if (keep.sameAction) {
-    await tx.$executeRaw`
-      DELETE FROM audit_events
-      WHERE user_id = ${row.userId} AND action = ${row.action}
-        AND id <= (SELECT id FROM audit_events WHERE user_id = ${row.userId} AND action = ${row.action}
-                   ORDER BY id DESC OFFSET ${keep.count} LIMIT 1)`
-    return
-  }
+  const own = row.action === keep.apart
   await tx.$executeRaw`
     DELETE FROM audit_events
-    WHERE user_id = ${row.userId}
-      AND id <= (SELECT id FROM audit_events WHERE user_id = ${row.userId}
+    WHERE user_id = ${row.userId} AND (action = ${keep.apart}) = ${own}
+      AND id <= (SELECT id FROM audit_events WHERE user_id = ${row.userId} AND (action = ${keep.apart}) = ${own}
                  ORDER BY id DESC OFFSET ${keep.count} LIMIT 1)`
 }
 

@@ -42,7 +42,10 @@ export interface Actor {
   userAgent?: string | null
 }
 
-/** Events kept per user: writing one more deletes the oldest, so a trail (and its export) stays bounded. */
+/**
+ * Events kept per user besides refused sign-ins: writing one more deletes the oldest, so a
+ * trail (and its export) stays bounded.
+ */
 export const MAX_AUDIT_EVENTS_PER_USER = 10_000
 
 /**
@@ -76,9 +79,10 @@ export async function writeAuditEvent(
       details: event.details,
       ...(event.at ? { createdAt: event.at } : {}),
     },
-    event.action === 'sign_in_refused'
-      ? { count: MAX_REFUSALS_PER_USER, sameAction: true }
-      : { count: MAX_AUDIT_EVENTS_PER_USER },
+    {
+      count: event.action === 'sign_in_refused' ? MAX_REFUSALS_PER_USER : MAX_AUDIT_EVENTS_PER_USER,
+      apart: 'sign_in_refused',
+    },
   )
 }
 

@@ -32,15 +32,10 @@ export class FixedWindowCounter {
     return { allowed: true, retryAfterS: 0 }
   }
 
-  /** Drops the windows that have ended; returns how many keys it walked. */
-  sweep(now: number): number {
+  /** Drops the windows that have ended. */
+  sweep(now: number): void {
     this.lastSweep = now
-    let walked = 0
-    for (const [k, w] of this.windows) {
-      walked++
-      if (now - w.start >= this.windowMs) this.windows.delete(k)
-    }
-    return walked
+    for (const [k, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(k)
   }
 
   /** Keys tracked now. */

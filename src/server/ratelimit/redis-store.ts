@@ -142,7 +142,8 @@ export class RedisLimitStore implements LimitStore {
       lazyConnect: false,
     })
     this.redis.on('ready', () => {
-      for (const undo of this.undos.splice(0)) void undo().catch(() => {})
+      // One that fails again (the connection went again) waits for the next time.
+      for (const op of this.undos.splice(0)) void this.undo(op)
     })
     this.redis.on('error', (err) => {
       // Reconnection attempts fail once per retry; log at most every 10 s.

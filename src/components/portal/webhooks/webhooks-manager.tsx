@@ -9,6 +9,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useId, useState } from 'react'
 import { errorMessage, useTRPC } from '@/components/portal/trpc'
 import { SecretField } from '@/components/ui/secret-field'
+import { STANDARDS, type StandardParam } from '@/lib/schemas'
 
 function when(iso: string | null): string {
   return iso ? new Date(iso).toLocaleString() : '—'
@@ -31,6 +32,13 @@ function SecretOnce({ secret, url, onDone }: { secret: string; url: string; onDo
       </div>
     </div>
   )
+}
+
+/** How the form and the list name a webhook's token standard (none: ERC-721 as the specification shows it). */
+const STANDARD_LABELS: Record<StandardParam, string> = {
+  ERC721: 'ERC-721, with amount',
+  ERC1155: 'ERC-1155',
+  all: 'ERC-721 and ERC-1155',
 }
 
 function CreateEndpointForm({ onCreated }: { onCreated: (secret: string, url: string) => void }) {
@@ -60,7 +68,7 @@ function CreateEndpointForm({ onCreated }: { onCreated: (secret: string, url: st
       key_id: keyId || active[0]?.id || '',
       url: url.trim(),
       ...(eventType ? { event_type: eventType as 'mint' | 'transfer' | 'burn' } : {}),
-      ...(standard ? { standard: standard as 'ERC721' | 'ERC1155' | 'all' } : {}),
+      ...(standard ? { standard: standard as StandardParam } : {}),
       ...(collection.trim() ? { collection: collection.trim() } : {}),
       min_confirmations: Number(confirmations) || 0,
     })
@@ -109,9 +117,11 @@ function CreateEndpointForm({ onCreated }: { onCreated: (secret: string, url: st
         <label htmlFor={`${ids}-standard`}>Token standard</label>
         <select id={`${ids}-standard`} value={standard} onChange={(e) => setStandard(e.target.value)}>
           <option value="">ERC-721</option>
-          <option value="ERC721">ERC-721, with amount</option>
-          <option value="ERC1155">ERC-1155</option>
-          <option value="all">ERC-721 and ERC-1155</option>
+          {STANDARDS.map((s) => (
+            <option key={s} value={s}>
+              {STANDARD_LABELS[s]}
+            </option>
+          ))}
         </select>
         <p className="help">
           ERC-721 alone sends the events as the API specification shows them; naming a standard adds each
@@ -284,11 +294,7 @@ export function WebhooksManager() {
                     </th>
                     <td data-label="Filters">
                       {e.event_type ?? 'all events'}
-                      {e.standard === 'ERC1155'
-                        ? ' (ERC-1155)'
-                        : e.standard === 'all'
-                          ? ' (ERC-721 and ERC-1155)'
-                          : ''}
+                      {e.standard === null ? '' : ` (${STANDARD_LABELS[e.standard]})`}
                       {e.collection ? ` of ${e.collection}` : ''}
                       {e.min_confirmations > 0 ? `, ${e.min_confirmations} confirmations` : ''}
                     </td>

@@ -2,7 +2,9 @@
  * `at_block` (docs/api.md, "Ownership views", "Snapshots"): a request for the
  * state after a past block. Served only for a block that is
  *  - confirmed: at or below the indexer's confirmed block (a reorganisation
- *    can no longer change it, so the answer never changes), and
+ *    within CONFIRMATIONS cannot change it; one deeper, or a repair, moves
+ *    indexer_state.history_rewritten_at and so retires the snapshots kept of
+ *    it: snapshot-cache.ts), and
  *  - covered: inside the coverage window (from coverage start_block), with
  *    the coverage `complete` — for a collection-scoped answer, the
  *    collection's coverage (its whole history inside the window); while a

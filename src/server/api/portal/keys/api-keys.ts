@@ -118,7 +118,7 @@ export async function createApiKey(
   const allowedOrigins = normalizeOrigins(input.allowedOrigins ?? [])
   const { secret, prefix, hash } = generateApiKeySecret()
   const key = await withTransaction(db, async (q) => {
-    const active = await q.apiKeys.countActiveKeys(actor.userId)
+    const active = await q.apiKeys.lockUserAndCountActiveKeys(actor.userId)
     if (active >= MAX_ACTIVE_KEYS_PER_USER) {
       throw new ApiError(
         'INVALID_ARGUMENT',

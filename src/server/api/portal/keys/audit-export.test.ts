@@ -96,6 +96,7 @@ describe('the audit export', () => {
   it('refused sign-ins, which anyone can cause, replace older refusals, never the user’s own events', async () => {
     const frank = await ensureUser(asDatabase(tdb), '0x00000000000000000000000000000000000f4a2c')
     const ctx = { db: asDatabase(tdb), credentials: { clear() {} }, clientIp: '192.0.2.8', userAgent: null }
+    await fillTrail(frank, MAX_AUDIT_EVENTS_PER_USER - 1)
     await portalRouter.createCaller({ ...ctx, user: frank }).keys.create({ name: 'prod' })
     await tdb.prisma.auditEvent.createMany({
       data: Array.from({ length: MAX_REFUSALS_PER_USER }, (_, i) => ({
@@ -117,14 +118,25 @@ describe('the audit export', () => {
     })
     const meta = { clientIp: '198.51.100.66', userAgent: 'anyone' }
     expect(await new SignInRefusals(asDatabase(tdb)).record(message, 'BAD_SIGNATURE', meta)).toBe('recorded')
-    const trail = await tdb.prisma.auditEvent.findMany({
-      where: { userId: frank.id },
-      orderBy: { id: 'asc' },
-    })
-    expect(trail.filter((e) => e.action === 'key_created')).toHaveLength(1)
-    const refusals = trail.filter((e) => e.action === 'sign_in_refused')
-    expect(refusals).toHaveLength(MAX_REFUSALS_PER_USER)
+    const trail = async () => {
+      const rows = await tdb.prisma.auditEvent.findMany({
+        where: { userId: frank.id },
+        orderBy: { id: 'asc' },
+      })
+      const own = rows.filter((e) => e.action !== 'sign_in_refused')
+      const refusals = rows.filter((e) => e.action === 'sign_in_refused')
+      return { own, refusals }
+    }
+    let { own, refusals } = await trail()
+    // The refusal replaced the oldest refusal: the user's own 10,000 are whole, key_created with them.
+    expect([own.length, refusals.length]).toEqual([MAX_AUDIT_EVENTS_PER_USER, MAX_REFUSALS_PER_USER])
+    expect(own.at(-1)!.action).toBe('key_created')
     expect(refusals[0]!.details).toMatchObject({ n: 1 })
+    // The user's next own event trims the oldest own event, no refusal.
+    await portalRouter.createCaller({ ...ctx, user: frank }).keys.create({ name: 'staging' })
+    ;({ own, refusals } = await trail())
+    expect([own.length, refusals.length]).toEqual([MAX_AUDIT_EVENTS_PER_USER, MAX_REFUSALS_PER_USER])
+    expect(own[0]!.details).toMatchObject({ n: 1 })
   })
 
   it('reads one page at a time and holds its slot until the download ends or is cancelled', async () => {
