@@ -31,10 +31,10 @@ try {
     onRejected: (line, reason) => process.stderr.write(`line ${line}: ${reason}\n`),
   })
   process.stdout.write(
-    `import: ${report.lines} rows read, ${report.inserted} transfers imported, ${report.duplicates} already present, ${report.rejected.length} lines rejected\n`,
+    `import: ${report.lines} rows read, ${report.inserted} transfers imported, ${report.duplicates} already present, ${report.rejectedLines} lines rejected\n`,
   )
   await pool.end()
-  process.exit(report.rejected.length > 0 ? 1 : 0)
+  process.exit(report.rejectedLines > 0 ? 1 : 0)
 } catch (err) {
   process.stderr.write(`import failed: ${describeError(err)}\n`)
   await pool.end().catch(() => undefined)

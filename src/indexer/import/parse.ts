@@ -34,6 +34,9 @@ const TOKEN_ID = /^[0-9]{1,78}$/
  * indexer owns START_BLOCK onwards) or carry block_number 0 (block unknown).
  */
 export function toTransferEvent(record: ImportRecord, startBlock: bigint): TransferEvent {
+  // An amount makes an ERC-1155 row, which the import does not take (docs/indexer.md, "Import").
+  if ((record as Record<string, unknown>).amount !== undefined)
+    throw new RowError('amount: ERC-1155 history cannot be imported, only ERC-721 transfers')
   const collection = address(record.collection_address, 'collection_address')
   if (collection === ZERO_ADDRESS) throw new RowError('collection_address is the zero address')
   const from = address(record.from_address, 'from_address')
@@ -71,8 +74,13 @@ export function toTransferEvent(record: ImportRecord, startBlock: bigint): Trans
 }
 
 function text(value: unknown, field: string): string {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value)
-  if (typeof value !== 'string' || value.trim() === '') throw new RowError(`${field} is missing`)
+  if (typeof value === 'number') {
+    if (Number.isSafeInteger(value)) return String(value)
+    throw new RowError(`${field} must be a JSON string: the number ${value} is not exact`)
+  }
+  if (value === undefined || value === '') throw new RowError(`${field} is missing`)
+  if (typeof value !== 'string') throw new RowError(`${field} has the wrong type (a string is expected)`)
+  if (value.trim() === '') throw new RowError(`${field} is missing`)
   return value.trim()
 }
 
@@ -89,17 +97,36 @@ function integer(value: unknown, field: string, max: number): number {
   return Number(v)
 }
 
-/** RFC 3339 date-time, or Unix seconds. Whole seconds, like block timestamps. */
-function timestamp(value: unknown): bigint {
+const RFC_3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i
+
+/**
+ * RFC 3339 date-time, or Unix seconds. Whole seconds, like block timestamps, from 1970 to now
+ * (a block is never in the future; PostgreSQL cannot store a year past 9999 or before 1). A
+ * date that does not exist (February 30th, hour 24) is refused, not rolled over.
+ */
+function timestamp(value: unknown, now = Date.now()): bigint {
   const v = text(value, 'block_timestamp')
-  if (/^[0-9]{1,12}$/.test(v)) return BigInt(v)
-  if (
-    !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(v) ||
-    Number.isNaN(Date.parse(v))
-  ) {
-    throw new RowError('block_timestamp must be RFC 3339 (2021-03-04T05:06:07Z) or Unix seconds')
+  let seconds: bigint
+  if (/^[0-9]{1,12}$/.test(v)) seconds = BigInt(v)
+  else {
+    const m = RFC_3339.exec(v)
+    const [year, month, day, hour, minute, second] = (m?.slice(1, 7) ?? []).map(Number)
+    const fields = m && new Date(Date.UTC(year!, month! - 1, day!, hour!, minute!, second!))
+    if (
+      !fields ||
+      fields.getUTCFullYear() !== year ||
+      fields.getUTCMonth() !== month! - 1 ||
+      fields.getUTCDate() !== day ||
+      fields.getUTCHours() !== hour ||
+      fields.getUTCMinutes() !== minute ||
+      fields.getUTCSeconds() !== second
+    )
+      throw new RowError('block_timestamp must be RFC 3339 (2021-03-04T05:06:07Z) or Unix seconds')
+    seconds = BigInt(Math.floor(Date.parse(v) / 1000))
   }
-  return BigInt(Math.floor(Date.parse(v) / 1000))
+  if (seconds < 0n || seconds > BigInt(Math.floor(now / 1000)))
+    throw new RowError('block_timestamp must lie between 1970-01-01 and now')
+  return seconds
 }
 
 /** Splits one CSV line (RFC 4180 quoting; no line breaks inside fields). */

@@ -125,3 +125,17 @@ export async function refreshFallbackImages(db: Queryable, collections: string[]
     [collections],
   )
 }
+
+/** Which of `addresses` are stored as collections of `standard`. */
+export async function collectionsOfStandard(
+  db: Queryable,
+  addresses: string[],
+  standard: string,
+): Promise<Set<string>> {
+  if (addresses.length === 0) return new Set()
+  const { rows } = await db.query<{ address: string }>(
+    'SELECT address FROM collections WHERE address = ANY($1::varchar[]) AND standard = $2',
+    [addresses, standard],
+  )
+  return new Set(rows.map((r) => r.address))
+}

@@ -222,9 +222,7 @@ export async function storedTransferKeys(
   range: { fromBlock: bigint; toBlock: bigint; since: bigint; until: bigint },
 ): Promise<string[]> {
   const { rows } = await db.query<TransferKeyFields>(
-    `SELECT transaction_hash AS "transactionHash", log_index AS "logIndex", batch_index AS "batchIndex",
-            collection_address AS collection, token_id::text AS "tokenId", from_address AS "from",
-            to_address AS "to", block_number::text AS "blockNumber", amount::text AS amount
+    `SELECT ${TRANSFER_KEY_COLUMNS}
        FROM transfers
       WHERE event_type = ANY ($1::varchar[]) AND source = 'rpc'
         AND block_timestamp BETWEEN to_timestamp($2) AND to_timestamp($3)
@@ -238,4 +236,42 @@ export async function storedTransferKeys(
     ],
   )
   return rows.map(transferKey).sort()
+}
+
+const TRANSFER_KEY_COLUMNS = `transaction_hash AS "transactionHash", log_index AS "logIndex", batch_index AS "batchIndex",
+  collection_address AS collection, token_id::text AS "tokenId", from_address AS "from",
+  to_address AS "to", block_number::text AS "blockNumber", amount::text AS amount`
+
+/** The stored transfers of these events' identities (transfers_event_key), as identity → transferKey. */
+export async function storedTransferKeysByIdentity(
+  db: Queryable,
+  events: Array<{ transactionHash: string; logIndex: number; batchIndex: number }>,
+): Promise<Map<string, string>> {
+  if (events.length === 0) return new Map()
+  const { rows } = await db.query<TransferKeyFields>(
+    `SELECT ${TRANSFER_KEY_COLUMNS}
+       FROM transfers t JOIN unnest($1::varchar[], $2::int4[], $3::int4[]) AS k(h, l, b)
+         ON t.transaction_hash = k.h AND t.log_index = k.l AND t.batch_index = k.b`,
+    [
+      varcharArray(events.map((e) => e.transactionHash)),
+      int4Array(events.map((e) => e.logIndex)),
+      int4Array(events.map((e) => e.batchIndex)),
+    ],
+  )
+  return new Map(rows.map((r) => [eventIdentity(r), transferKey(r)]))
+}
+
+/**
+ * The time of the earliest transfer read from the chain (Unix seconds), or null before the
+ * first: one index probe per event type (its feed index, from the oldest end).
+ */
+export async function earliestIndexedTimestamp(db: Queryable): Promise<bigint | null> {
+  const { rows } = await db.query<{ at: string | null }>(
+    `SELECT min(first)::text AS at FROM unnest($1::varchar[]) AS e(type),
+            LATERAL (SELECT extract(epoch FROM t.block_timestamp)::bigint AS first FROM transfers t
+                      WHERE t.event_type = e.type AND t.source = 'rpc'
+                      ORDER BY t.block_timestamp LIMIT 1) f`,
+    [transferEventType.options],
+  )
+  return rows[0]?.at == null ? null : BigInt(rows[0].at)
 }
