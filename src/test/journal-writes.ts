@@ -28,7 +28,7 @@ export class JournalWriter {
   /** Empties the chain tables and the journal, and starts the indexer state over. */
   async reset() {
     await this.pool.query(
-      'TRUNCATE transfers, tokens, collections, collection_holders, blocks, indexed_ranges, indexer_state, activity_journal',
+      'TRUNCATE transfers, tokens, collections, collection_holders, token_balances, erc1155_uris, blocks, indexed_ranges, indexer_state, activity_journal',
     )
     await ensureIndexerState(this.pool, { network: 'devnet', chainId: 31337, startBlock: 1 })
     this.lastIndexed = null

@@ -26,6 +26,28 @@ const tx = (n: number) => `0x${n.toString(16).padStart(64, '0')}`
 const HEADER =
   'collection_address,token_id,from_address,to_address,block_number,block_timestamp,transaction_hash,log_index'
 
+/** A transfer as the indexer stores one (source 'rpc'), at block `block` on `date`. */
+const indexed = (
+  collection: string,
+  tokenId: bigint,
+  from: string,
+  to: string,
+  block: number,
+  date: string,
+  hash: number,
+  amount?: bigint,
+) => ({
+  collection,
+  tokenId,
+  from,
+  to,
+  blockNumber: block,
+  blockTimestamp: new Date(date),
+  transactionHash: tx(hash),
+  logIndex: 0,
+  ...(amount === undefined ? {} : { amount }),
+})
+
 function file(name: string, lines: string[]): string {
   const p = path.join(dir, name)
   writeFileSync(p, lines.join('\n'))
@@ -85,26 +107,8 @@ describe('the historical import and hostile files', () => {
     const C = coll(0xa004)
     // Indexed: token 9 moved BOB -> CAROL at block 1500 (2021-06-01).
     await writeTransfers(db.pool, [
-      {
-        collection: C,
-        tokenId: 9n,
-        from: ZERO,
-        to: BOB,
-        blockNumber: 1400,
-        blockTimestamp: new Date('2021-05-01T00:00:00Z'),
-        transactionHash: tx(0xa0040),
-        logIndex: 0,
-      },
-      {
-        collection: C,
-        tokenId: 9n,
-        from: BOB,
-        to: CAROL,
-        blockNumber: 1500,
-        blockTimestamp: new Date('2021-06-01T00:00:00Z'),
-        transactionHash: tx(0xa0041),
-        logIndex: 0,
-      },
+      indexed(C, 9n, ZERO, BOB, 1400, '2021-05-01T00:00:00Z', 0xa0040),
+      indexed(C, 9n, BOB, CAROL, 1500, '2021-06-01T00:00:00Z', 0xa0041),
     ])
     // Imported: block 100 (before START_BLOCK 1000) but with a timestamp after the indexed blocks.
     const p = file('late-ts.csv', [
@@ -120,18 +124,7 @@ describe('the historical import and hostile files', () => {
 
   it('a row conflicting with another (same tx/log_index, different content) is reported, not "already present"', async () => {
     const C = coll(0xa005)
-    await writeTransfers(db.pool, [
-      {
-        collection: C,
-        tokenId: 1n,
-        from: ZERO,
-        to: BOB,
-        blockNumber: 1500,
-        blockTimestamp: new Date('2021-06-01T00:00:00Z'),
-        transactionHash: tx(0xa0050),
-        logIndex: 0,
-      },
-    ])
+    await writeTransfers(db.pool, [indexed(C, 1n, ZERO, BOB, 1500, '2021-06-01T00:00:00Z', 0xa0050)])
     const p = file('conflict.csv', [
       HEADER,
       // same identity as the indexed row, different block/token/owner
@@ -161,19 +154,7 @@ describe('the historical import and hostile files', () => {
 
   it('an ERC-1155 amount is not silently dropped (counted as 1) for a token indexed as ERC-1155', async () => {
     const C = coll(0xa007)
-    await writeTransfers(db.pool, [
-      {
-        collection: C,
-        tokenId: 5n,
-        from: ZERO,
-        to: ALICE,
-        blockNumber: 1500,
-        blockTimestamp: new Date('2021-06-01T00:00:00Z'),
-        transactionHash: tx(0xa0070),
-        logIndex: 0,
-        amount: 10n,
-      },
-    ])
+    await writeTransfers(db.pool, [indexed(C, 5n, ZERO, ALICE, 1500, '2021-06-01T00:00:00Z', 0xa0070, 10n)])
     const p = file('erc1155.jsonl', [
       JSON.stringify({
         collection_address: C,

@@ -9,26 +9,15 @@
 import type { Hex } from 'viem'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type ApiServer, startApiServer } from '@/test/api-client'
-import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { journalDatabase } from '@/test/journal-writes'
 import { MAX_UINT256, type TransferEvent } from '../events/types'
 import { commitBatch, type IngestBatch } from '../store/commit'
 import { rollbackAfter } from '../store/rollback'
-import { ensureIndexerState } from '../store/state'
 
-let db: TestDatabase
+const scope = journalDatabase()
 let last: bigint | null = null
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-}, 60_000)
-afterAll(async () => {
-  await db?.drop()
-})
-beforeEach(async () => {
-  await db.pool.query(
-    'TRUNCATE transfers, tokens, collections, collection_holders, token_balances, erc1155_uris, blocks, indexed_ranges, indexer_state',
-  )
-  await ensureIndexerState(db.pool, { network: 'devnet', chainId: 31337, startBlock: 1 })
+beforeEach(() => {
   last = null
 })
 
@@ -77,7 +66,7 @@ async function commit(block: number, transfers: TransferEvent[], confirmed = 0) 
   }
   last = (
     await commitBatch(
-      db.pool,
+      scope.db.pool,
       { network: 'devnet', startBlock: 1n, expectedLastIndexed: last, keepBlocks: 64n },
       batch,
     )
@@ -91,7 +80,7 @@ describe('ERC-1155 sums past 78 digits', () => {
       1,
       holders.map((h, i) => ev(1, i, Z, h, 7n, MAX_UINT256)),
     )
-    const { rows } = await db.pool.query(
+    const { rows } = await scope.db.pool.query(
       `SELECT total_supply::text AS s, holder_count FROM tokens WHERE collection_address = $1`,
       [C],
     )
@@ -133,7 +122,7 @@ function oracle(events: TransferEvent[]) {
 
 async function stored() {
   const q = async (sql: string) =>
-    (await db.pool.query(sql)).rows.map((r) => Object.values(r)[0] as string).sort()
+    (await scope.db.pool.query(sql)).rows.map((r) => Object.values(r)[0] as string).sort()
   return {
     balances: await q(`SELECT token_id::text || '|' || owner || '=' || balance::text FROM token_balances`),
     tokens: await q(
@@ -183,7 +172,7 @@ describe('store state equals the chain', () => {
       it(`${name}, then a reorg back to block 1`, async () => {
         for (const [i, events] of blocks.entries()) await commit(i + 1, events)
         await rollbackAfter(
-          db.pool,
+          scope.db.pool,
           { network: 'devnet', startBlock: 1n, lastSeenBlock: 10n, chainConfirmedBlock: 0n },
           1n,
         )
@@ -219,7 +208,7 @@ async function walk(path: string): Promise<Json[]> {
 
 describe('API equals the chain', () => {
   beforeAll(async () => {
-    api = await startApiServer(db.url)
+    api = await startApiServer(scope.db.url)
   }, 120_000)
   afterAll(async () => {
     await api?.close()
@@ -324,7 +313,7 @@ describe('history before the indexed window (a negative stored balance)', () => 
     // (on chain balanceOf(A, 2) >= 0 after it, so A holds at least 5 in the collection).
     await commit(1, [ev(1, 0, Z, A, 1n, 5n)], 2)
     await commit(2, [ev(2, 0, A, B, 2n, 3n)], 2)
-    api = await startApiServer(db.url)
+    api = await startApiServer(scope.db.url)
     try {
       const holdings = (await walk(`/v1/owners/${A}/nfts?standard=ERC1155`)).map(
         (n) => `${n.token_id}=${n.balance}`,
