@@ -209,18 +209,14 @@ export class WebhookDelivery {
       const more = await inWebhookTransaction(this.options.db, async (tx) => {
         const endpoint = await lockEndpointForDispatch(tx, id)
         if (!endpoint) return false
-        const next = await nextEvents(
-          databaseSource(tx.reads),
-          head,
-          BigInt(endpoint.cursor),
-          {
-            collection: endpoint.collection ?? undefined,
-            eventType: endpoint.event_type ?? undefined,
-            standard: endpoint.standard ?? undefined,
-            minConfirmations: endpoint.min_confirmations,
-          },
-          200,
-        )
+        // One filter for what is sent and what is passed over: ERC-721 unless a standard is named.
+        const filter = {
+          collection: endpoint.collection ?? undefined,
+          eventType: endpoint.event_type ?? undefined,
+          standard: endpoint.standard ?? 'ERC721',
+          minConfirmations: endpoint.min_confirmations,
+        }
+        const next = await nextEvents(databaseSource(tx.reads), head, BigInt(endpoint.cursor), filter, 200)
         for (const entry of next.entries) {
           const event = toPushEvent(entry, this.options.network, head, endpoint.standard !== null)
           const deliveryId = await tx.insertDelivery(id, {
@@ -232,17 +228,17 @@ export class WebhookDelivery {
         }
         let cursor = next.cursor
         if (!next.waiting) {
-          // Every endpoint filters (ERC-721 events only, unless it names a standard): entries past the last match
-          // are passed over too, so that the endpoint is not read again until something new is
-          // journaled (seq order is commit order).
+          // Every endpoint filters (by standard at least): entries past the last match are passed
+          // over too, so that the endpoint is not read again until something new is journaled
+          // (seq order is commit order).
           const { newest } = await journalBounds(tx.reads)
           if (newest > cursor) {
             const rest = await readJournal(tx.reads, {
               after: cursor,
               limit: 1,
-              collection: endpoint.collection ?? undefined,
-              eventType: endpoint.event_type ?? undefined,
-              standard: endpoint.standard ?? 'ERC721',
+              collection: filter.collection,
+              eventType: filter.eventType,
+              standard: filter.standard,
               through: newest,
             })
             if (rest.length === 0) cursor = newest
