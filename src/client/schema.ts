@@ -43,7 +43,7 @@ export interface paths {
     put?: never
     /**
      * Issue a demo token
-     * @description Issues a read-only demo credential with all six read scopes, valid 15 minutes, under the demo limits (1 request per second, 30 per minute, 2 concurrent). Takes no credential and no body (an Authorization header is ignored). At most 5 issuances per minute per client IP. Only a hash of the token is kept: a lost token cannot be retrieved; request a new one. Meant for trying endpoints, not for application traffic. Answers 200, 429 or 503 only.
+     * @description Issues a read-only demo credential with all six read scopes, valid 15 minutes, under the demo limits (1 request per second, 30 per minute, 2 concurrent). Takes no credential and no body (an Authorization header is ignored). At most 5 issuances per minute per client IP. Only a hash of the token is kept: a lost token cannot be retrieved; request a new one. Meant for trying endpoints, not for application traffic. A query parameter is refused with 400 (the endpoint takes none); otherwise it answers 200, 429 or 503.
      *
      *     Requires no credential.
      */
@@ -1858,6 +1858,33 @@ export interface operations {
           'application/json': {
             data: components['schemas']['DemoToken']
           }
+        }
+      }
+      /** @description Malformed parameter, cursor or filter (`INVALID_ARGUMENT`). Not retried unchanged. */
+      400: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id']
+          'Cache-Control': components['headers']['Cache-Control']
+          RateLimit: components['headers']['RateLimit']
+          'RateLimit-Policy': components['headers']['RateLimit-Policy']
+          Vary: components['headers']['Vary']
+          'X-Content-Type-Options': components['headers']['X-Content-Type-Options']
+          'Content-Encoding': components['headers']['Content-Encoding']
+          'Access-Control-Allow-Origin': components['headers']['Access-Control-Allow-Origin']
+          'Access-Control-Expose-Headers': components['headers']['Access-Control-Expose-Headers']
+          [name: string]: unknown
+        }
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "INVALID_ARGUMENT",
+           *         "message": "unknown parameter 'netwrok'",
+           *         "request_id": "0b7e6f3c-2d4a-4c61-9a8e-5f1d2c3b4a59"
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['ErrorEnvelope']
         }
       }
       /** @description A rate limit is exceeded (`RATE_LIMITED`); retry after `Retry-After` seconds. */

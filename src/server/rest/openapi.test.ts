@@ -98,10 +98,15 @@ describe('live responses carry only declared headers', () => {
     expectDeclaredHeaders(head, 'HEAD', '/v1/collections')
   })
 
-  it('the demo token, and errors 400, 401, 403 (with CORS), 404', async () => {
+  it('the demo token (200, and 400 to a parameter), and errors 400, 401, 403 (with CORS), 404', async () => {
     const demo = await fetch(`${api.base}/v1/demo-token`, { method: 'POST' })
     expect(demo.status).toBe(200)
     expectDeclaredHeaders(demo, 'POST', '/v1/demo-token')
+    // The demo token takes no parameter: one is refused, with a 400 the document declares.
+    const demoWithQuery = await fetch(`${api.base}/v1/demo-token?scope=read:nfts`, { method: 'POST' })
+    expect(demoWithQuery.status).toBe(400)
+    expectDeclaredHeaders(demoWithQuery, 'POST', '/v1/demo-token')
+    await contract.expectResponse('POST', '/v1/demo-token', 400, await demoWithQuery.json())
     const bad = await api.request('/v1/activity?limit=1000')
     expect(bad.status).toBe(400)
     expectDeclaredHeaders(bad, 'GET', '/v1/activity')
