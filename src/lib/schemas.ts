@@ -131,6 +131,21 @@ export const afterCollectionParam = address
   )
   .optional()
 
+// token_count is a 32-bit integer in the database: a larger cursor names no holder.
+export const afterTokenCountParam = integerParam(1, 2_147_483_647)
+
+/**
+ * The cursor parameters a list takes together (its next_page_params): one
+ * table for the procedures' inputs and the try page's form.
+ */
+export const CURSOR_GROUPS = {
+  time: ['before_timestamp', 'before_id'],
+  token: ['after_token_id', 'after_id'],
+  ownerToken: ['after_collection', 'after_token_id', 'after_id'],
+  holder: ['after_balance', 'after_owner'],
+  collectionOwner: ['after_token_count', 'after_owner'],
+} as const satisfies Record<string, readonly string[]>
+
 /**
  * Cursor parameters that only make sense together: all present or all
  * absent. Used in a superRefine of the input object.

@@ -9,12 +9,14 @@ import {
   address,
   afterCollectionParam,
   afterIdParam,
+  afterTokenCountParam,
   afterTokenIdParam,
   atBlockParam,
+  balanceString,
   beforeIdParam,
   beforeTimestampParam,
   booleanParam,
-  integerParam,
+  CURSOR_GROUPS,
   limitParam,
   networkParam,
   requireTogether,
@@ -62,9 +64,9 @@ const KNOWN: Record<string, z.ZodType> = {
   after_token_id: afterTokenIdParam,
   after_id: afterIdParam,
   after_collection: afterCollectionParam,
-  after_balance: tokenId.optional(),
+  after_balance: balanceString.optional(),
   after_owner: address.optional(),
-  after_token_count: integerParam(1).optional(),
+  after_token_count: afterTokenCountParam.optional(),
   at_block: atBlockParam,
   standard: standardParam,
   include_burned: booleanParam().optional(),
@@ -227,13 +229,10 @@ export function endpointsFromOpenApi(doc: {
         }
       })
     const names = new Set(params.map((p) => p.name))
-    const together: string[][] = []
-    if (names.has('before_timestamp') && names.has('before_id'))
-      together.push(['before_timestamp', 'before_id'])
-    if (names.has('after_collection')) together.push(['after_collection', 'after_token_id', 'after_id'])
-    else if (names.has('after_token_id') && names.has('after_id'))
-      together.push(['after_token_id', 'after_id'])
-    if (names.has('after_balance')) together.push(['after_balance', 'after_owner'])
+    // The procedures' own cursor groups, those whose every key the endpoint takes.
+    const together: string[][] = Object.values(CURSOR_GROUPS)
+      .filter((group) => group.every((name) => names.has(name)))
+      .map((group) => [...group])
     const scope = scopeOf(path)
     const base = {
       path,

@@ -3,6 +3,7 @@ import {
   address,
   beforeIdParam,
   beforeTimestampParam,
+  CURSOR_GROUPS,
   limitParam,
   networkParam,
   pageOf,
@@ -23,7 +24,7 @@ export const activityInput = z
     event_type: transferEventType.describe('Only events of this type: mint, transfer or burn.').optional(),
     standard: standardParam,
   })
-  .superRefine((value, ctx) => requireTogether(value, ['before_timestamp', 'before_id'], ctx))
+  .superRefine((value, ctx) => requireTogether(value, CURSOR_GROUPS.time, ctx))
 
 export type ActivityInput = z.infer<typeof activityInput>
 

@@ -1,7 +1,9 @@
 import { z } from 'zod'
 import {
   address,
+  afterTokenCountParam,
   atBlockParam,
+  CURSOR_GROUPS,
   collectionOwnerCursor,
   decimalString,
   integerParam,
@@ -40,8 +42,7 @@ export const listCollectionOwnersInput = z
   .strictObject({
     address: address.describe('Contract address, lowercase.'),
     limit: limitParam,
-    // token_count is a 32-bit integer in the database: a larger cursor names no holder.
-    after_token_count: integerParam(1, 2_147_483_647)
+    after_token_count: afterTokenCountParam
       .describe(
         'Cursor: token count, copied from `next_page_params`; must be sent together with `after_owner`.',
       )
@@ -53,6 +54,6 @@ export const listCollectionOwnersInput = z
       .optional(),
     at_block: atBlockParam,
   })
-  .superRefine((value, ctx) => requireTogether(value, ['after_token_count', 'after_owner'], ctx))
+  .superRefine((value, ctx) => requireTogether(value, CURSOR_GROUPS.collectionOwner, ctx))
 
 export type ListCollectionOwnersInput = z.infer<typeof listCollectionOwnersInput>

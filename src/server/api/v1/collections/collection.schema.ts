@@ -3,6 +3,7 @@ import {
   address,
   beforeIdParam,
   beforeTimestampParam,
+  CURSOR_GROUPS,
   decimalString,
   isoDateTime,
   limitParam,
@@ -81,7 +82,7 @@ export const listCollectionsInput = z
       .optional(),
     standard: standardParam,
   })
-  .superRefine((value, ctx) => requireTogether(value, ['before_timestamp', 'before_id'], ctx))
+  .superRefine((value, ctx) => requireTogether(value, CURSOR_GROUPS.time, ctx))
 
 export type ListCollectionsInput = z.infer<typeof listCollectionsInput>
 

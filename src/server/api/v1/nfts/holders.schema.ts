@@ -2,6 +2,7 @@ import { z } from 'zod'
 import {
   address,
   balanceString,
+  CURSOR_GROUPS,
   decimalString,
   holderCursor,
   limitParam,
@@ -42,6 +43,6 @@ export const listTokenHoldersInput = z
       )
       .optional(),
   })
-  .superRefine((value, ctx) => requireTogether(value, ['after_balance', 'after_owner'], ctx))
+  .superRefine((value, ctx) => requireTogether(value, CURSOR_GROUPS.holder, ctx))
 
 export type ListTokenHoldersInput = z.infer<typeof listTokenHoldersInput>

@@ -6,6 +6,7 @@ import {
   afterTokenIdParam,
   atBlockParam,
   booleanParam,
+  CURSOR_GROUPS,
   decimalString,
   isoDateTime,
   limitParam,
@@ -313,6 +314,6 @@ export const listCollectionNftsInput = z
       .optional(),
     standard: standardParam,
   })
-  .superRefine((value, ctx) => requireTogether(value, ['after_token_id', 'after_id'], ctx))
+  .superRefine((value, ctx) => requireTogether(value, CURSOR_GROUPS.token, ctx))
 
 export type ListCollectionNftsInput = z.infer<typeof listCollectionNftsInput>

@@ -5,6 +5,7 @@ import {
   atBlockParam,
   beforeIdParam,
   beforeTimestampParam,
+  CURSOR_GROUPS,
   decimalString,
   integerParam,
   limitParam,
@@ -59,9 +60,7 @@ export const listOwnerNftsInput = z
     collection: collectionFilterParam,
     at_block: atBlockParam,
   })
-  .superRefine((value, ctx) =>
-    requireTogether(value, ['after_collection', 'after_token_id', 'after_id'], ctx),
-  )
+  .superRefine((value, ctx) => requireTogether(value, CURSOR_GROUPS.ownerToken, ctx))
 
 export type ListOwnerNftsInput = z.infer<typeof listOwnerNftsInput>
 
@@ -134,7 +133,7 @@ export const listOwnerTransfersInput = z
       })
       .optional(),
   })
-  .superRefine((value, ctx) => requireTogether(value, ['before_timestamp', 'before_id'], ctx))
+  .superRefine((value, ctx) => requireTogether(value, CURSOR_GROUPS.time, ctx))
 
 export type ListOwnerTransfersInput = z.infer<typeof listOwnerTransfersInput>
 

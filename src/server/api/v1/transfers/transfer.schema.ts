@@ -3,6 +3,7 @@ import {
   address,
   beforeIdParam,
   beforeTimestampParam,
+  CURSOR_GROUPS,
   decimalString,
   isoDateTime,
   limitParam,
@@ -87,7 +88,7 @@ const feedParams = {
 }
 
 const together = (value: Record<string, unknown>, ctx: z.RefinementCtx) =>
-  requireTogether(value, ['before_timestamp', 'before_id'], ctx)
+  requireTogether(value, CURSOR_GROUPS.time, ctx)
 
 export const collectionTransfersInput = z
   .strictObject({ address: address.describe('Contract address, lowercase.'), ...feedParams })
