@@ -122,7 +122,8 @@ export default function DocsPage() {
             <code>{`async function* pages(path, params = {}) {
   for (;;) {
     const url = new URL(path, '${base}')
-    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v))
+    for (const [k, v] of Object.entries(params))
+      for (const one of [v].flat()) url.searchParams.append(k, String(one))   // repeatable: collection, trait
     const res = await fetch(url, { headers: { Authorization: \`Bearer \${process.env.NFT_API_KEY}\` } })
     if (!res.ok) throw new Error(\`\${res.status}\`)
     const page = await res.json()
@@ -140,8 +141,9 @@ export default function DocsPage() {
             To follow new transfers by polling (or see <a href="#webhooks">Webhooks</a>), request the{' '}
             <strong>first page</strong> of <code>/v1/activity</code> (or a transfer list) at an interval close
             to the chain’s block time — every 12 seconds suits most chains — and deduplicate locally on{' '}
-            <code>transaction_hash</code> + <code>log_index</code>, the identity of an event. Reach older
-            history with <code>next_page_params</code>.
+            <code>transaction_hash</code> + <code>log_index</code> + <code>batch_index</code>, the identity of
+            an event (one ERC-2309 range or ERC-1155 batch log carries several). Reach older history with{' '}
+            <code>next_page_params</code>.
           </p>
           <pre>
             <code>{`const seen = new Set()
@@ -149,7 +151,7 @@ setInterval(async () => {
   const res = await fetch('${base}/v1/activity?limit=100', { headers: { Authorization: \`Bearer \${key}\` } })
   if (!res.ok) return                       // 429/503: back off, see below
   for (const e of (await res.json()).data.reverse()) {
-    const id = \`\${e.transaction_hash}:\${e.log_index}\`
+    const id = \`\${e.transaction_hash}:\${e.log_index}:\${e.batch_index}\`
     if (seen.has(id)) continue
     seen.add(id)
     handle(e)                               // oldest first

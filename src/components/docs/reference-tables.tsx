@@ -60,7 +60,7 @@ export function ScopesSection() {
               <code>read:activity</code>
             </td>
             <td>
-              <code>GET /v1/activity</code>
+              <code>GET /v1/activity</code>, <code>GET /v1/activity/stream</code>
             </td>
           </tr>
           <tr>
@@ -122,6 +122,34 @@ export function ErrorsSection() {
               <code>NOT_FOUND</code>
             </td>
             <td>No</td>
+          </tr>
+          <tr>
+            <td>405</td>
+            <td>
+              <code>METHOD_NOT_ALLOWED</code>
+            </td>
+            <td>
+              No — use a method <code>Allow</code> lists
+            </td>
+          </tr>
+          <tr>
+            <td>410</td>
+            <td>
+              <code>RESUME_POINT_EXPIRED</code> (live stream only)
+            </td>
+            <td>
+              Yes, reconnecting without <code>Last-Event-ID</code>, then catching up from{' '}
+              <code>/v1/activity</code>
+            </td>
+          </tr>
+          <tr>
+            <td>416</td>
+            <td>
+              <code>RANGE_NOT_SATISFIABLE</code> (media only)
+            </td>
+            <td>
+              No — fix the <code>Range</code> header
+            </td>
           </tr>
           <tr>
             <td>429</td>
