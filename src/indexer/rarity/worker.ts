@@ -12,7 +12,7 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { describeError, isAbortError } from '../errors'
-import { recomputeCollectionRarity, selectDirtyCollections } from '../store/rarity'
+import { postponeDirtyCollection, recomputeCollectionRarity, selectDirtyCollections } from '../store/rarity'
 import { sleep } from '../util/sleep'
 
 export interface RarityWorkerOptions {
@@ -24,9 +24,20 @@ export interface RarityWorkerOptions {
   costFactor?: number
   /** After each computation the worker rests this many times its duration (default 4: at most a fifth of the time computing). */
   restFactor?: number
+  /** A collection whose computation failed is tried again after this, doubled per failure in a row (default 30 s). */
+  failureBackoffMs?: number
+  /** The longest wait after failures (default 1 h). */
+  failureBackoffMaxMs?: number
 }
 
-export const RARITY_DEFAULTS = { debounceMs: 5_000, pollMs: 1_000, costFactor: 10, restFactor: 4 } as const
+export const RARITY_DEFAULTS = {
+  debounceMs: 5_000,
+  pollMs: 1_000,
+  costFactor: 10,
+  restFactor: 4,
+  failureBackoffMs: 30_000,
+  failureBackoffMaxMs: 3_600_000,
+} as const
 
 /** Dirty collections looked at per poll. */
 const BATCH = 100
@@ -35,8 +46,12 @@ export async function runRarityWorker(
   ctx: { pool: pg.Pool; logger: Logger; signal: AbortSignal },
   options: RarityWorkerOptions = {},
 ): Promise<void> {
-  const { debounceMs, pollMs, costFactor, restFactor } = { ...RARITY_DEFAULTS, ...options }
+  const { debounceMs, pollMs, costFactor, restFactor, failureBackoffMs, failureBackoffMaxMs } = {
+    ...RARITY_DEFAULTS,
+    ...options,
+  }
   const lastMs = new Map<string, number>()
+  const failures = new Map<string, number>()
   const log = ctx.logger.child({ component: 'rarity' })
   while (!ctx.signal.aborted) {
     try {
@@ -45,18 +60,33 @@ export async function runRarityWorker(
         if (ctx.signal.aborted) break
         if (ageMs < Math.max(debounceMs, costFactor * (lastMs.get(collection) ?? 0))) continue
         const started = performance.now()
-        const { tokens } = await recomputeCollectionRarity(ctx.pool, collection)
-        const ms = performance.now() - started
-        lastMs.set(collection, ms)
-        log.debug({ collection, tokens, ms: Math.round(ms) }, 'rarity recomputed')
-        // When many collections change at once (a metadata backfill), the chain and the metadata queue
-        // keep most of the database's time.
-        if (restFactor > 0) await sleep(restFactor * ms, ctx.signal)
+        try {
+          const { tokens } = await recomputeCollectionRarity(ctx.pool, collection)
+          failures.delete(collection)
+          const ms = performance.now() - started
+          lastMs.set(collection, ms)
+          log.debug({ collection, tokens, ms: Math.round(ms) }, 'rarity recomputed')
+          // When many collections change at once (a metadata backfill), the chain and the metadata queue
+          // keep most of the database's time.
+          if (restFactor > 0) await sleep(restFactor * ms, ctx.signal)
+        } catch (err) {
+          if (isAbortError(err) && ctx.signal.aborted) return
+          // A lost connection, or something in this collection's own data: its mark stays and it
+          // waits, behind the others, so one collection that fails every time stops none of them.
+          const count = (failures.get(collection) ?? 0) + 1
+          failures.set(collection, count)
+          const retryInMs = Math.min(failureBackoffMaxMs, failureBackoffMs * 2 ** (count - 1))
+          log.warn(
+            { collection, failures: count, retryInMs, err: describeError(err) },
+            'rarity recompute failed',
+          )
+          await postponeDirtyCollection(ctx.pool, collection, retryInMs)
+        }
       }
     } catch (err) {
       if (isAbortError(err) && ctx.signal.aborted) return
-      // A token deleted meanwhile, a lost connection: the mark stays, the next poll tries again.
-      log.warn({ err: describeError(err) }, 'rarity recompute failed')
+      // The dirty list could not be read (the database is down): the next poll tries again.
+      log.warn({ err: describeError(err) }, 'rarity worker poll failed')
     }
     try {
       await sleep(pollMs, ctx.signal)

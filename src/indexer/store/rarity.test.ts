@@ -400,6 +400,106 @@ describe('stored rarity', () => {
   })
 })
 
+describe('stored rarity under hostile documents', () => {
+  const WIDE = '0x00000000000000000000000000000000000000e1'
+  const BROKEN = '0x00000000000000000000000000000000000000e2'
+  const FINE = '0x00000000000000000000000000000000000000e3'
+
+  /** Counted tokens 1..count of `collection`, with the attributes `attributes(n)` builds in SQL. */
+  async function countedTokens(collection: string, count: number, attributes: string) {
+    await db.pool.query(
+      `INSERT INTO collections (address, name, symbol, listed) VALUES ($1, 'C', 'C', true) ON CONFLICT DO NOTHING`,
+      [collection],
+    )
+    await db.pool.query(
+      `INSERT INTO tokens (collection_address, token_id, current_owner, is_burned, metadata_status, attributes)
+       SELECT $1, n, $2, false, 'ok', ${attributes} FROM generate_series(1, $3::int) n`,
+      [collection, ALICE, count],
+    )
+  }
+
+  it("a type's stored values stop at its byte cap; the counts still say how many there are", async () => {
+    // 150 distinct values of about 1,000 bytes: 150 kB for one type, within every per-token cap.
+    await countedTokens(
+      WIDE,
+      150,
+      `jsonb_build_array(jsonb_build_object('trait_type', 'Blob', 'value', repeat('x', 990) || n),
+                         jsonb_build_object('trait_type', 'Hat', 'value', CASE WHEN n % 2 = 0 THEN 'Cap' ELSE 'Crown' END))`,
+    )
+    await expect(recomputeCollectionRarity(db.pool, WIDE)).resolves.toEqual({ tokens: 150 })
+    const { rows } = await db.pool.query<{
+      traits: Array<{ trait_type: string; value_count: number; values: unknown[][] }>
+    }>('SELECT traits FROM collection_rarity WHERE collection_address = $1', [WIDE])
+    const byType = new Map(rows[0]!.traits.map((t) => [t.trait_type, t]))
+    const blob = byType.get('Blob')!
+    const bytes = blob.values.reduce((sum, [value]) => sum + Buffer.byteLength(JSON.stringify(value)), 0)
+    expect(blob.value_count).toBe(150)
+    expect(bytes).toBeLessThanOrEqual(100_000)
+    expect(bytes).toBeGreaterThan(100_000 - 1_000)
+    expect(byType.get('Hat')!.values).toEqual([
+      ['Cap', 75],
+      ['Crown', 75],
+    ])
+  })
+
+  it('a collection whose computation fails waits behind the others, which go on', async () => {
+    await countedTokens(
+      BROKEN,
+      3,
+      `jsonb_build_array(jsonb_build_object('trait_type', 'Hat', 'value', 'Cap'))`,
+    )
+    await countedTokens(FINE, 3, `jsonb_build_array(jsonb_build_object('trait_type', 'Hat', 'value', 'Cap'))`)
+    // The broken collection's change is the older one: the worker comes to it first.
+    await db.pool.query(
+      `UPDATE rarity_dirty SET since = now() - interval '1 hour' WHERE collection_address = $1`,
+      [BROKEN],
+    )
+    // Its computation fails, as one whose stored answer the database refuses would.
+    await db.pool.query(`
+      CREATE FUNCTION refuse_broken() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.collection_address = '${BROKEN}' THEN RAISE EXCEPTION 'refused'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER refuse_broken BEFORE INSERT ON collection_rarity FOR EACH ROW EXECUTE FUNCTION refuse_broken();`)
+    const computed = async (collection: string) =>
+      (await db.pool.query('SELECT 1 FROM collection_rarity WHERE collection_address = $1', [collection]))
+        .rowCount === 1
+    const controller = new AbortController()
+    const worker = runRarityWorker(
+      { pool: db.pool, logger: pino({ level: 'silent' }), signal: controller.signal },
+      { debounceMs: 0, pollMs: 50, restFactor: 0, failureBackoffMs: 60_000 },
+    )
+    try {
+      const started = Date.now()
+      while (!(await computed(FINE))) {
+        expect(Date.now() - started, 'the other collection is computed').toBeLessThan(10_000)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      const { rows } = await db.pool.query<{ ahead: boolean }>(
+        `SELECT since > now() + interval '50 seconds' AS ahead FROM rarity_dirty WHERE collection_address = $1`,
+        [BROKEN],
+      )
+      expect(rows, 'the failed collection keeps its mark, moved ahead by its backoff').toEqual([
+        { ahead: true },
+      ])
+      // Once what failed is gone and its wait is over, it is computed like any other.
+      await db.pool.query('DROP TRIGGER refuse_broken ON collection_rarity; DROP FUNCTION refuse_broken()')
+      await db.pool.query(
+        `UPDATE rarity_dirty SET since = now() - interval '1 second' WHERE collection_address = $1`,
+        [BROKEN],
+      )
+      while (!(await computed(BROKEN))) {
+        expect(Date.now() - started, 'the collection is computed once it can be').toBeLessThan(20_000)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    } finally {
+      controller.abort()
+      await worker
+    }
+  })
+})
+
 let before1: unknown
 const UNIQUE = [{ trait_type: 'Unique', value: 'only one' }]
 beforeAll(async () => {

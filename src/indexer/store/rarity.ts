@@ -20,8 +20,14 @@
 import type pg from 'pg'
 import { withTransaction } from './db'
 
-/** How much of each collection's /traits answer is stored (the API serves at most this much). */
-export const STORED_TRAIT_CAPS = { types: 100, valuesPerType: 1_000 } as const
+/**
+ * How much of each collection's /traits answer is stored (the API serves at most this much):
+ * types, values per type, and bytes of those values' JSON text per type. The bytes bound the
+ * stored answer (about 10 MB at most) whatever the documents hold: without it, values of 1,024
+ * characters each could build one larger than a jsonb value may be (2^28 bytes), and the
+ * recompute would fail every time.
+ */
+export const STORED_TRAIT_CAPS = { types: 100, valuesPerType: 1_000, valueBytesPerType: 100_000 } as const
 
 // Window functions and GROUP BYs, no join between the per-token sets: linear in the
 // (token, type, value) pairs whatever the planner estimates for them.
@@ -72,15 +78,16 @@ const RECOMPUTE_SQL = `
       FROM types t
   ), kept_values AS (
     SELECT v.trait_type, v.value, v.n,
-           row_number() OVER (PARTITION BY v.trait_type ORDER BY v.n DESC, v.value::text COLLATE "C") AS j,
+           row_number() OVER w AS j, sum(octet_length(v.value::text)) OVER w AS bytes,
            count(*) OVER (PARTITION BY v.trait_type) AS nvalues
       FROM vals v JOIN kept_types k ON k.trait_type = v.trait_type AND k.i <= $2
+    WINDOW w AS (PARTITION BY v.trait_type ORDER BY v.n DESC, v.value::text COLLATE "C" ROWS UNBOUNDED PRECEDING)
   ), trait_doc AS (
     SELECT coalesce(jsonb_agg(jsonb_build_object('trait_type', k.trait_type, 'token_count', k.n,
                                                  'value_count', vs.nvalues, 'values', vs.values) ORDER BY k.i), '[]') AS traits
       FROM kept_types k
       JOIN LATERAL (SELECT max(kv.nvalues) AS nvalues, jsonb_agg(jsonb_build_array(kv.value, kv.n) ORDER BY kv.j) AS values
-                      FROM kept_values kv WHERE kv.trait_type = k.trait_type AND kv.j <= $3) vs ON true
+                      FROM kept_values kv WHERE kv.trait_type = k.trait_type AND kv.j <= $3 AND kv.bytes <= $4) vs ON true
      WHERE k.i <= $2
   ), gone AS (
     DELETE FROM token_rarity r
@@ -123,6 +130,7 @@ export async function recomputeWithin(
     collection,
     STORED_TRAIT_CAPS.types,
     STORED_TRAIT_CAPS.valuesPerType,
+    STORED_TRAIT_CAPS.valueBytesPerType,
   ])
   return { tokens: rows[0]?.tokens ?? 0 }
 }
@@ -141,4 +149,15 @@ export async function selectDirtyCollections(pool: pg.Pool, limit: number): Prom
     [limit],
   )
   return rows.map((r) => ({ collection: r.collection, ageMs: r.age_ms }))
+}
+
+/**
+ * A collection whose computation failed waits `ms` behind the others: its mark's time moves
+ * that far ahead (the worker computes a collection once its mark is old enough, oldest first).
+ */
+export async function postponeDirtyCollection(pool: pg.Pool, collection: string, ms: number): Promise<void> {
+  await pool.query(
+    `UPDATE rarity_dirty SET since = now() + make_interval(secs => $2::float8 / 1000) WHERE collection_address = $1`,
+    [collection, ms],
+  )
 }
