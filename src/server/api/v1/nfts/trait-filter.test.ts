@@ -7,22 +7,28 @@ import { containmentDocuments, traitFilters } from './trait-filter'
 describe('trait parameters', () => {
   it('split at the first colon and group values by type, in first-seen order', () => {
     expect(traitFilters(['Hat:Cap', 'Eyes:a:b', 'Hat:Crown', 'Note:'])).toEqual([
-      { trait_type: 'Hat', values: ['Cap', 'Crown'] },
-      { trait_type: 'Eyes', values: ['a:b'] },
-      { trait_type: 'Note', values: [''] },
+      { trait_type: 'Hat', values: ['"Cap"', '"Crown"'] },
+      { trait_type: 'Eyes', values: ['"a:b"'] },
+      { trait_type: 'Note', values: ['""'] },
     ])
   })
 
-  it('match a value as its string and as the number or boolean it spells', () => {
-    expect(traitFilters(['Level:3'])[0]!.values).toEqual(['3', 3])
-    expect(traitFilters(['Level:-2.5e3'])[0]!.values).toEqual(['-2.5e3', -2500])
-    expect(traitFilters(['Shiny:true'])[0]!.values).toEqual(['true', true])
-    // Not JSON numbers: kept as strings only.
-    for (const text of ['03', '+3', '.5', '1.', 'Infinity', 'NaN', '0x10', ' 3'])
-      expect(traitFilters([`Level:${text}`])[0]!.values, text).toEqual([text])
-    expect(containmentDocuments({ trait_type: 'Level', values: ['3', 3] })).toEqual([
-      '[{"trait_type":"Level","value":"3"}]',
-      '[{"trait_type":"Level","value":3}]',
+  it('match a value as its string and as the number or boolean it spells, exactly as spelled', () => {
+    expect(traitFilters(['Level:3'])[0]!.values).toEqual(['"3"', '3'])
+    expect(traitFilters(['Level:-2.5e3'])[0]!.values).toEqual(['"-2.5e3"', '-2.5e3'])
+    expect(traitFilters(['Shiny:true'])[0]!.values).toEqual(['"true"', 'true'])
+    // Numbers a double would round: kept as written, so jsonb compares them exactly.
+    expect(traitFilters(['Level:9007199254740993'])[0]!.values).toEqual([
+      '"9007199254740993"',
+      '9007199254740993',
+    ])
+    expect(traitFilters(['Level:1e-400'])[0]!.values).toEqual(['"1e-400"', '1e-400'])
+    // Not JSON numbers, or none PostgreSQL can store: kept as strings only.
+    for (const text of ['03', '+3', '.5', '1.', 'Infinity', 'NaN', '0x10', ' 3', '1e-16384', '1e131072'])
+      expect(traitFilters([`Level:${text}`])[0]!.values, text).toEqual([JSON.stringify(text)])
+    expect(containmentDocuments({ trait_type: 'Le"vel', values: ['"3"', '3'] })).toEqual([
+      '[{"trait_type":"Le\\"vel","value":"3"}]',
+      '[{"trait_type":"Le\\"vel","value":3}]',
     ])
   })
 

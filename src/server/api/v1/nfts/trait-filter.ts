@@ -9,11 +9,25 @@
 
 export interface TraitFilter {
   trait_type: string
-  values: Array<string | number | boolean>
+  /** The JSON values the filter matches, as JSON text: a number as the parameter spells it, never rounded. */
+  values: string[]
 }
 
 /** A JSON number exactly as JSON writes one (no leading '+', no leading zeros, no bare '.'). */
-const JSON_NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/
+const JSON_NUMBER = /^-?(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/
+
+/**
+ * PostgreSQL's numeric (which jsonb numbers are) holds at most 131,072 digits before the point
+ * and 16,383 after: a number spelled beyond that is no stored value (and would fail the query).
+ */
+function storableNumber(text: string): boolean {
+  const parts = JSON_NUMBER.exec(text)
+  if (!parts) return false
+  const integerDigits = parts[1]!.length
+  const fractionDigits = parts[2]?.length ?? 0
+  const exponent = Number(parts[3] ?? 0)
+  return fractionDigits - exponent <= 16_383 && integerDigits + exponent <= 131_072
+}
 
 /** The valid parameters grouped by trait type, in first-seen order; each value with the JSON values it matches. */
 export function traitFilters(params: readonly string[]): TraitFilter[] {
@@ -24,17 +38,15 @@ export function traitFilters(params: readonly string[]): TraitFilter[] {
     const text = param.slice(colon + 1)
     const filter = byType.get(type) ?? { trait_type: type, values: [] }
     byType.set(type, filter)
-    filter.values.push(text)
-    if (JSON_NUMBER.test(text)) {
-      const n = Number(text)
-      if (Number.isFinite(n)) filter.values.push(n)
-    }
-    if (text === 'true' || text === 'false') filter.values.push(text === 'true')
+    filter.values.push(JSON.stringify(text))
+    // The number or boolean it spells, as its own JSON text: jsonb compares numbers exactly.
+    if (storableNumber(text) || text === 'true' || text === 'false') filter.values.push(text)
   }
   return [...byType.values()]
 }
 
 /** jsonb containment documents: a token matches the filter when its attributes contain any of them. */
 export function containmentDocuments(filter: TraitFilter): string[] {
-  return filter.values.map((value) => JSON.stringify([{ trait_type: filter.trait_type, value }]))
+  const type = JSON.stringify(filter.trait_type)
+  return filter.values.map((value) => `[{"trait_type":${type},"value":${value}}]`)
 }
