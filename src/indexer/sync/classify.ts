@@ -90,18 +90,27 @@ export class ContractClassifier {
       try {
         return await this.rpc.request<Hex>('eth_call', [{ to, data }, tag])
       } catch (err) {
+        // Before the transient test: revm-based nodes (anvil, reth) answer a halt with -32603.
+        if (isExecutionFailure(err)) return null
         if (isTransientRpcError(err)) throw err
-        if (isRevert(err)) return null
       }
     }
     return null
   }
 }
 
-function isRevert(err: unknown): boolean {
+/**
+ * The call ran and failed: a revert, or a halt without one (an INVALID opcode, a bad jump, out of
+ * gas: how contracts compiled before Solidity 0.4.10 answer an unknown function). Nodes word it
+ * differently; none of it is worth asking again.
+ */
+const EXECUTION_FAILURE =
+  /revert|invalid opcode|out of gas|outofgas|execution error|evm error|invalid ?(fe)?opcode|invalid ?jump|opcode ?not ?found|stack ?(underflow|overflow)/i
+
+function isExecutionFailure(err: unknown): boolean {
   for (const e of errorChain(err)) {
     const code = (e as { code?: unknown }).code
-    if (code === 3 || /revert|invalid opcode|out of gas|execution error/i.test(e.message)) return true
+    if (code === 3 || EXECUTION_FAILURE.test(e.message)) return true
   }
   return false
 }

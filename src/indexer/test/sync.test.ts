@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { type Address, toHex } from 'viem'
+import { type Address, type Hex, toHex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { startTestChain, type TestChain } from './chain'
@@ -10,6 +10,26 @@ import { expectDatabaseMatchesChain, waitFor, waitForIndexed } from './oracle'
 let chain: TestChain
 let db: TestDatabase
 const c: Record<string, Address> = {}
+
+const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
+
+/**
+ * Init code of an old token: emits the legacy Transfer(0, `to`, 7) (1 topic, 96 bytes of data),
+ * then deploys the one-byte runtime 0xfe (INVALID), so every call halts without a revert, as
+ * contracts compiled before Solidity 0.4.10 answer an unknown function (anvil: -32603 "EVM error").
+ */
+function legacyEmitterThatHalts(to: Hex): Hex {
+  const addr = to.slice(2).toLowerCase().padStart(40, '0')
+  return `0x${[
+    `73${addr}`, // PUSH20 to
+    '602052', // PUSH1 0x20 MSTORE: word 1 is `to`, word 0 (from) stays zero
+    '6007604052', // PUSH1 7 PUSH1 0x40 MSTORE: word 2 is the value
+    `7f${TRANSFER_TOPIC}`, // PUSH32 topic0
+    '60606000a1', // PUSH1 0x60 PUSH1 0 LOG1
+    '60fe600053', // PUSH1 0xfe PUSH1 0 MSTORE8
+    '60016000f3', // PUSH1 1 PUSH1 0 RETURN
+  ].join('')}` as Hex
+}
 
 beforeAll(async () => {
   ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
@@ -36,6 +56,13 @@ beforeAll(async () => {
   await chain.call(c.legacy, 'LegacyKitties', 'transfer', [bob, 7n], alice)
   await chain.call(c.erc20, 'DecoyToken', 'mint', [alice, 10n ** 18n])
   await chain.call(c.legacyErc20, 'LegacyDecoyToken', 'mint', [alice, 5n])
+  const hash = await chain.clients.wallet.sendTransaction({
+    account: alice!,
+    data: legacyEmitterThatHalts(alice!),
+    chain: null,
+  })
+  c.haltingToken = (await chain.clients.public.waitForTransactionReceipt({ hash })).contractAddress!
+  await chain.call(c.nft, 'TestNFT', 'mint', [alice, 3n])
 }, 120_000)
 
 afterAll(async () => {
@@ -124,7 +151,10 @@ describe('sync', () => {
         ].sort((a, b) => a.address!.localeCompare(b.address!)),
       )
       const rejected = await db.pool.query('SELECT address FROM non_nft_contracts')
-      expect(rejected.rows.map((r) => r.address)).toEqual([c.legacyErc20])
+      // A contract whose calls halt without a revert is not an NFT either (it stopped the index before).
+      expect(rejected.rows.map((r) => r.address).sort()).toEqual(
+        [c.legacyErc20!, c.haltingToken!.toLowerCase()].sort(),
+      )
       const max = await db.pool.query('SELECT token_id::text FROM tokens WHERE token_id = 2^256 - 1::numeric')
       expect(max.rows).toEqual([{ token_id: (2n ** 256n - 1n).toString() }])
     } finally {
