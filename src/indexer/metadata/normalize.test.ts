@@ -182,6 +182,8 @@ describe('normalizeMetadata: hostile documents are capped', () => {
     expect(cleanValueText('  a\u0000b\u0007c\u007f\td\ne  ', 100)).toBe('abc\td\ne')
     expect(cleanValueText('\ud800x\udc00', 100)).toBe('\ufffdx\ufffd')
     expect(cleanValueText('😀', 100)).toBe('😀')
+    // Halves are paired as the document wrote them: a dropped character between two halves never joins them.
+    expect(cleanValueText('\ud83d\u0001\ude00', 100)).toBe('\ufffd\ufffd')
   })
 
   it('counts the cap after what is dropped and trimmed: text that differs only there is one value', () => {
@@ -208,6 +210,36 @@ describe('normalizeMetadata: hostile documents are capped', () => {
       { trait_type: 'Note', value: kept },
       { trait_type: 'T'.repeat(256), value: 1 },
     ])
+  })
+
+  // Control characters *inside* a value take no room either: the whole value is walked until the cap is kept.
+  it('keeps the text after a long run of control characters inside a value', () => {
+    expect(cleanValueText(`Cap${'\u0001'.repeat(3_000)}!`, 1_024)).toBe('Cap!')
+    const out = normalizeMetadata({ description: `Before${'\u0001'.repeat(25_000)} after.` })
+    expect(out.description).toBe('Before after.')
+  })
+
+  it('values that differ only in control characters inside them are one trait value', () => {
+    const out = normalizeAttributes({
+      attributes: [
+        { trait_type: 'Hat', value: 'Cap!' },
+        { trait_type: 'Hat', value: `Cap${'\u0001'.repeat(3_000)}!` },
+      ],
+    })
+    expect(out).toEqual([{ trait_type: 'Hat', value: 'Cap!' }])
+  })
+
+  it('trait types too: a control run inside a type does not cut it', () => {
+    const out = normalizeAttributes({
+      attributes: [{ trait_type: `Back${'\u0007'.repeat(1_000)}ground`, value: 'Blue' }],
+    })
+    expect(out).toEqual([{ trait_type: 'Background', value: 'Blue' }])
+  })
+
+  it('never invents a U+FFFD by stopping inside a surrogate pair after a control run', () => {
+    const out = cleanValueText(`A${'\u0001'.repeat(1_000)}${'😀'.repeat(600)}`, 1_024)
+    expect(out).not.toContain('\ufffd')
+    expect(out).toBe(`A${'😀'.repeat(600)}`)
   })
 
   it('reads keys named __proto__ and constructor as data, never as prototypes', () => {

@@ -62,36 +62,51 @@ const isSpace = (code: number) =>
   code === 0x3000 ||
   code === 0xfeff
 
-/** Where the kept text starts: the first character neither dropped nor trimmed; -1 when there is none. */
-function firstKept(text: string): number {
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    if (!isDropped(code) && !isSpace(code)) return i
-  }
-  return -1
-}
-
 /**
  * Text as served: control characters (but tab and newlines) and NUL dropped,
- * surrogates paired, trimmed, at most `maxChars` code points (never cutting
- * a character in two).
+ * unpaired surrogates made U+FFFD, trimmed, at most `maxChars` code points
+ * (never cutting a character in two). What is dropped, and leading
+ * whitespace, take no room under the cap: the walk goes on past them, however
+ * long, until `maxChars` code points are kept, so text that differs only
+ * there is one value. The input is bounded by the document's own size cap; the walk stops
+ * once the cap is reached, and kept runs are sliced, not copied by character.
  */
 export function cleanValueText(text: string, maxChars: number): string {
-  // What is dropped or trimmed at the start takes no room under the cap: count from the first kept character.
-  const start = firstKept(text)
-  if (start < 0) return ''
-  // Look at no more than needed: a 1 MB string costs what its first characters cost.
-  const head = text.slice(start, start + maxChars * 2 + 64)
-  let out = ''
-  let count = 0
-  for (const ch of wellFormed(head)) {
-    const code = ch.codePointAt(0)!
-    if (isDropped(code)) continue
-    if (count === maxChars) break
-    out += ch
-    count++
+  const n = text.length
+  let i = 0
+  // Leading dropped or trimmed characters (all in the BMP) take no room.
+  while (i < n) {
+    const code = text.charCodeAt(i)
+    if (!isDropped(code) && !isSpace(code)) break
+    i++
   }
-  return out.trim()
+  const parts: string[] = []
+  let runStart = i
+  let kept = 0
+  while (i < n && kept < maxChars) {
+    const code = text.charCodeAt(i)
+    if (code >= 0xd800 && code <= 0xdfff) {
+      const next = i + 1 < n ? text.charCodeAt(i + 1) : 0
+      if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
+        i += 2 // a pair: one code point, kept whole
+      } else {
+        // Unpaired in the text as given (checked before anything is dropped, so dropping never pairs two halves).
+        if (i > runStart) parts.push(text.slice(runStart, i))
+        parts.push('\ufffd')
+        runStart = ++i
+      }
+      kept++
+    } else if (isDropped(code)) {
+      if (i > runStart) parts.push(text.slice(runStart, i))
+      runStart = ++i
+    } else {
+      i++
+      kept++
+    }
+  }
+  if (i > runStart) parts.push(text.slice(runStart, i))
+  // Trailing whitespace, of the value or where the cap cut it, is trimmed.
+  return (parts.length === 1 ? parts[0]! : parts.join('')).trim()
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

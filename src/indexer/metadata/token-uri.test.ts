@@ -27,6 +27,12 @@ describe('name() / symbol() strings', () => {
     expect(cleanText('a\u0000b\u0007c\td')).toBe('abc\td')
     expect(decodeLooseString(abiString('\u0000\u0000Name\u0000'))).toBe('Name')
   })
+
+  it('cuts at 1,000 characters by code points, never inside one (no U+FFFD the text did not have)', () => {
+    // The 1,000th character is an emoji: two UTF-16 units.
+    expect(cleanText(`${'a'.repeat(999)}😀😀`)).toBe(`${'a'.repeat(999)}😀`)
+    expect(decodeLooseString(abiString(`${'a'.repeat(999)}😀😀`))).toBe(`${'a'.repeat(999)}😀`)
+  })
 })
 
 describe('tokenURI results', () => {

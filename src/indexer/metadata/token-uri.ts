@@ -1,6 +1,7 @@
 import { decodeFunctionResult, encodeFunctionData, type Hex, parseAbi } from 'viem'
 import type { Rpc } from '../rpc/client'
 import { isTransientRpcError } from '../rpc/client'
+import { cleanValueText } from './normalize'
 import { FetchFailure } from './outcome'
 
 export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11'
@@ -123,13 +124,11 @@ export function decodeLooseString(result: CallResult): string {
   }
 }
 
-/** PostgreSQL text cannot hold NUL; control characters are noise in names. */
+/**
+ * PostgreSQL text cannot hold NUL; control characters are noise in names.
+ * The rule of every served text (`cleanValueText`): cut by code points, never
+ * inside one; what is dropped or trimmed takes no room under the cap.
+ */
 export function cleanText(text: string, maxChars = 1_000): string {
-  let out = ''
-  for (const ch of text) {
-    const code = ch.charCodeAt(0)
-    const control = (code < 0x20 && ch !== '\t' && ch !== '\n' && ch !== '\r') || code === 0x7f
-    if (!control) out += ch
-  }
-  return out.trim().slice(0, maxChars)
+  return cleanValueText(text, maxChars)
 }
