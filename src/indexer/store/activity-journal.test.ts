@@ -1,8 +1,9 @@
 /**
  * The activity journal (docs/push.md) records what the store's own write
  * paths do to the canonical transfers: a commit adds, a reorg's rollback
- * removes, a repair that puts rows back unchanged leaves nothing, and history
- * older than the retention is not journaled.
+ * removes, a repair that puts rows back unchanged leaves nothing (one that
+ * corrects a row in place journals the removal and the corrected row), and
+ * history older than the retention is not journaled.
  */
 import type { Hex } from 'viem'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -142,6 +143,57 @@ describe('activity journal', () => {
     await rollbackAfter(db.pool, state, 1n)
     const removed = (await entries()).filter((e) => e.kind === 'removed').map((e) => e.token)
     expect(removed.sort()).toEqual(['2000', '2001'])
+  })
+
+  it('a repair that corrects a row in place journals its removal and the corrected row', async () => {
+    // Block 2 committed on one read a provider altered: log 0 names carol, log 1 (ERC-1155)
+    // moves 5; log 2 is right. Same identities and block hash in the verified logs.
+    const carol = hex(0xc3, 20)
+    const block2 = (to: Hex, amount: bigint): IngestBatch => {
+      const batch = mintBlock(2, 3)
+      const [t0, t1, t2] = batch.transfers
+      const erc1155 = { ...t1!, collection: hex(0xf2, 20), standard: 'ERC1155' as const, amount }
+      return { ...batch, transfers: [{ ...t0!, to }, erc1155, t2!] }
+    }
+    await commitBatch(db.pool, ctx(null), mintBlock(1, 1))
+    await commitBatch(db.pool, ctx(1n), block2(carol, 5n))
+    const before = await readJournal(db, { after: 0n, limit: 100 })
+    await withWriteTransaction(db.pool, async (client) => {
+      const rolledBack = await rollbackWithin(client, state, 1n)
+      await commitWithin(client, ctx(rolledBack.lastIndexedBlock), block2(hex(0xa1, 20), 7n))
+    })
+    const stored = await db.pool.query(
+      'SELECT log_index, to_address, amount::text FROM transfers WHERE block_number = 2 ORDER BY log_index',
+    )
+    const journal = await readJournal(db, { after: BigInt(before.at(-1)!.seq), limit: 100 })
+    const shape = (e: (typeof journal)[number]) => ({
+      kind: e.kind,
+      log: e.log_index,
+      to: e.to_address,
+      amount: e.amount,
+    })
+    // The removals of one rollback come in deletion order: compared as a set. Log 2 came back
+    // unchanged and leaves nothing.
+    const removed = journal
+      .slice(0, 2)
+      .map(shape)
+      .sort((a, b) => a.log - b.log)
+    expect([...removed, ...journal.slice(2).map(shape)]).toEqual([
+      { kind: 'removed', log: 0, to: carol, amount: null },
+      { kind: 'removed', log: 1, to: hex(0xa1, 20), amount: '5' },
+      { kind: 'added', log: 0, to: hex(0xa1, 20), amount: null },
+      { kind: 'added', log: 1, to: hex(0xa1, 20), amount: '7' },
+    ])
+    // A consumer that replays the whole journal ('added' sets an event, 'removed' takes it
+    // back) ends with the stored transfers.
+    const replayed = new Map<number, { log_index: number; to_address: string; amount: string | null }>()
+    for (const e of [...before, ...journal]) {
+      if (e.block_number !== '2') continue
+      if (e.kind === 'added')
+        replayed.set(e.log_index, { log_index: e.log_index, to_address: e.to_address, amount: e.amount })
+      else replayed.delete(e.log_index)
+    }
+    expect([...replayed.values()].sort((a, b) => a.log_index - b.log_index)).toEqual(stored.rows)
   })
 
   it('history older than a day is not journaled, and pruning drops entries past the retention', async () => {
