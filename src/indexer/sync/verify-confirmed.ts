@@ -50,12 +50,16 @@ export async function verifyConfirmedBlocks(s: Syncer): Promise<void> {
   )
   if (to < from) return
   // A proof by receipts where the node offers them; else reads until settled, the stored
-  // rows' own read counting as the first when this process made it.
+  // rows' own read counting as the first when this process made it. That read is one
+  // answer: a later read holding another log at one of its positions sets it aside (it
+  // lied, or the later read did), and fresh reads settle alone; the stored rows are then
+  // compared with their answer and repaired where they differ. Kept as the first read,
+  // a lie in it would refuse every union, on every retry, until a restart.
   const proven = withProof ? await provenRange(s.ctx, from, to) : null
   if (proven) return settleStored(s, { from, to, method: 'receipts_proof', sampleRate: null }, proven)
   const first = firstReaders(s, from, to)
   const servedBy = new Set(first)
-  const agreed = await readAgreedLogs(s.ctx, from, to, firstRead(s, from, to), first, servedBy)
+  const agreed = await readAgreedLogs(s.ctx, from, to, [], first, servedBy, firstRead(s, from, to))
   const method = servedBy.size > 1 ? 'second_endpoint' : 'repeated_reads'
   return settleStored(s, { from, to, method, sampleRate: null }, agreed)
 }
@@ -128,15 +132,18 @@ function firstReaders(s: Syncer, from: bigint, to: bigint): Set<Endpoint> {
   return avoid
 }
 
-/** The stored rows' read of these blocks, when this process followed all of them (not after a restart). */
-function firstRead(s: Syncer, from: bigint, to: bigint): RawLog[][] {
+/**
+ * The stored rows' read of these blocks, when this process followed all of them (not after
+ * a restart): kept, not trusted (readAgreedLogs sets it aside when a later read conflicts).
+ */
+function firstRead(s: Syncer, from: bigint, to: bigint): RawLog[] | undefined {
   const logs: RawLog[] = []
   for (let n = from; n <= to; n++) {
     const block = s.ctx.followed.get(n)
-    if (!block) return []
+    if (!block) return undefined
     for (const log of block.logs) logs.push(log)
   }
-  return [logs]
+  return logs
 }
 
 /**

@@ -15,7 +15,7 @@ import type { RequestOptions, Rpc } from '../rpc/client'
 import { Endpoint } from '../rpc/endpoint'
 import { type AdaptiveRange, fetchLogs } from '../rpc/get-logs'
 import { TwinReads } from '../rpc/transport'
-import { forEachDifference, mergeLogs, normaliseLogs, sameLogs } from './log-set'
+import { forEachDifference, InconsistentLogsError, mergeLogs, normaliseLogs, sameLogs } from './log-set'
 import { MAX_AGREEING, type OmissionRate } from './omission-rate'
 import type { ProofPolicy } from './proof-sample'
 import { canProve, provenBlock, provenBlocks, provenRange } from './proven-logs'
@@ -194,6 +194,14 @@ async function withSampledProof(
  * no answer is settled and the step is retried later. When two reads
  * disagree, the blocks they disagree on are settled by receipts proof if the
  * node offers it.
+ *
+ * `kept` is the one read stored rows were committed from (blocks followed at
+ * the head), counted as the first read. A later read that holds another log
+ * at one of its positions shows one of the two lying; the kept read is then
+ * set aside (counted as an incomplete answer, so the range needs more reads)
+ * and the answer is settled from the other reads alone: a kept read that lied
+ * cannot hold agreement back on every retry, and it is never accepted on its
+ * own (docs/indexer.md, "Verification").
  */
 export async function readAgreedLogs(
   ctx: LogReader,
@@ -203,29 +211,70 @@ export async function readAgreedLogs(
   firstAvoid: ReadonlySet<Endpoint> = new Set(),
   /** Collects every endpoint that served a read. */
   servedBy: Set<Endpoint> = new Set(),
+  /** The one read stored rows were committed from: the first read, set aside on a conflict (above). */
+  kept?: RawLog[],
 ): Promise<RawLog[]> {
   const reads: RawLog[][] = []
   /** Every log any read held, in chain order. */
   let all: RawLog[] = []
+  /** The kept read while it counts, and whether it was set aside (an incomplete answer). */
+  let keptRead: RawLog[] | null = null
+  let setAside = 0
+  const setKeptAside = (detail: string) => {
+    setAside = 1
+    ctx.logger.warn(
+      { fromBlock: fromBlock.toString(), toBlock: toBlock.toString() },
+      `verification: the read blocks ${fromBlock}..${toBlock} were committed from conflicts with a later read (${detail}); set aside, settling from the other reads`,
+    )
+  }
   /** Counts one more read; returns the answer once it is settled. */
-  const consider = async (answer: RawLog[]): Promise<RawLog[] | null> => {
-    const logs = normaliseLogs(answer)
-    const previous = reads[reads.length - 1]
+  const consider = async (answer: RawLog[], isKept = false): Promise<RawLog[] | null> => {
+    let logs: RawLog[]
+    try {
+      logs = normaliseLogs(answer)
+    } catch (err) {
+      if (!isKept || !(err instanceof InconsistentLogsError)) throw err
+      setKeptAside(err.message)
+      return null
+    }
+    let previous = reads[reads.length - 1]
     reads.push(logs)
-    all = normaliseLogs(mergeLogs(all, logs))
+    if (isKept) keptRead = logs
+    try {
+      all = normaliseLogs(mergeLogs(all, logs))
+    } catch (err) {
+      if (!keptRead || !(err instanceof InconsistentLogsError)) throw err
+      // Another log at a position of the kept read: one of the two lied, and the kept read
+      // is one answer that no other backs. The union of the other reads (refused if they too
+      // hold two logs at one position) is what counts from now on.
+      const conflicting = keptRead
+      reads.splice(reads.indexOf(conflicting), 1)
+      keptRead = null
+      let others: RawLog[] = []
+      for (const read of reads) others = normaliseLogs(mergeLogs(others, read))
+      reportMismatch(ctx, fromBlock, toBlock, conflicting, logs)
+      setKeptAside(err.message)
+      all = others
+      previous = reads[reads.length - 2]
+    }
     const complete = reads.filter((read) => read.length === all.length && sameLogs(read, all)).length
     const incomplete = reads.length - complete
-    if (complete >= ctx.omissions.readsNeeded(all.length, reads.length, incomplete)) {
-      ctx.omissions.record(reads.length, incomplete)
+    const answers = reads.length + setAside
+    if (complete >= ctx.omissions.readsNeeded(all.length, answers, incomplete + setAside)) {
+      ctx.omissions.record(answers, incomplete + setAside)
       return all
     }
     if (!previous || sameLogs(previous, logs)) return null
     reportMismatch(ctx, fromBlock, toBlock, previous, logs)
     const settled = await settleByReceipts(ctx, previous, logs)
     if (!settled) return null
-    ctx.omissions.record(reads.length, reads.filter((read) => !sameLogs(read, settled)).length)
+    ctx.omissions.record(answers, reads.filter((read) => !sameLogs(read, settled)).length + setAside)
     await checkLogIndex(ctx, reads, settled)
     return settled
+  }
+  if (kept) {
+    const settled = await consider(kept, true)
+    if (settled) return settled
   }
   for (const logs of earlier) {
     const settled = await consider(logs)

@@ -1,0 +1,173 @@
+/**
+ * A block followed at the head is committed on one read and kept as the first
+ * read of its verification at the confirmation depth (sync/verify-confirmed.ts
+ * firstRead); on a node without eth_getBlockReceipts nothing else checks it.
+ * Here that one answer by block hash lies: it numbers the two logs of one
+ * transaction the other way round (logIndex 0 <-> 1). Every honest read by
+ * range then holds another log at those positions, and the union of the reads
+ * is refused ("two different logs at one position", verify/log-set.ts). This
+ * shows that the kept read does not hold verification back for good: it is
+ * set aside (verify/agreed-logs.ts readAgreedLogs, `kept`), fresh reads settle
+ * alone, the stored rows are compared with them and repaired, and the
+ * confirmed block moves on with coverage complete (docs/indexer.md,
+ * "Verification"). Before, every retry started again from the same kept read:
+ * confirmation stopped at the block before the lie, coverage stayed partial
+ * and the wrong rows stayed until a restart.
+ */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Address } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { startTestChain, type TestChain } from '../test/chain'
+import { type RunningIndexer, startIndexer, testConfig } from '../test/indexer'
+import { waitForIndexed } from '../test/oracle'
+import { lineRecorder } from '../test/provider-run'
+
+interface JsonRpcItem {
+  id?: unknown
+  method?: string
+  params?: unknown[]
+  result?: unknown
+  error?: unknown
+}
+
+/** The block whose first answer by hash swaps the logIndex of its first two logs. */
+let lieAbout = -1
+let lied = 0
+
+function answer(request: JsonRpcItem, upstream: JsonRpcItem): JsonRpcItem {
+  // A node without receipts (many hosted providers): no proof at the head, the block is committed on one read.
+  if (request.method === 'eth_getBlockReceipts')
+    return {
+      jsonrpc: '2.0',
+      id: request.id,
+      error: { code: -32601, message: 'the method eth_getBlockReceipts does not exist/is not available' },
+    } as JsonRpcItem
+  const filter = request.params?.[0] as { blockHash?: string } | undefined
+  if (request.method === 'eth_getLogs' && filter?.blockHash && Array.isArray(upstream.result)) {
+    const logs = upstream.result as Array<{ blockNumber: string; logIndex: string }>
+    if (lied === 0 && logs.length >= 2 && Number(logs[0]!.blockNumber) === lieAbout) {
+      lied++
+      const [a, b] = [logs[0]!.logIndex, logs[1]!.logIndex]
+      logs[0]!.logIndex = b
+      logs[1]!.logIndex = a
+    }
+  }
+  return upstream
+}
+
+async function startProxy(upstream: string) {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', async () => {
+      try {
+        const body = Buffer.concat(chunks).toString('utf8')
+        const request = JSON.parse(body) as JsonRpcItem | JsonRpcItem[]
+        const up = await fetch(upstream, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        })
+        const upJson = (await up.json()) as JsonRpcItem | JsonRpcItem[]
+        let out: JsonRpcItem | JsonRpcItem[]
+        if (Array.isArray(request)) {
+          const byId = new Map((upJson as JsonRpcItem[]).map((a) => [JSON.stringify(a.id), a]))
+          out = request.map((r) => answer(r, byId.get(JSON.stringify(r.id))!))
+        } else out = answer(request, upJson as JsonRpcItem)
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify(out))
+      } catch (err) {
+        res.writeHead(502)
+        res.end(String(err))
+      }
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
+  }
+}
+
+let chain: TestChain
+let db: TestDatabase
+let proxy: Awaited<ReturnType<typeof startProxy>>
+let indexer: RunningIndexer
+let nft: Address
+const log = lineRecorder()
+
+beforeAll(async () => {
+  ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
+  proxy = await startProxy(chain.anvil.rpcUrl)
+  nft = (await chain.deploy('TestNFT', ['Index Apes', 'IAPE', ''])).address
+  await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[0], 1n])
+  const config = testConfig({ DATABASE_URL: db.url, RPC_URL: proxy.url, CONFIRMATIONS: '2' })
+  indexer = startIndexer(config, db.pool, { metadata: { enabled: false }, logger: log.logger })
+  await waitForIndexed(db.pool, chain.clients)
+  // A few blocks followed at the head, one at a time.
+  for (let i = 2n; i <= 4n; i++) {
+    await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[0], i])
+    await waitForIndexed(db.pool, chain.clients)
+  }
+}, 120_000)
+
+afterAll(async () => {
+  await indexer?.stop()
+  await proxy?.stop()
+  await chain?.stop()
+  await db?.drop()
+})
+
+describe('one answer by block hash that numbers two logs the other way round', () => {
+  it('is caught and repaired at the confirmation depth, and confirmation moves on', async () => {
+    log.dumpOnFailure(30)
+    lieAbout = Number((await chain.head()) + 1n)
+    // One transaction, two Transfer logs (indexes 0 and 1), followed at the head.
+    const block = await chain.call(nft, 'TestNFT', 'mintBatch', [chain.accounts[0], 100n, 2n])
+    expect(Number(block)).toBe(lieAbout)
+    await waitForIndexed(db.pool, chain.clients)
+    expect(lied).toBe(1)
+    // The block reaches the confirmation depth (CONFIRMATIONS 2) and then some.
+    // One block at a time, each followed at the head before the next (a chain's usual pace).
+    for (let i = 0n; i < 4n; i++) {
+      await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[0], 200n + i])
+      await waitForIndexed(db.pool, chain.clients)
+    }
+    const target = (await chain.head()) - 2n
+    const deadline = Date.now() + 30_000
+    let state = { verified: null as string | null, confirmed: '', coverage: '' }
+    while (Date.now() < deadline) {
+      const { rows } = await db.pool.query(
+        `SELECT last_verified_block::text AS verified, last_confirmed_block::text AS confirmed,
+                coverage_status AS coverage FROM indexer_state`,
+      )
+      state = rows[0]
+      if (state.verified !== null && BigInt(state.verified) >= target) break
+      await new Promise((r) => setTimeout(r, 250))
+    }
+    // Before the fix: verified and confirmed stayed at the block before the lie, coverage 'partial',
+    // and the log repeated "verification waits: Inconsistent eth_getLogs answer: two different logs at index 0 …".
+    expect({ confirmed: state.confirmed, coverage: state.coverage }).toEqual({
+      confirmed: target.toString(),
+      coverage: 'complete',
+    })
+    // And the stored rows are the chain's: token 100 at log index 0, 101 at 1.
+    const { rows } = await db.pool.query(
+      'SELECT token_id::text, log_index FROM transfers WHERE block_number = $1 ORDER BY log_index',
+      [lieAbout],
+    )
+    expect(rows).toEqual([
+      { token_id: '100', log_index: 0 },
+      { token_id: '101', log_index: 1 },
+    ])
+    // Caught at the confirmation depth: the kept read set aside, the stored rows repaired.
+    expect(log.count(/committed from conflicts with a later read/)).toBeGreaterThanOrEqual(1)
+    expect(log.count(/verification: repaired blocks/)).toBeGreaterThanOrEqual(1)
+  }, 90_000)
+})
