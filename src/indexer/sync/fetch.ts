@@ -102,6 +102,14 @@ export async function rangeFromLogs(
   for (const n of known.keys()) needed.delete(n)
   const headers = new Map(known)
   for (const [n, header] of await getHeaders(ctx.rpc, [...needed])) headers.set(n, header)
+  // A log's block timestamp (a field nodes add) is one answer: taken only between the range's
+  // first and last headers, as the chain's must be; outside them the block's header is read.
+  const low = headers.get(fromBlock)!.timestamp
+  const high = headers.get(toBlock)!.timestamp
+  const implausible = [...decoded.timestamps]
+    .filter(([n, ts]) => !headers.has(n) && (ts < low || ts > high))
+    .map(([n]) => n)
+  for (const [n, header] of await getHeaders(ctx.rpc, implausible)) headers.set(n, header)
   for (const log of logs) {
     const header = headers.get(BigInt(log.blockNumber))
     if (header && header.hash.toLowerCase() !== log.blockHash.toLowerCase()) {
@@ -200,7 +208,8 @@ function withTimestamps(
   headers: Map<bigint, RpcBlock>,
 ): TransferEvent[] {
   const out = pending.map((e) => {
-    const ts = timestamps.get(e.blockNumber) ?? headers.get(e.blockNumber)?.timestamp
+    // The header's, where it was read (linked by hash), over the one the logs claim.
+    const ts = headers.get(e.blockNumber)?.timestamp ?? timestamps.get(e.blockNumber)
     if (ts === undefined) throw new IndexerError(`No timestamp for block ${e.blockNumber}`)
     return withBlockTimestamp(e, ts)
   })

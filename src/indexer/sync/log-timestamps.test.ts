@@ -1,0 +1,172 @@
+/**
+ * A provider that lies about logs' `blockTimestamp` (a field geth, reth and anvil put in
+ * every log). The block's header, where it was read and linked by hash, wins; elsewhere a
+ * log's timestamp is taken only between its range's first and last headers (sync/fetch.ts).
+ * So a followed block stores its header's time, a backfilled one never a time outside its
+ * range, and a rollback, which finds the rows to delete by block time (store/rollback.ts
+ * orphanedTransfers), removes every row of a block a reorganisation replaced.
+ */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Address, Hex } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { reorgChain } from '@/dev/devnet/reorg'
+import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { startTestChain, type TestChain } from '../test/chain'
+import { type RunningIndexer, startIndexer, testConfig } from '../test/indexer'
+import { expectDatabaseMatchesChain, waitFor, waitForIndexed } from '../test/oracle'
+
+/** Block numbers whose logs the proxy dates to 1970-01-01T00:00:01Z. */
+const lieAbout = new Set<number>()
+const LIE: Hex = '0x1'
+
+interface JsonRpcItem {
+  id?: unknown
+  method?: string
+  result?: unknown
+}
+
+function rewriteLog(log: Record<string, unknown>) {
+  if (typeof log.blockNumber === 'string' && lieAbout.has(Number(log.blockNumber))) log.blockTimestamp = LIE
+}
+
+function rewrite(method: string | undefined, item: JsonRpcItem) {
+  if (!Array.isArray(item.result)) return
+  if (method === 'eth_getLogs') for (const log of item.result) rewriteLog(log)
+  if (method === 'eth_getBlockReceipts')
+    for (const receipt of item.result as Array<{ logs?: Record<string, unknown>[] }>)
+      for (const log of receipt.logs ?? []) rewriteLog(log)
+}
+
+/** A JSON-RPC proxy in front of anvil that is honest but for the blockTimestamp of lieAbout's logs. */
+async function startLyingProxy(upstream: string) {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', async () => {
+      try {
+        const body = Buffer.concat(chunks).toString('utf8')
+        const request = JSON.parse(body) as JsonRpcItem | JsonRpcItem[]
+        const upstreamRes = await fetch(upstream, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        })
+        const answer = (await upstreamRes.json()) as JsonRpcItem | JsonRpcItem[]
+        const methods = new Map<string, string | undefined>()
+        for (const r of Array.isArray(request) ? request : [request])
+          methods.set(JSON.stringify(r.id), r.method)
+        for (const a of Array.isArray(answer) ? answer : [answer])
+          rewrite(methods.get(JSON.stringify(a.id)), a)
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify(answer))
+      } catch (err) {
+        res.writeHead(502)
+        res.end(String(err))
+      }
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
+  }
+}
+
+let chain: TestChain
+let db: TestDatabase
+let proxy: Awaited<ReturnType<typeof startLyingProxy>>
+let indexer: RunningIndexer
+let nft: Address
+/** The block the provider lies about: a mint of token 77 to carol, followed at the head. */
+let lied: { number: bigint; hash: Hex; timestamp: bigint }
+/** A block of the backfill the provider lies about. */
+let backfilled: { number: bigint; timestamp: bigint }
+
+beforeAll(async () => {
+  ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
+  proxy = await startLyingProxy(chain.anvil.rpcUrl)
+  nft = (await chain.deploy('TestNFT', ['Timestamp Apes', 'TAPE', ''])).address
+  for (let i = 1n; i <= 4n; i++) {
+    const block = await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[0], i])
+    // Token 2's block is backfilled in the middle of a range, with a lie about its time.
+    if (i === 2n)
+      backfilled = {
+        number: block,
+        timestamp: (await chain.clients.public.getBlock({ blockNumber: block })).timestamp,
+      }
+  }
+  lieAbout.add(Number(backfilled.number))
+  const config = testConfig({ DATABASE_URL: db.url, RPC_URL: proxy.url, CONFIRMATIONS: '2' })
+  indexer = startIndexer(config, db.pool, { metadata: { enabled: false } })
+  await waitForIndexed(db.pool, chain.clients)
+
+  // The block to lie about is mined while the indexer follows the head: every block is stored
+  // (blocks), so the rollback below has a common ancestor just under it.
+  lieAbout.add(Number((await chain.head()) + 1n))
+  const number = await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[2], 77n])
+  expect(lieAbout.has(Number(number))).toBe(true)
+  const block = await chain.clients.public.getBlock({ blockNumber: number })
+  lied = { number: block.number, hash: block.hash, timestamp: block.timestamp }
+  // Two more blocks: the lied-about block reaches CONFIRMATIONS and is verified.
+  await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[0], 5n])
+  await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[0], 6n])
+  await waitForIndexed(db.pool, chain.clients)
+  await waitFor(
+    async () => {
+      const { rows } = await db.pool.query(
+        `SELECT 1 FROM indexer_state WHERE coverage_status = 'complete' AND last_verified_block >= $1`,
+        [lied.number.toString()],
+      )
+      return rows.length > 0
+    },
+    60_000,
+    `block ${lied?.number} verified`,
+  )
+}, 180_000)
+
+afterAll(async () => {
+  await indexer?.stop()
+  await proxy?.stop()
+  await chain?.stop()
+  await db?.drop()
+})
+
+describe("a provider that lies about logs' blockTimestamp", () => {
+  it('a verified block stores the timestamp of its header, not the one its logs claim', async () => {
+    const { rows } = await db.pool.query(
+      `SELECT extract(epoch FROM block_timestamp)::bigint::text AS ts FROM transfers WHERE block_number = $1`,
+      [lied.number.toString()],
+    )
+    expect(rows).toHaveLength(1)
+    expect(rows[0].ts).toBe(lied.timestamp.toString())
+  })
+
+  it('a backfilled block never stores a time outside its range: there, its header is read', async () => {
+    const { rows } = await db.pool.query(
+      `SELECT extract(epoch FROM block_timestamp)::bigint::text AS ts FROM transfers WHERE block_number = $1`,
+      [backfilled.number.toString()],
+    )
+    expect(rows).toEqual([{ ts: backfilled.timestamp.toString() }])
+  })
+
+  it('a reorganisation that replaces the block removes its transfer and the token it minted', async () => {
+    const head = await chain.head()
+    const depth = Number(head - lied.number + 1n)
+    // The replacement blocks hold no NFT activity: token 77 never existed on the new chain.
+    const result = await reorgChain(chain.clients, { depth, accounts: chain.accounts })
+    expect(result.replaced.some((r) => r.oldHash === lied.hash)).toBe(true)
+    await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[0], 8n])
+    await waitForIndexed(db.pool, chain.clients)
+    const { rows } = await db.pool.query(
+      `SELECT block_number::text AS block, block_hash FROM transfers WHERE token_id = 77`,
+    )
+    // With the log's time (1970) the row would lie below the ancestor's and survive the rollback.
+    expect(rows).toEqual([])
+    await expectDatabaseMatchesChain(db.pool, chain.clients, { standard: [nft], legacy: [], multi: [] })
+  })
+})
