@@ -2,6 +2,7 @@ import type { Hex } from 'viem'
 import type { VerifiedSpan } from '@/db/queries/indexer-state'
 import type { RawLog, RpcBlock } from '../chain'
 import { IndexerError } from '../errors'
+import { consecutiveRows, MAX_CONSECUTIVE_RANGE } from '../events/consecutive'
 import { decodeLog } from '../events/decode'
 import { INDEXED_TOPICS } from '../events/topics'
 import {
@@ -56,6 +57,18 @@ export class ChainChangedError extends IndexerError {
   }
 }
 
+/**
+ * A range whose ERC-2309 logs expand to more rows than one block may: it is read again in
+ * smaller ranges (the adaptive range was shrunk to fit), so memory stays bounded by the
+ * per-block cap whatever the logs of many blocks add up to.
+ */
+export class RangeTooLargeError extends IndexerError {
+  constructor(fromBlock: bigint, toBlock: bigint, rows: number) {
+    super(`blocks ${fromBlock}..${toBlock} expand to ${rows} ERC-2309 rows: reading smaller ranges`)
+    this.name = 'RangeTooLargeError'
+  }
+}
+
 /** Historical mode (confirmed blocks): logs by block range (read twice and compared), headers only where needed. */
 export async function fetchHistoricalRange(
   ctx: FetchContext,
@@ -69,6 +82,12 @@ export async function fetchHistoricalRange(
   edges.catch(() => undefined)
   const verified = ctx.verify ? await readVerifiedLogs(ctx, fromBlock, toBlock) : null
   const logs = verified?.logs ?? (await readLogs(ctx, fromBlock, toBlock))
+  const rows = logs.reduce((sum, log) => sum + consecutiveRows(log), 0)
+  if (rows > Number(MAX_CONSECUTIVE_RANGE) && toBlock > fromBlock) {
+    const span = toBlock - fromBlock + 1n
+    ctx.range.refused(span, (span * MAX_CONSECUTIVE_RANGE) / BigInt(rows))
+    throw new RangeTooLargeError(fromBlock, toBlock, rows)
+  }
   const fetchedAt = performance.now()
   const range = await rangeFromLogs(ctx, fromBlock, toBlock, logs, await edges)
   if (verified) range.verifiedBy = { method: verified.method, sampleRate: verified.sampleRate }
@@ -190,7 +209,25 @@ export async function decodeLogs(ctx: FetchContext, logs: RawLog[]) {
   const legacy: PendingTransfer[] = []
   const metadataUpdates: MetadataUpdateEvent[] = []
   const timestamps = new Map<bigint, bigint>()
+  /** ERC-2309 rows of the block being decoded (logs come in chain order). */
+  let block: bigint | undefined
+  let consecutive = 0
   for (const log of logs) {
+    const rows = consecutiveRows(log)
+    if (rows > 0) {
+      const number = BigInt(log.blockNumber)
+      if (number !== block) [block, consecutive] = [number, 0]
+      // A block's ranges expand to at most MAX_CONSECUTIVE_RANGE rows; the logs past that are refused
+      // like a range over it alone: a decision of the block's own logs, the same on every read.
+      if (consecutive + rows > Number(MAX_CONSECUTIVE_RANGE)) {
+        ctx.logger.warn(
+          { block: number.toString(), contract: log.address, rows },
+          'ERC-2309 range refused: its block already expands to the most rows one block may',
+        )
+        continue
+      }
+      consecutive += rows
+    }
     const decoded = decodeLog(log)
     if (!decoded) continue
     if (log.blockTimestamp) timestamps.set(BigInt(log.blockNumber), BigInt(log.blockTimestamp))

@@ -15,7 +15,7 @@ import { maxBig, minBig } from '../util/bigint'
 import { sleep } from '../util/sleep'
 import { VerificationError } from '../verify/agreed-logs'
 import { InconsistentLogsError } from '../verify/log-set'
-import { ChainChangedError } from './fetch'
+import { ChainChangedError, RangeTooLargeError } from './fetch'
 import { syncHistorical } from './historical'
 import { syncRealtime } from './realtime'
 import { handleReorg, reorgLogging } from './reorg'
@@ -134,7 +134,11 @@ export async function runSyncLoop(s: Syncer, signal: AbortSignal): Promise<void>
         s.verifiedThrough = await loadVerified(s).catch(() => s.verifiedThrough)
       }
       await writeHealth(true).catch(() => undefined)
-      const delay = err instanceof ChainChangedError ? 200 : backoffDelay(failures++, 500, 30_000)
+      // Read again at once: the chain moved, or the range was shrunk to fit.
+      const delay =
+        err instanceof ChainChangedError || err instanceof RangeTooLargeError
+          ? 200
+          : backoffDelay(failures++, 500, 30_000)
       s.ctx.logger.warn({ retryInMs: Math.round(delay) }, `sync step failed: ${describeError(err)}`)
       await sleep(delay, signal).catch(() => undefined)
     }
