@@ -140,7 +140,7 @@ export async function deployCollections(
   const receipts = await mineAndWait(clients, hashes)
   return toDeploy.map((collection, i) => {
     const receipt = receipts[i]!
-    if (receipt.status !== 'success' || !receipt.contractAddress) {
+    if (receipt.replaced || receipt.status !== 'success' || !receipt.contractAddress) {
       throw new Error(`Deploying ${collection.contractName} failed (tx ${receipt.transactionHash})`)
     }
     return {
@@ -343,7 +343,7 @@ async function sendAll(clients: DevnetClients, calls: SendContractCall[]) {
     else failed++
   }
   const receipts = await mineAndWait(clients, hashes)
-  failed += receipts.filter((r) => r.status !== 'success').length
+  failed += receipts.filter((r) => r.replaced || r.status !== 'success').length
   return { sent: calls.length, failed }
 }
 
@@ -358,12 +358,29 @@ async function sendWithRetries(clients: DevnetClients, call: SendContractCall): 
   }
 }
 
-/** Mines at once instead of waiting for the next interval block, then collects receipts. */
+/**
+ * Mines at once instead of waiting for the next interval block, until the pool is empty (one
+ * block may not hold them all), then collects receipts. A transaction another one with its
+ * nonce replaced is `replaced`: viem would hand back the other's receipt.
+ */
 export async function mineAndWait(clients: DevnetClients, hashes: Hex[]) {
   if (hashes.length === 0) return []
-  await clients.test.mine({ blocks: 1 })
+  for (let blocks = 0; blocks < 100; blocks++) {
+    await clients.test.mine({ blocks: 1 })
+    if ((await clients.test.getTxpoolStatus()).pending === 0) break
+  }
   return Promise.all(
-    hashes.map((hash) => clients.public.waitForTransactionReceipt({ hash, timeout: 30_000 })),
+    hashes.map(async (hash) => {
+      let replaced = false
+      const receipt = await clients.public.waitForTransactionReceipt({
+        hash,
+        timeout: 30_000,
+        onReplaced: () => {
+          replaced = true
+        },
+      })
+      return { ...receipt, replaced }
+    }),
   )
 }
 

@@ -28,6 +28,7 @@ import {
   standardOf,
 } from './collections'
 import { type MetadataServer, startMetadataServer } from './metadata-server'
+import { withMiningPaused } from './mining'
 import { type ReorgResult, reorgChain } from './reorg'
 
 export type DevnetOptions = {
@@ -123,8 +124,10 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
         (d) => d.key,
       )
       if (missing.length > 0) {
-        const added = await deployCollections(clients, artifacts, accounts, metadata.origin, missing)
-        const seeded = await seedCollections(clients, artifacts, added, accounts)
+        const { added, seeded } = await withMiningPaused(clients, BLOCK_TIME_SECONDS, async () => {
+          const added = await deployCollections(clients, artifacts, accounts, metadata.origin, missing)
+          return { added, seeded: await seedCollections(clients, artifacts, added, accounts) }
+        })
         collections = [...collections, ...added]
         logger.info(
           { collections: added.map((c) => c.name), transactions: seeded.sent, refused: seeded.failed },
@@ -132,8 +135,15 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
         )
       }
     } else {
-      collections = await deployCollections(clients, artifacts, accounts, metadata.origin)
-      const seeded = await seedCollections(clients, artifacts, collections, accounts)
+      const deployed = await withMiningPaused(clients, BLOCK_TIME_SECONDS, async () => {
+        const deployed = await deployCollections(clients, artifacts, accounts, metadata.origin)
+        return {
+          collections: deployed,
+          seeded: await seedCollections(clients, artifacts, deployed, accounts),
+        }
+      })
+      collections = deployed.collections
+      const seeded = deployed.seeded
       logger.info(
         { transactions: seeded.sent, refused: seeded.failed },
         'devnet collections deployed and seeded',

@@ -8,6 +8,7 @@
  */
 import type { Address, Hex } from 'viem'
 import type { DevnetClients } from './collections'
+import { withMiningPaused } from './mining'
 
 export type ReorgResult = {
   depth: number
@@ -31,11 +32,7 @@ export async function reorgChain(clients: DevnetClients, options: ReorgOptions):
   if (!Number.isInteger(depth) || depth < 1)
     throw new Error(`reorg depth must be a positive integer, got ${depth}`)
 
-  const automine = await clients.test.getAutomine()
-  // Stop every kind of mining so no block slips in while the chain is being rewritten.
-  if (automine) await clients.test.setAutomine(false)
-  await clients.test.setIntervalMining({ interval: 0 })
-  try {
+  return withMiningPaused(clients, options.blockTimeSeconds, async () => {
     const head = await clients.public.getBlockNumber()
     if (head <= BigInt(depth)) throw new Error(`chain too short (head ${head}) for a reorg of depth ${depth}`)
     const commonAncestor = head - BigInt(depth)
@@ -71,10 +68,7 @@ export async function reorgChain(clients: DevnetClients, options: ReorgOptions):
     const unchanged = replaced.find((r) => r.oldHash === r.newHash)
     if (unchanged) throw new Error(`reorg left block ${unchanged.number} unchanged`)
     return { depth, commonAncestor, replaced }
-  } finally {
-    if (options.blockTimeSeconds) await clients.test.setIntervalMining({ interval: options.blockTimeSeconds })
-    if (automine) await clients.test.setAutomine(true)
-  }
+  })
 }
 
 /** A value transfer with a random amount: the new block can never equal the old one. */
