@@ -120,10 +120,6 @@ export function withBlockTimestamp(e: PendingTransfer, blockTimestamp: bigint): 
   }
 }
 
-/** An ERC-1155 event (an id/value pair); ERC-721 events move exactly one token. */
-export const isMultiToken = (e: { amount?: bigint | null }): e is { amount: bigint } =>
-  e.amount !== null && e.amount !== undefined
-
 /** A 32-byte word holding an address: the upper 12 bytes must be zero. */
 export function wordToAddress(word: string): Hex | null {
   const hex = word.startsWith('0x') ? word.slice(2) : word

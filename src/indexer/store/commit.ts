@@ -6,7 +6,7 @@ import type { MetadataUpdateEvent, TransferEvent } from '../events/types'
 import { queryAll } from './db'
 import { foldIntoTokens, rebuildTokens } from './derived-state'
 import { addIndexedRange, lockStateForCommit, pruneBlocks, storeBlocks, updateProgress } from './state'
-import { multiTokenKeysOf, tokenKeysOf } from './token-state'
+import { tokenKeysOf } from './token-state'
 import { collectionsOf, ensureCollections, insertTransfers, markMetadataStale } from './transfers'
 
 /** Everything learned about blocks [fromBlock, toBlock], committed as one unit. */
@@ -133,7 +133,7 @@ async function finishCommit(
 
   await ensureCollections(client, collectionsOf(batch.transfers))
   if (appending) await foldIntoTokens(client, inserted)
-  else await rebuildTokens(client, tokenKeysOf(inserted), multiTokenKeysOf(inserted))
+  else await rebuildTokens(client, tokenKeysOf(inserted))
   await markMetadataStale(client, batch.metadataUpdates)
 
   await storeBlocks(client, batch.blocks)

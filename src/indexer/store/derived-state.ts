@@ -1,6 +1,7 @@
 import type pg from 'pg'
-import { isMultiToken, type TransferEvent, ZERO_ADDRESS } from '../events/types'
+import { type TransferEvent, ZERO_ADDRESS } from '../events/types'
 import { CounterDeltas } from './collection-counters'
+import { collectionsOfStandard } from './collections'
 import { insertIfAllNew } from './db'
 import { foldIntoBalances, rebuildMultiTokens } from './multi-token-state'
 import { boolArray, int4Array, int8Array, varcharArray } from './pg-array'
@@ -23,12 +24,25 @@ import {
  * commit appending to the chain). Tokens first minted here are created
  * without being read (createMintedTokens); the others, or all of them when
  * one of those exists after all, are read and folded.
+ *
+ * A collection's events are folded by its standard (the standard of the first
+ * event seen from it), whatever each event's own, as rebuildTokens does: a
+ * contract that emits both an ERC-721 Transfer and an ERC-1155 TransferSingle
+ * for one id counts it once, the same way in every path (docs/indexer.md, "ERC-1155").
  */
 export async function foldIntoTokens(client: pg.PoolClient, events: TransferEvent[]): Promise<void> {
-  const multi = events.filter(isMultiToken)
-  if (multi.length > 0) {
-    await foldIntoBalances(client, multi)
-    events = events.filter((e) => !isMultiToken(e))
+  if (events.length === 0) return
+  const multiCollections = await collectionsOfStandard(
+    client,
+    [...new Set(events.map((e) => e.collection))],
+    'ERC1155',
+  )
+  if (multiCollections.size > 0) {
+    await foldIntoBalances(
+      client,
+      events.filter((e) => multiCollections.has(e.collection)),
+    )
+    events = events.filter((e) => !multiCollections.has(e.collection))
   }
   const all = withKeys(events)
   const { minted, rest } = splitMintedFirst(all)
@@ -43,15 +57,15 @@ export async function foldIntoTokens(client: pg.PoolClient, events: TransferEven
 
 /**
  * Rebuilds tokens from their stored history (imports, gap fills, rollbacks) and moves the counters.
- * ERC-1155 tokens are those stored as one and `newMultiKeys` (of events just inserted).
+ * ERC-1155 tokens are those of ERC-1155 collections (as foldIntoTokens routes them).
  */
-export async function rebuildTokens(
-  client: pg.PoolClient,
-  keys: string[],
-  newMultiKeys: Iterable<string> = [],
-): Promise<void> {
-  const multi = await storedMultiTokenKeys(client, keys)
-  for (const key of newMultiKeys) multi.add(key)
+export async function rebuildTokens(client: pg.PoolClient, keys: string[]): Promise<void> {
+  const multiCollections = await collectionsOfStandard(
+    client,
+    [...new Set(keys.map(collectionOfKey))],
+    'ERC1155',
+  )
+  const multi = new Set(keys.filter((key) => multiCollections.has(collectionOfKey(key))))
   if (multi.size > 0) {
     await rebuildMultiTokens(client, [...multi])
     keys = keys.filter((key) => !multi.has(key))
@@ -110,18 +124,6 @@ export async function writeTokenStates(
 
 const isHeld = (s: TokenState) => !s.burned && s.owner !== ZERO_ADDRESS
 const NO_KEYS: ReadonlySet<string> = new Set()
-
-/** The keys among `keys` of tokens stored as ERC-1155 ones. */
-async function storedMultiTokenKeys(client: pg.PoolClient, keys: string[]): Promise<Set<string>> {
-  if (keys.length === 0) return new Set()
-  const { rows } = await client.query<{ c: string; id: string }>(
-    `SELECT t.collection_address AS c, t.token_id::text AS id
-       FROM unnest($1::varchar[], $2::numeric[]) AS k(c, id)
-       JOIN tokens t ON t.collection_address = k.c AND t.token_id = k.id AND t.total_supply IS NOT NULL`,
-    tokenKeyArrays(keys),
-  )
-  return new Set(rows.map((r) => `${r.c}:${r.id}`))
-}
 
 /**
  * Inserts tokens whose first event in a batch is a mint, without reading

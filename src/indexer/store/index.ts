@@ -10,7 +10,7 @@ import { minBig } from '../util/bigint'
 import { withWriteTransaction } from './db'
 import { rebuildTokens } from './derived-state'
 import { historyAddedFrom } from './state'
-import { multiTokenKeysOf, tokenKeysOf } from './token-state'
+import { tokenKeysOf } from './token-state'
 import { collectionsOf, compareChainOrder, ensureCollections, insertTransfers } from './transfers'
 
 export { type CommitContext, commitBatch, type IngestBatch } from './commit'
@@ -50,7 +50,7 @@ export async function writeTransfers(
   return withWriteTransaction(pool, async (client) => {
     await ensureCollections(client, collectionsOf(events))
     const inserted = await insertTransfers(client, events, options.source ?? 'rpc')
-    await rebuildTokens(client, tokenKeysOf(inserted), multiTokenKeysOf(inserted))
+    await rebuildTokens(client, tokenKeysOf(inserted))
     if (inserted.length > 0) await historyAddedFrom(client, inserted.map((e) => e.blockNumber).reduce(minBig))
     return { inserted: inserted.length }
   })

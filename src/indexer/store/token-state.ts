@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { isMultiToken, type TransferEvent, ZERO_ADDRESS } from '../events/types'
+import { type TransferEvent, ZERO_ADDRESS } from '../events/types'
 import { numericArray, varcharArray } from './pg-array'
 
 /** Derived state of one token, as stored in `tokens`. */
@@ -61,10 +61,6 @@ export async function loadTokenStates(
 export const tokenKeysOf = (events: TransferEvent[]): string[] => [
   ...new Set(events.map((e) => tokenKey(e.collection, e.tokenId))),
 ]
-
-/** The distinct token keys of the ERC-1155 events among `events`. */
-export const multiTokenKeysOf = (events: TransferEvent[]): string[] =>
-  tokenKeysOf(events.filter(isMultiToken))
 
 /** Events in chain order with their token keys (tokenKey), computed once per batch. */
 export interface KeyedEvents {

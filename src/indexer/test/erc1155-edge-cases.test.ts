@@ -332,3 +332,52 @@ describe('history before the indexed window (a negative stored balance)', () => 
     }
   })
 })
+
+describe('a contract that tells each move in both standards (a Transfer and a TransferSingle for one id)', () => {
+  const H = hex(0x721155, 20)
+  /** One move of id 5, as both events; the ERC-721 one first, so the collection is ERC-721. */
+  const told = (block: number, from: Hex, to: Hex): TransferEvent[] => {
+    const { amount: _, ...erc721 } = {
+      ...ev(block, 0, from, to, 5n, 1n),
+      collection: H,
+      standard: 'ERC721' as const,
+    }
+    return [erc721, { ...ev(block, 1, from, to, 5n, 1n), collection: H }]
+  }
+  const state = async () => ({
+    token: (
+      await scope.db.pool.query(
+        `SELECT current_owner AS owner, total_supply, transfer_count FROM tokens WHERE collection_address = $1`,
+        [H],
+      )
+    ).rows,
+    balances: (
+      await scope.db.pool.query('SELECT owner FROM token_balances WHERE collection_address = $1', [H])
+    ).rows,
+    collection: (
+      await scope.db.pool.query(
+        'SELECT standard, total_supply::int AS supply, unique_holders::int AS holders FROM collections WHERE address = $1',
+        [H],
+      )
+    ).rows,
+  })
+
+  it('counts the token once, by its collection’s standard, the same when folded and when rebuilt', async () => {
+    await commit(1, told(1, Z, A))
+    const afterMint = await state()
+    expect(afterMint).toEqual({
+      token: [{ owner: A, total_supply: null, transfer_count: 2 }],
+      balances: [],
+      collection: [{ standard: 'ERC721', supply: 1, holders: 1 }],
+    })
+    await commit(2, told(2, A, B))
+    expect((await state()).token).toEqual([{ owner: B, total_supply: null, transfer_count: 4 }])
+    // A reorganisation rebuilds the token from its stored history: the same state as the fold.
+    await rollbackAfter(
+      scope.db.pool,
+      { network: 'devnet', startBlock: 1n, lastSeenBlock: 10n, chainConfirmedBlock: 0n },
+      1n,
+    )
+    expect(await state()).toEqual(afterMint)
+  })
+})
