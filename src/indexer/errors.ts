@@ -23,6 +23,14 @@ export class ChainIdMismatchError extends IndexerError {
   }
 }
 
+/** The database was indexed from another chain under this NETWORK: no restart changes that. */
+export class DatabaseChainMismatchError extends IndexerError {
+  constructor(network: string, stored: bigint | number, configured: number) {
+    super(`The database holds network "${network}" of chain ${stored}, not chain ${configured}`)
+    this.name = 'DatabaseChainMismatchError'
+  }
+}
+
 export class LeaderLockLostError extends IndexerError {
   constructor(cause?: unknown) {
     super('Lost the indexer leader lock connection', { cause })

@@ -9,7 +9,7 @@ import { captureConsole, createLogger } from '@/config/logger'
 import { metricsPort, serveMetrics } from '@/config/metrics-endpoint'
 import { STOP_SIGNALS } from '@/config/stop-signals'
 import { createPool } from '@/db/pool'
-import { ChainIdMismatchError, describeError } from './errors'
+import { ChainIdMismatchError, DatabaseChainMismatchError, describeError } from './errors'
 import { IndexerMetrics } from './metrics'
 import { runIndexer } from './run-indexer'
 import type { SyncOptions } from './sync/syncer'
@@ -70,7 +70,8 @@ try {
   await pool.end()
   process.exit(0)
 } catch (err) {
-  if (err instanceof ChainIdMismatchError) {
+  // Another chain than CHAIN_ID, at the node or in the database: a restart cannot cure it.
+  if (err instanceof ChainIdMismatchError || err instanceof DatabaseChainMismatchError) {
     process.stderr.write(`${err.shortMessage}\n`)
     process.exit(3)
   }

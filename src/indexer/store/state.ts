@@ -17,7 +17,7 @@ import {
   type VerifiedSpan,
 } from '@/db/queries/indexer-state'
 import type { RpcBlock } from '../chain'
-import { IndexerError } from '../errors'
+import { DatabaseChainMismatchError, IndexerError } from '../errors'
 import { minBig } from '../util/bigint'
 import { lockedQueryAll, type Queryable } from './db'
 import { int8Array, timestamptzArray, varcharArray } from './pg-array'
@@ -40,9 +40,7 @@ export async function ensureIndexerState(
   await db.query('DELETE FROM collection_holders WHERE NOT EXISTS (SELECT 1 FROM tokens)')
   const state = await readIndexerState(db, opts.network)
   if (state.chainId !== opts.chainId) {
-    throw new IndexerError(
-      `The database holds network "${opts.network}" of chain ${state.chainId}, not chain ${opts.chainId}`,
-    )
+    throw new DatabaseChainMismatchError(opts.network, state.chainId, opts.chainId)
   }
   if (state.startBlock !== BigInt(opts.startBlock)) {
     // A new START_BLOCK: progress is the contiguous range from there (a lowered one leaves a gap to fill).
