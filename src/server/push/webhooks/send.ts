@@ -14,6 +14,8 @@ export interface SendOptions {
   timeoutMs: number
   maxResponseBytes: number
   allowHosts: ReadonlySet<string>
+  /** The process is stopping: the attempt is cut and answers `stopped`. */
+  signal?: AbortSignal
 }
 
 export interface AttemptResult {
@@ -23,6 +25,8 @@ export interface AttemptResult {
   /** Why the attempt failed (no secret, no body of ours). */
   error: string | null
   durationMs: number
+  /** Cut because the process is stopping: not an answer of the receiver. */
+  stopped?: boolean
 }
 
 export const WEBHOOK_USER_AGENT = 'nft-data-service-webhooks'
@@ -58,6 +62,7 @@ export function sendWebhook(
       if (settled) return
       settled = true
       clearTimeout(timer)
+      options.signal?.removeEventListener('abort', stop)
       resolve(result)
     }
     const req = client.request(url, {
@@ -75,6 +80,12 @@ export function sendWebhook(
       req.destroy()
       finish(done(false, null, `No complete answer within ${options.timeoutMs} ms`))
     }, options.timeoutMs)
+    const stop = () => {
+      req.destroy()
+      finish({ ...done(false, null, 'The service stopped during the attempt'), stopped: true })
+    }
+    if (options.signal?.aborted) stop()
+    else options.signal?.addEventListener('abort', stop, { once: true })
     req.on('response', (res) => {
       const status = res.statusCode ?? 0
       let size = 0

@@ -89,6 +89,7 @@ export class WebhookDelivery {
   private running: Promise<void> | undefined
   private again = false
   private stopped = false
+  private readonly stopping = new AbortController()
   private lastPrune = 0
   /** The pass in progress: passes run one at a time, whoever starts them (timer or caller). */
   private lastPass: Promise<void> = Promise.resolve()
@@ -155,8 +156,11 @@ export class WebhookDelivery {
   async stop(): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
+    // Attempts in flight are cut (a receiver that does not answer would hold the stop for the
+    // whole send timeout, past the process's own deadline): deliveries are at least once.
+    this.stopping.abort()
     await this.running?.catch(() => undefined)
-    await this.boss?.stop({ graceful: true, wait: true, timeout: 15_000 })
+    await this.boss?.stop({ graceful: true, wait: true, timeout: 5_000 })
   }
 
   private schedule(ms: number) {
@@ -283,6 +287,7 @@ export class WebhookDelivery {
         timeoutMs: this.options.timeoutMs ?? 10_000,
         maxResponseBytes: this.options.maxResponseBytes ?? 64 * 1024,
         allowHosts: this.options.settings.allowHosts,
+        signal: this.stopping.signal,
       },
     )
   }
@@ -305,6 +310,8 @@ export class WebhookDelivery {
       return
     }
     const result = await this.send(target)
+    // Not recorded: the job fails, and pg-boss runs it again (after a restart) as a whole attempt.
+    if (result.stopped) throw new Error('Webhook delivery stopped during the attempt; it is made again')
     this.options.metrics?.webhookAttempt(result.ok)
     if (result.ok) {
       await recordDelivered(db, deliveryId, {
