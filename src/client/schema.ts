@@ -119,7 +119,7 @@ export interface paths {
     }
     /**
      * A collection's traits and their token counts
-     * @description Extension: every trait type of the collection with its values and how many tokens have each, and how many tokens lack the type, counted over the tokens that are not burned and whose metadata was fetched (metadata_status ok). A token counts once per type and value. Values are compared as JSON values: the number 1 and the string "1" are two values. At most 100 types (most tokens first) and 1,000 values per type (most tokens first); `trait_types_omitted` and `values_omitted` count the rest. 404 when the collection is unknown. Of an ERC-1155 collection only with `standard=ERC1155` or `standard=all` (extension): without it, 404 NOT_FOUND naming the parameter.
+     * @description Extension: every trait type of the collection with its values and how many tokens have each, and how many tokens lack the type, counted over the tokens that are not burned and whose metadata was fetched (metadata_status ok). A token counts once per type and value. Values are compared as JSON values: the number 1 and the string "1" are two values. At most 100 types (most tokens first) and 1,000 values per type (most tokens first) whose JSON texts add up to at most 100,000 bytes; `trait_types_omitted` and `values_omitted` count the rest. 404 when the collection is unknown. Of an ERC-1155 collection only with `standard=ERC1155` or `standard=all` (extension): without it, 404 NOT_FOUND naming the parameter.
      *
      *     Requires scope: `read:collections`.
      */
