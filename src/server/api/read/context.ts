@@ -12,6 +12,8 @@ export interface ReadContext {
   config: Pick<Config, 'NETWORK' | 'PUBLIC_URL' | 'MEDIA_ORIGIN'>
   db: { pool: pg.Pool }
   snapshot(): Promise<IndexerSnapshot>
+  /** Who asked, when a credential did: shared work (snapshots) is limited per requester. */
+  credential?: { subject: string }
 }
 
 /** `network` on collections, collection detail and activity: only the indexed one (docs/design.md, "Names and formats"). */

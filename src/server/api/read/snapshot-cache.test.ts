@@ -121,4 +121,41 @@ describe('snapshot computations', () => {
     expect(await d).toEqual(rows(1))
     expect(started).toEqual(['a', 'b', 'c', 'e', 'd'])
   })
+
+  it('one computing or waiting at a time per requester: another of its own answers 429', async () => {
+    const cache = new SnapshotCache(1_000, 2, 4)
+    const gates = new Map<string, () => void>()
+    const compute = (key: string) => () =>
+      new Promise<number[]>((resolve) => gates.set(key, () => resolve(rows(1))))
+    const mine = cache.get('block-1', compute('block-1'), count, 'key:1')
+    // The same requester asks another block while its first computes: refused, not queued.
+    const refused = await cache
+      .get('block-2', compute('block-2'), count, 'key:1')
+      .catch((err: ApiError) => err)
+    expect(refused).toMatchObject({ status: 429, code: 'RATE_LIMITED', headers: { 'Retry-After': '5' } })
+    // Others compute theirs; anyone (the same requester too) joins a computation in flight.
+    const theirs = cache.get('block-3', compute('block-3'), count, 'key:2')
+    const joined = cache.get('block-1', compute('block-1'), count, 'key:1')
+    const joinedByOther = cache.get('block-1', compute('block-1'), count, 'key:2')
+    gates.get('block-1')!()
+    gates.get('block-3')!()
+    expect(await Promise.all([mine, joined, joinedByOther, theirs])).toEqual([
+      rows(1),
+      rows(1),
+      rows(1),
+      rows(1),
+    ])
+    // Once its computation is done, the requester may start another.
+    const next = cache.get('block-2', compute('block-2'), count, 'key:1')
+    await Promise.resolve()
+    gates.get('block-2')!()
+    expect(await next).toEqual(rows(1))
+    // A failed computation frees its requester too.
+    const failing = cache.get('block-4', () => Promise.reject(new Error('timeout')), count, 'key:1')
+    await expect(failing).rejects.toThrow('timeout')
+    const after = cache.get('block-5', compute('block-5'), count, 'key:1')
+    await Promise.resolve()
+    gates.get('block-5')!()
+    expect(await after).toEqual(rows(1))
+  })
 })

@@ -19,7 +19,11 @@
  * SNAPSHOT_TIMEOUT_FACTOR), so that snapshots of many blocks asked at once
  * cannot take every connection from the other reads; later ones wait their
  * turn, and beyond SNAPSHOT_QUEUE waiting, a request answers 503 with
- * Retry-After.
+ * Retry-After. One requester (a credential) has at most one snapshot
+ * computing or waiting at a time: another of its own answers 429 with
+ * Retry-After, so one key asking many blocks cannot take every turn and the
+ * whole queue from the others (a snapshot already held, or one being
+ * computed for anyone, is served as usual).
  *
  * Written here rather than taken from lru-cache: a Map keeps insertion
  * order, so least-recently-used eviction by total size plus single flight is
@@ -40,6 +44,13 @@ export const SNAPSHOT_COMPUTATIONS = 2
 /** Snapshot computations waiting their turn at most; beyond, 503. */
 export const SNAPSHOT_QUEUE = 16
 
+const yoursFirst = () =>
+  new ApiError(
+    'RATE_LIMITED',
+    'A snapshot of yours is being computed; ask for another once it is done (one at a time per credential).',
+    { headers: { 'Retry-After': '5' } },
+  )
+
 const busy = () =>
   new ApiError('SERVICE_UNAVAILABLE', 'Too many snapshots are being computed; retry shortly.', {
     headers: { 'Retry-After': '5' },
@@ -56,6 +67,8 @@ export class SnapshotCache {
   private total = 0
   private computing = 0
   private readonly waiting: Array<() => void> = []
+  /** Requesters with a computation running or waiting. */
+  private readonly requesters = new Set<string>()
 
   constructor(
     readonly maxBytes = SNAPSHOT_CACHE_BYTES,
@@ -73,8 +86,16 @@ export class SnapshotCache {
     return this.slots.size
   }
 
-  /** The snapshot under `key`, computed by `compute` when not held; `bytesOf` counts what it holds. */
-  get<T>(key: string, compute: () => Promise<T>, bytesOf: (snapshot: T) => number): Promise<T> {
+  /**
+   * The snapshot under `key`, computed by `compute` when not held; `bytesOf` counts what it
+   * holds; `requester` (a credential's subject) may have one computation at a time.
+   */
+  get<T>(
+    key: string,
+    compute: () => Promise<T>,
+    bytesOf: (snapshot: T) => number,
+    requester?: string,
+  ): Promise<T> {
     const hit = this.slots.get(key) as Slot<T> | undefined
     if (hit) {
       // Most recently used: to the end of the Map's order.
@@ -82,7 +103,16 @@ export class SnapshotCache {
       this.slots.set(key, hit)
       return hit.value
     }
-    const slot: Slot<T> = { value: this.inTurn(compute), size: 0 }
+    if (requester !== undefined) {
+      if (this.requesters.has(requester)) return Promise.reject(yoursFirst())
+      this.requesters.add(requester)
+    }
+    const value = this.inTurn(compute)
+    if (requester !== undefined) {
+      const done = () => this.requesters.delete(requester)
+      value.then(done, done)
+    }
+    const slot: Slot<T> = { value, size: 0 }
     this.slots.set(key, slot as Slot<unknown>)
     slot.value.then(
       (snapshot) => {

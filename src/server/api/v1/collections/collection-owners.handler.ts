@@ -93,6 +93,7 @@ async function ownersAtBlock(
         }),
       ),
     (columns) => columns.bytes,
+    ctx.credential?.subject,
   )
   const start = after ? holders.firstAfter(after) : 0
   return buildPage(

@@ -104,6 +104,7 @@ async function ownerNftsAtBlock(
         }),
       ),
     (columns) => columns.bytes,
+    ctx.credential?.subject,
   )
   // Canonical, as the snapshot's token ids are (the cursor's value, however it was written).
   const cursor = after && {
