@@ -6,7 +6,6 @@ import {
   CURSOR_GROUPS,
   collectionOwnerCursor,
   decimalString,
-  integerParam,
   limitParam,
   pageOf,
   requireTogether,
