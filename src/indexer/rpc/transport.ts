@@ -6,6 +6,7 @@
  */
 import { isAscii } from 'node:buffer'
 import { IndexerError } from '../errors'
+import { type RpcTarget, splitCredentials, withoutCredentials } from './credentials'
 
 /** What a failed request says about the provider, not about the request. */
 export type RpcFaultKind =
@@ -66,6 +67,7 @@ interface PendingItem {
 }
 
 export interface TransportOptions {
+  /** May carry a user name and password: sent as basic auth, never in the URL (./credentials.ts). */
   url: string
   /** Items per HTTP batch. */
   batchSize: number
@@ -122,12 +124,19 @@ export class TwinReads {
 export class HttpJsonRpc {
   private queue: PendingItem[] = []
   private flushScheduled = false
+  /** The URL without its userinfo, and the Authorization header that userinfo stands for. */
+  private readonly target: RpcTarget
+  private readonly headers: Record<string, string>
 
   constructor(
     readonly options: TransportOptions,
     /** Runs one HTTP exchange (the endpoint's concurrency limit wraps it, lowest block first). */
     private readonly run: (exchange: () => Promise<void>, block: number) => Promise<void>,
-  ) {}
+  ) {
+    this.target = splitCredentials(options.url)
+    this.headers = { 'content-type': 'application/json' }
+    if (this.target.authorization) this.headers.authorization = this.target.authorization
+  }
 
   /**
    * `block`: the block the request reads (-1: none), its place in the queue for a slot;
@@ -194,19 +203,21 @@ export class HttpJsonRpc {
     let bytes: Buffer
     let response: Response
     try {
-      response = await fetch(this.options.url, {
+      response = await fetch(this.target.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: this.headers,
         body,
         signal: controller.signal,
       })
       bytes = await readBody(response, this.options.maxBodyBytes)
     } catch (err) {
-      if (signal?.aborted) throw signal.reason ?? err
+      if (signal?.aborted) throw signal.reason ?? withoutCredentials(err)
       if (err instanceof RpcRequestError) throw err
+      // fetch's and undici's errors may quote the URL: never with a password in it.
+      const cause = withoutCredentials(err)
       if (timedOut)
-        throw new RpcRequestError('timeout', `no answer within ${this.options.timeoutMs} ms`, { cause: err })
-      throw new RpcRequestError('network', 'connection failed', { cause: err })
+        throw new RpcRequestError('timeout', `no answer within ${this.options.timeoutMs} ms`, { cause })
+      throw new RpcRequestError('network', 'connection failed', { cause })
     } finally {
       clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort)
