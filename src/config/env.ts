@@ -35,6 +35,20 @@ const httpUrl = z
   .refine(ESCAPED_USERINFO.check, ESCAPED_USERINFO.message)
   .refine((v) => /^https?:\/\/[^\s]+$/.test(v) && URL.canParse(v), 'must be an http(s) URL')
 
+/**
+ * A URL the service publishes (PUBLIC_URL, MEDIA_ORIGIN): every NFT's media_url, the OpenAPI
+ * server, the SIWE message's URI, NEXTAUTH_URL and the start-up log lines are built from it.
+ * So no user name or password (they would go out in clear to every client and every log), and
+ * no query or fragment (every link is appended to it, and would land inside them). A path is
+ * allowed, as before; a trailing / is dropped.
+ */
+const originUrl = httpUrl.refine((v) => {
+  if (/[?#]/.test(v)) return false
+  if (!URL.canParse(v)) return true // refused above, as not an http(s) URL
+  const url = new URL(v)
+  return url.username === '' && url.password === '' && !/^https?:\/\/[^/]*@/i.test(v)
+}, 'must be an origin like https://nft.example.com: no user name or password, query or fragment')
+
 /** One http(s) URL, or several separated by commas (RPC_URL: the indexer fails over between them). */
 const httpUrlList = z
   .string()
@@ -93,6 +107,9 @@ const rateLimitProfile = z
 
 export type RateLimitProfile = z.infer<typeof rateLimitProfile>
 
+/** AUTH_SECRET's minimum length; the secret `npm start` generates into DATA_DIR is held to it too. */
+export const AUTH_SECRET_MIN_LENGTH = 32
+
 const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 export const envSchema = z.object({
@@ -106,7 +123,7 @@ export const envSchema = z.object({
   METRICS_HOST: optional(
     z.string().regex(/^[A-Za-z0-9.:-]{1,253}$/, 'must be a host name or an IP address like 127.0.0.1'),
   ).default('127.0.0.1'),
-  PUBLIC_URL: optional(httpUrl),
+  PUBLIC_URL: optional(originUrl),
   DATABASE_URL: optional(postgresUrl),
   /** Streaming replicas of DATABASE_URL that serve the /v1 reads (docs/operations.md, "Read replicas"). */
   DATABASE_READ_URL: optional(postgresUrlList),
@@ -127,9 +144,11 @@ export const envSchema = z.object({
   /** One gateway, or several separated by commas: tried in order while one fails. */
   IPFS_GATEWAY: optional(httpUrlList).default('https://ipfs.io/ipfs/'),
   ARWEAVE_GATEWAY: optional(httpUrlList).default('https://arweave.net/'),
-  AUTH_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
+  AUTH_SECRET: optional(
+    z.string().min(AUTH_SECRET_MIN_LENGTH, `must be at least ${AUTH_SECRET_MIN_LENGTH} characters`),
+  ),
   TRUST_PROXY: optional(nonNegativeInt.max(10, 'must be at most 10')).default(0),
-  MEDIA_ORIGIN: optional(httpUrl),
+  MEDIA_ORIGIN: optional(originUrl),
   MEDIA_DIR: optional(z.string()),
   DATA_DIR: optional(z.string()).default('.data'),
   /** host:port pairs the metadata fetcher may reach although they are private (the devnet's own helper). */

@@ -1,7 +1,8 @@
 /**
  * `npm start`: one command for the whole service.
- *  1. validates the configuration and that its ports are free (a bad value or
- *     a taken port stops here, one line);
+ *  1. validates the configuration (AUTH_SECRET included), that DATA_DIR can be
+ *     created and written and that its ports are free (a bad value, an unusable
+ *     DATA_DIR or a taken port stops here, one line, exit code 2);
  *  2. starts the embedded services the environment does not provide —
  *     PGlite when there is no DATABASE_URL, the anvil devnet when there is
  *     no RPC_URL (docs/design.md, "Embedded defaults and real services");
@@ -14,7 +15,7 @@
  *     process is gone, even after SIGKILL (./exit-with-parent.mjs).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { accessSync, constants, mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { loadConfig } from '@/config/env'
 import { canListen, portRefusal } from '@/config/listen-port'
@@ -24,19 +25,23 @@ import { STOP_SIGNALS } from '@/config/stop-signals'
 import { migrate } from '@/db/migrate'
 import { buildIndexer } from '@/indexer/bundle'
 import { afterExit } from './after-exit'
-import { ensureAuthSecret } from './auth-secret'
+import { AuthSecretFileError, ensureAuthSecret, refuseMissingAuthSecret } from './auth-secret'
 import { EXIT_WITH_PARENT } from './exit-with-parent'
 import { ensurePortalBuild } from './portal-build'
 import { resetChainData } from './reset-chain-data'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 const config = loadConfig()
+// A configuration refusal starts nothing: checked before the ports, the devnet, the database.
+refuseMissingAuthSecret(config)
 const logger = createLogger({ level: config.LOG_LEVEL, name: 'start' })
 // What libraries print with console becomes log records too (docs/operations.md, "Logs").
 captureConsole(logger)
 const dev = config.NODE_ENV === 'development'
 const dataDir = path.resolve(ROOT, config.DATA_DIR)
-mkdirSync(dataDir, { recursive: true })
+const dataDirUnusable = dataDirRefusal(dataDir)
+if (dataDirUnusable) refuse(dataDirUnusable)
+const authSecret = authSecretOrRefuse()
 
 const childEnv: NodeJS.ProcessEnv = {
   ...process.env,
@@ -46,6 +51,7 @@ const childEnv: NodeJS.ProcessEnv = {
   // The web process sees the devnet's RPC_URL like any node's: this tells it the chain is
   // the embedded devnet, whose development wallet the portal may offer (docs/portal.md).
   NFT_EMBEDDED_DEVNET: config.embeddedChain ? '1' : '0',
+  AUTH_SECRET: authSecret,
 }
 const stops: (() => Promise<void>)[] = []
 /** The embedded devnet created a new chain: data indexed from the old one is void. */
@@ -87,7 +93,6 @@ async function startEmbeddedServices() {
       'embedded anvil devnet ready',
     )
   }
-  childEnv.AUTH_SECRET = ensureAuthSecret(config, dataDir)
 }
 
 interface Supervised {
@@ -157,6 +162,99 @@ async function shutdown(exitCode: number) {
 
 for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(0))
 
+/** A configuration refusal: one fatal line, exit code 2 (which nothing restarts). */
+function refuse(line: string): never {
+  logger.fatal(line)
+  process.exit(2)
+}
+
+/**
+ * DATA_DIR is created if need be and must be writable (the embedded database, the devnet's
+ * chain, the generated AUTH_SECRET and the pid files live there): the one line of a refusal
+ * names the variable, the directory and the error code, with no stack trace.
+ */
+function dataDirRefusal(dir: string): string | undefined {
+  try {
+    mkdirSync(dir, { recursive: true })
+    accessSync(dir, constants.W_OK | constants.X_OK)
+    return undefined
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (typeof code !== 'string') throw err
+    return `Invalid configuration: DATA_DIR ${dir} cannot be used: ${code}`
+  }
+}
+
+function authSecretOrRefuse(): string {
+  try {
+    return ensureAuthSecret(config, dataDir, (message) => logger.warn(message))
+  } catch (err) {
+    if (err instanceof AuthSecretFileError) refuse(err.message)
+    throw err
+  }
+}
+
+/** A file error inside DATA_DIR (the embedded database's pid file, the devnet's chain): DATA_DIR's refusal. */
+function dataDirFileRefusal(err: unknown): string | undefined {
+  const { code, path: file } = err as NodeJS.ErrnoException
+  if (typeof code !== 'string' || typeof file !== 'string') return undefined
+  const relative = path.relative(dataDir, path.resolve(file))
+  if (relative.startsWith('..') || path.isAbsolute(relative)) return undefined
+  return `Invalid configuration: DATA_DIR ${dataDir} cannot be used: ${code} (${file})`
+}
+
+/**
+ * One line for a database the migrations could not run on: which one (DATABASE_URL as
+ * scheme://host:port, never its password, or the embedded one), and the error's code and
+ * message. pg reports a refused connection as an AggregateError with an empty message.
+ */
+function databaseFailure(url: string, err: unknown): string {
+  const which = config.embeddedDatabase
+    ? `the embedded database (${path.join(dataDir, 'pg')})`
+    : `the database at DATABASE_URL (${databaseAddress(url)})`
+  let reason = describeDatabaseError(err)
+  if (!config.embeddedDatabase && URL.canParse(url)) {
+    const { password } = new URL(url)
+    for (const secret of [password, safeDecode(password)])
+      if (secret) reason = reason.replaceAll(secret, '***')
+  }
+  return `cannot migrate ${which}: ${reason}`
+}
+
+function databaseAddress(url: string): string {
+  if (!URL.canParse(url)) return 'the value is not shown'
+  const { protocol, hostname, port } = new URL(url)
+  return `${protocol}//${hostname}:${port || '5432'}`
+}
+
+function describeDatabaseError(err: unknown): string {
+  if (err instanceof AggregateError && err.message === '' && err.errors.length > 0)
+    return describeDatabaseError(err.errors[0])
+  if (!(err instanceof Error)) return String(err)
+  const code = (err as NodeJS.ErrnoException).code
+  const message = err.message.replaceAll(/\s*\n\s*/g, ' ').trim()
+  if (!message) return code ?? err.name
+  return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value)
+  } catch {
+    return value
+  }
+}
+
+/** Start-up stopped by a known cause: its one line, no stack trace. */
+class StartupFailure extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message)
+  }
+}
+
 /**
  * A port another program holds stops the start before anything runs, as the web process
  * would after the devnet, migrations and the portal build (docs/operations.md, "Ports").
@@ -181,7 +279,12 @@ async function refuseTakenPorts() {
 try {
   await refuseTakenPorts()
   await startEmbeddedServices()
-  const { applied } = await migrate(childEnv.DATABASE_URL!, { logger })
+  const databaseUrl = childEnv.DATABASE_URL!
+  const { applied } = await migrate(databaseUrl, { logger }).catch((err: unknown) => {
+    // The stack stays available at debug level; the operator's line is the fatal one.
+    logger.debug({ err }, 'migrations failed')
+    throw new StartupFailure(databaseFailure(databaseUrl, err), 1)
+  })
   if (applied.length > 0) logger.info({ applied }, 'migrations applied')
   if (chainRecreated) {
     await resetChainData(childEnv.DATABASE_URL!)
@@ -195,6 +298,16 @@ try {
   processes.push(supervise('web', ['--import', 'tsx', path.join(ROOT, 'src/server/main.ts')]))
   logger.info({ url: config.PUBLIC_URL }, 'service starting')
 } catch (err) {
-  logger.fatal({ err }, 'start-up failed')
-  await shutdown(1)
+  const dataDirLine = dataDirFileRefusal(err)
+  if (err instanceof StartupFailure) {
+    logger.fatal(err.message)
+    await shutdown(err.exitCode)
+  } else if (dataDirLine) {
+    logger.debug({ err }, 'start-up failed')
+    logger.fatal(dataDirLine)
+    await shutdown(2)
+  } else {
+    logger.fatal({ err }, 'start-up failed')
+    await shutdown(1)
+  }
 }
