@@ -28,6 +28,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket'
 import { parseOptions } from '@/db/connection-url'
 import { restoreSessionSettings, type SessionSettings, sessionSettings } from '@/db/queries/server-settings'
+import { folderLockHolder, lockFolder } from './folder-lock'
 
 export interface EmbeddedPostgres {
   /** postgres://postgres@<host>:<port>/postgres */
@@ -126,47 +127,27 @@ const URL_FILE = 'embedded-postgres.url'
  * The URL of the embedded server that another live process (a running `npm
  * start`) serves from `dataDir`, or undefined when there is none: a tool
  * (`npm run db:migrate`, `import:transfers`) connects to it rather than
- * opening the files a second time.
+ * opening the files a second time. A pid file left by a server that is gone
+ * (its pid now dead or another process's, src/dev/folder-lock.ts) names none.
  */
 export function runningEmbeddedPostgres(dataDir: string): string | undefined {
+  const holder = folderLockHolder(dataDir, PID_FILE)
+  if (holder === undefined || holder === process.pid) return undefined
   try {
-    const holder = Number(readFileSync(path.join(dataDir, PID_FILE), 'utf8').trim())
-    if (!Number.isInteger(holder) || holder <= 0 || holder === process.pid || !isRunning(holder)) {
-      return undefined
-    }
     return readFileSync(path.join(dataDir, URL_FILE), 'utf8').trim() || undefined
   } catch {
-    return undefined // no such files: nobody serves this directory
+    return undefined // no URL file: nobody serves this directory
   }
 }
 
 /**
  * PGlite does not lock its files, and two instances on one directory corrupt
  * it: a pid file keeps a second server (a second `npm start`) out. A file
- * left by a process that no longer runs is taken over.
+ * left by a process that no longer runs, or whose pid another process now has,
+ * is taken over (src/dev/folder-lock.ts).
  */
 function lockDataDir(dataDir: string): () => void {
-  const pidFile = path.join(dataDir, PID_FILE)
-  try {
-    writeFileSync(pidFile, String(process.pid), { flag: 'wx' })
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-    const holder = Number(readFileSync(pidFile, 'utf8').trim())
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isRunning(holder)) {
-      throw new Error(`embedded PostgreSQL: ${dataDir} is in use by process ${holder}`)
-    }
-    writeFileSync(pidFile, String(process.pid))
-  }
-  return () => rmSync(pidFile, { force: true })
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  return lockFolder(dataDir, PID_FILE, 'embedded PostgreSQL')
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {

@@ -11,6 +11,7 @@ import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import pino from 'pino'
 import type { Address, Hex } from 'viem'
+import { lockFolder } from '../folder-lock'
 import { type Activity, startActivity } from './activity'
 import { ANVIL_STOPPED_STATUSES, type AnvilInstance, startAnvil } from './anvil'
 import {
@@ -74,6 +75,8 @@ type DeploymentRecord = {
 const BLOCK_TIME_SECONDS = 1
 /** anvil rewrites its whole state file each time, and the file grows with the chain (~4 KB per tx). */
 const STATE_SAVE_SECONDS = 10
+/** In `<dataDir>/devnet/`: the pid of the process whose devnet uses the folder. */
+const LOCK_FILE = 'devnet.pid'
 
 export { BLOCK_TIME_SECONDS as DEVNET_BLOCK_TIME_SECONDS }
 
@@ -84,13 +87,20 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
   const stateFile = path.join(dir, 'anvil-state.json')
   const recordFile = path.join(dir, 'deployment.json')
   await mkdir(dir, { recursive: true })
+  // One devnet per folder: two anvils on one saved chain overwrite each other's (src/dev/folder-lock.ts).
+  const releaseDir = lockFolder(dir, LOCK_FILE, 'devnet')
   const startedAt = Date.now()
 
   // Compiling (cached after the first run) overlaps with anvil's start.
   const artifactsPromise = compileDemoContracts()
   artifactsPromise.catch(() => undefined)
   const record = await readRecord(recordFile)
-  const { anvil, loadedState } = await startAnvilKeepingState(stateFile, options, chainId, logger)
+  const { anvil, loadedState } = await startAnvilKeepingState(stateFile, options, chainId, logger).catch(
+    (error: unknown) => {
+      releaseDir()
+      throw error
+    },
+  )
 
   let stopping = false
   anvil.exited.then((code) => {
@@ -99,7 +109,8 @@ export async function startDevnet(options: DevnetOptions): Promise<Devnet> {
     if (ANVIL_STOPPED_STATUSES.includes(code)) logger.info({ code }, 'devnet anvil stopped by a signal')
     else logger.error({ code }, 'devnet anvil exited unexpectedly; the chain is gone until restart')
   })
-  const cleanups: (() => Promise<void>)[] = [() => anvil.stop()]
+  // Run in reverse: the folder is released last, once anvil has saved its chain.
+  const cleanups: (() => Promise<void>)[] = [async () => releaseDir(), () => anvil.stop()]
   const stopAll = async () => {
     stopping = true
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined)
