@@ -14,8 +14,6 @@
  * confirmation stopped at the block before the lie, coverage stayed partial
  * and the wrong rows stayed until a restart.
  */
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
@@ -23,14 +21,7 @@ import { startTestChain, type TestChain } from '../test/chain'
 import { type RunningIndexer, startIndexer, testConfig } from '../test/indexer'
 import { waitForIndexed } from '../test/oracle'
 import { lineRecorder } from '../test/provider-run'
-
-interface JsonRpcItem {
-  id?: unknown
-  method?: string
-  params?: unknown[]
-  result?: unknown
-  error?: unknown
-}
+import { type JsonRpcItem, type RewritingRelay, startRewritingRelay } from '../test/rewriting-relay'
 
 /** The block whose first answer by hash swaps the logIndex of its first two logs. */
 let lieAbout = -1
@@ -57,54 +48,16 @@ function answer(request: JsonRpcItem, upstream: JsonRpcItem): JsonRpcItem {
   return upstream
 }
 
-async function startProxy(upstream: string) {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c) => chunks.push(c))
-    req.on('end', async () => {
-      try {
-        const body = Buffer.concat(chunks).toString('utf8')
-        const request = JSON.parse(body) as JsonRpcItem | JsonRpcItem[]
-        const up = await fetch(upstream, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body,
-        })
-        const upJson = (await up.json()) as JsonRpcItem | JsonRpcItem[]
-        let out: JsonRpcItem | JsonRpcItem[]
-        if (Array.isArray(request)) {
-          const byId = new Map((upJson as JsonRpcItem[]).map((a) => [JSON.stringify(a.id), a]))
-          out = request.map((r) => answer(r, byId.get(JSON.stringify(r.id))!))
-        } else out = answer(request, upJson as JsonRpcItem)
-        res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(JSON.stringify(out))
-      } catch (err) {
-        res.writeHead(502)
-        res.end(String(err))
-      }
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    stop: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections()
-        server.close(() => r())
-      }),
-  }
-}
-
 let chain: TestChain
 let db: TestDatabase
-let proxy: Awaited<ReturnType<typeof startProxy>>
+let proxy: RewritingRelay
 let indexer: RunningIndexer
 let nft: Address
 const log = lineRecorder()
 
 beforeAll(async () => {
   ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
-  proxy = await startProxy(chain.anvil.rpcUrl)
+  proxy = await startRewritingRelay(chain.anvil.rpcUrl, answer)
   nft = (await chain.deploy('TestNFT', ['Index Apes', 'IAPE', ''])).address
   await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[0], 1n])
   const config = testConfig({ DATABASE_URL: db.url, RPC_URL: proxy.url, CONFIRMATIONS: '2' })

@@ -6,8 +6,6 @@
  * range, and a rollback, which finds the rows to delete by block time (store/rollback.ts
  * orphanedTransfers), removes every row of a block a reorganisation replaced.
  */
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { Address, Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { reorgChain } from '@/dev/devnet/reorg'
@@ -15,71 +13,29 @@ import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { startTestChain, type TestChain } from '../test/chain'
 import { type RunningIndexer, startIndexer, testConfig } from '../test/indexer'
 import { expectDatabaseMatchesChain, waitFor, waitForIndexed } from '../test/oracle'
+import { type JsonRpcItem, type RewritingRelay, startRewritingRelay } from '../test/rewriting-relay'
 
 /** Block numbers whose logs the proxy dates to 1970-01-01T00:00:01Z. */
 const lieAbout = new Set<number>()
 const LIE: Hex = '0x1'
 
-interface JsonRpcItem {
-  id?: unknown
-  method?: string
-  result?: unknown
-}
-
 function rewriteLog(log: Record<string, unknown>) {
   if (typeof log.blockNumber === 'string' && lieAbout.has(Number(log.blockNumber))) log.blockTimestamp = LIE
 }
 
-function rewrite(method: string | undefined, item: JsonRpcItem) {
-  if (!Array.isArray(item.result)) return
-  if (method === 'eth_getLogs') for (const log of item.result) rewriteLog(log)
-  if (method === 'eth_getBlockReceipts')
+/** Honest but for the blockTimestamp of lieAbout's logs. */
+function rewrite(request: JsonRpcItem, item: JsonRpcItem): JsonRpcItem {
+  if (!Array.isArray(item.result)) return item
+  if (request.method === 'eth_getLogs') for (const log of item.result) rewriteLog(log)
+  if (request.method === 'eth_getBlockReceipts')
     for (const receipt of item.result as Array<{ logs?: Record<string, unknown>[] }>)
       for (const log of receipt.logs ?? []) rewriteLog(log)
-}
-
-/** A JSON-RPC proxy in front of anvil that is honest but for the blockTimestamp of lieAbout's logs. */
-async function startLyingProxy(upstream: string) {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c) => chunks.push(c))
-    req.on('end', async () => {
-      try {
-        const body = Buffer.concat(chunks).toString('utf8')
-        const request = JSON.parse(body) as JsonRpcItem | JsonRpcItem[]
-        const upstreamRes = await fetch(upstream, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body,
-        })
-        const answer = (await upstreamRes.json()) as JsonRpcItem | JsonRpcItem[]
-        const methods = new Map<string, string | undefined>()
-        for (const r of Array.isArray(request) ? request : [request])
-          methods.set(JSON.stringify(r.id), r.method)
-        for (const a of Array.isArray(answer) ? answer : [answer])
-          rewrite(methods.get(JSON.stringify(a.id)), a)
-        res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(JSON.stringify(answer))
-      } catch (err) {
-        res.writeHead(502)
-        res.end(String(err))
-      }
-    })
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    stop: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections()
-        server.close(() => r())
-      }),
-  }
+  return item
 }
 
 let chain: TestChain
 let db: TestDatabase
-let proxy: Awaited<ReturnType<typeof startLyingProxy>>
+let proxy: RewritingRelay
 let indexer: RunningIndexer
 let nft: Address
 /** The block the provider lies about: a mint of token 77 to carol, followed at the head. */
@@ -89,7 +45,7 @@ let backfilled: { number: bigint; timestamp: bigint }
 
 beforeAll(async () => {
   ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
-  proxy = await startLyingProxy(chain.anvil.rpcUrl)
+  proxy = await startRewritingRelay(chain.anvil.rpcUrl, rewrite)
   nft = (await chain.deploy('TestNFT', ['Timestamp Apes', 'TAPE', ''])).address
   for (let i = 1n; i <= 4n; i++) {
     const block = await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[0], i])
