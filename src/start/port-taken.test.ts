@@ -3,15 +3,13 @@
  * names the port and the variable, a non-zero exit, and nothing started
  * meanwhile — not a web process restarted every 1, 2, 4 … 30 s (docs/operations.md, "Ports").
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { freePort } from '@/test/free-port'
-
-const ROOT = path.resolve(import.meta.dirname, '../..')
+import { npmStart } from '@/test/npm-start'
 
 /** A server on every address of `port`, as another program holding it would be. */
 async function holdPort(port: number): Promise<net.Server> {
@@ -21,32 +19,6 @@ async function holdPort(port: number): Promise<net.Server> {
     server.listen(port, () => resolve())
   })
   return server
-}
-
-/** Runs `npm start` until it exits (or `timeoutMs` passes) and returns its exit code and output. */
-function npmStart(
-  env: Record<string, string | undefined>,
-  timeoutMs: number,
-): Promise<{ code: number | null; output: string }> {
-  const child = spawn('npm', ['start'], {
-    cwd: ROOT,
-    env: env as NodeJS.ProcessEnv,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout.on('data', (d) => (output += d))
-  child.stderr.on('data', (d) => (output += d))
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      process.kill(-child.pid!, 'SIGKILL')
-      resolve({ code: null, output })
-    }, timeoutMs)
-    child.once('exit', (code) => {
-      clearTimeout(timer)
-      resolve({ code, output })
-    })
-  })
 }
 
 describe('npm start with PORT taken', () => {

@@ -9,44 +9,12 @@
  *  - AUTH_SECRET missing beside DATABASE_URL: refused before the embedded devnet is started.
  * Taken ports: ./port-taken.test.ts.
  */
-import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { freePort } from '@/test/free-port'
-
-const ROOT = path.resolve(import.meta.dirname, '../..')
-
-/** Runs `npm start` until it exits (or `timeoutMs` passes) and returns its exit code and output. */
-function npmStart(
-  env: Record<string, string | undefined>,
-  timeoutMs: number,
-): Promise<{ code: number | null; output: string }> {
-  const child = spawn('npm', ['start'], {
-    cwd: ROOT,
-    env: env as NodeJS.ProcessEnv,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout.on('data', (d) => (output += d))
-  child.stderr.on('data', (d) => (output += d))
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      process.kill(-child.pid!, 'SIGKILL')
-      resolve({ code: null, output })
-    }, timeoutMs)
-    child.once('exit', (code) => {
-      clearTimeout(timer)
-      // Whatever it left in its group (nothing, if it behaves).
-      try {
-        process.kill(-child.pid!, 'SIGKILL')
-      } catch {}
-      resolve({ code, output })
-    })
-  })
-}
+import { npmStart } from '@/test/npm-start'
 
 const STACK = /\n\s+at .+\(?[/:]/
 
