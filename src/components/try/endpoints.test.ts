@@ -51,4 +51,11 @@ describe('try page: cursors the API accepts are accepted, half cursors the API r
       'after_token_count',
     )
   })
+
+  it('GET /v1/collections: a network other than the indexed one is refused, as the API does', () => {
+    expect(Object.keys(validateParams(endpoint('/v1/collections'), { network: 'mainnet' }))).toContain(
+      'network',
+    )
+    expect(validateParams(endpoint('/v1/collections'), { network: 'devnet' })).toEqual({})
+  })
 })

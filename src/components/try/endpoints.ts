@@ -18,7 +18,6 @@ import {
   booleanParam,
   CURSOR_GROUPS,
   limitParam,
-  networkParam,
   requireTogether,
   standardParam,
   tokenId,
@@ -58,7 +57,7 @@ const KNOWN: Record<string, z.ZodType> = {
   tokenId,
   collection: address.optional(),
   limit: limitParam,
-  network: networkParam,
+  // network: not here, the document's enum (the one indexed network) checks it, as the API does.
   before_timestamp: beforeTimestampParam,
   before_id: beforeIdParam,
   after_token_id: afterTokenIdParam,
