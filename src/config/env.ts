@@ -40,7 +40,7 @@ const httpUrl = z
  * server, the SIWE message's URI, NEXTAUTH_URL and the start-up log lines are built from it.
  * So no user name or password (they would go out in clear to every client and every log), and
  * no query or fragment (every link is appended to it, and would land inside them). A path is
- * allowed, as before; a trailing / is dropped.
+ * allowed; a trailing / is dropped.
  */
 const originUrl = httpUrl.refine((v) => {
   if (/[?#]/.test(v)) return false

@@ -25,7 +25,7 @@ describe('npm start refusing what it cannot use', () => {
   })
 
   function tempDir(): string {
-    const dir = mkdtempSync(path.join(tmpdir(), 'nft-review-ops-'))
+    const dir = mkdtempSync(path.join(tmpdir(), 'nft-start-refusals-'))
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
     return dir
   }
