@@ -293,18 +293,24 @@ async function main(): Promise<void> {
       applied.length ? `applied ${applied.length} migration(s)` : 'database schema is up to date',
     )
   } catch (err) {
-    process.stderr.write(`db:migrate: ${describeError(err)}\n`)
+    process.stderr.write(`db:migrate: ${describeDatabaseError(err)}\n`)
     process.exit(1)
   }
 }
 
-/** One line: pg reports a refused connection as an AggregateError with an empty message. */
-function describeError(err: unknown): string {
+/**
+ * A migration failure in one line, its code first when the message does not name it (`npm run
+ * db:migrate`, `npm start`): pg reports a refused connection as an AggregateError with an
+ * empty message.
+ */
+export function describeDatabaseError(err: unknown): string {
   if (err instanceof AggregateError && err.message === '' && err.errors.length > 0)
-    return describeError(err.errors[0])
-  const text =
-    err instanceof Error ? err.message || (err as NodeJS.ErrnoException).code || err.name : String(err)
-  return text.replaceAll(/\s*\n\s*/g, ' ')
+    return describeDatabaseError(err.errors[0])
+  if (!(err instanceof Error)) return String(err)
+  const code = (err as NodeJS.ErrnoException).code
+  const message = err.message.replaceAll(/\s*\n\s*/g, ' ').trim()
+  if (!message) return code ?? err.name
+  return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

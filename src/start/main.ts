@@ -22,7 +22,7 @@ import { canListen, portRefusal } from '@/config/listen-port'
 import { captureConsole, createLogger } from '@/config/logger'
 import { metricsPort } from '@/config/metrics-endpoint'
 import { STOP_SIGNALS } from '@/config/stop-signals'
-import { migrate } from '@/db/migrate'
+import { describeDatabaseError, migrate } from '@/db/migrate'
 import { buildIndexer } from '@/indexer/bundle'
 import { afterExit } from './after-exit'
 import { AuthSecretFileError, ensureAuthSecret, refuseMissingAuthSecret } from './auth-secret'
@@ -206,7 +206,7 @@ function dataDirFileRefusal(err: unknown): string | undefined {
 /**
  * One line for a database the migrations could not run on: which one (DATABASE_URL as
  * scheme://host:port, never its password, or the embedded one), and the error's code and
- * message. pg reports a refused connection as an AggregateError with an empty message.
+ * message (describeDatabaseError).
  */
 function databaseFailure(url: string, err: unknown): string {
   const which = config.embeddedDatabase
@@ -225,16 +225,6 @@ function databaseAddress(url: string): string {
   if (!URL.canParse(url)) return 'the value is not shown'
   const { protocol, hostname, port } = new URL(url)
   return `${protocol}//${hostname}:${port || '5432'}`
-}
-
-function describeDatabaseError(err: unknown): string {
-  if (err instanceof AggregateError && err.message === '' && err.errors.length > 0)
-    return describeDatabaseError(err.errors[0])
-  if (!(err instanceof Error)) return String(err)
-  const code = (err as NodeJS.ErrnoException).code
-  const message = err.message.replaceAll(/\s*\n\s*/g, ' ').trim()
-  if (!message) return code ?? err.name
-  return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message
 }
 
 function safeDecode(value: string): string {
@@ -269,10 +259,7 @@ async function refuseTakenPorts() {
     if (port === undefined) continue
     const err = await canListen(port, host)
     const refusal = err && portRefusal(err, port, variable)
-    if (refusal) {
-      logger.fatal(refusal)
-      process.exit(2)
-    }
+    if (refusal) refuse(refusal)
   }
 }
 
