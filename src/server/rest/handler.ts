@@ -139,9 +139,7 @@ export function createRestHandler(services: Services, options: RestOptions = {})
         const authorization = req.headers.authorization
         await requestAccess.limitIp(ipPolicy(undefined, authorization), authorization)
         if (req.method !== 'GET') {
-          throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET.`, {
-            headers: { Allow: 'GET' },
-          })
+          throw methodNotAllowed(req.method, STREAM_METHODS)
         }
         const credential = await requestAccess.authenticate(req.headers, STREAM_SCOPE, requestId)
         req.resume()
@@ -158,7 +156,7 @@ export function createRestHandler(services: Services, options: RestOptions = {})
       // The client IP's limit comes before anything else, unknown paths included.
       await requestAccess.limitIp(ipPolicy(route, req.headers.authorization), req.headers.authorization)
       if (candidates.length === 0) throw new ApiError('NOT_FOUND', `There is no endpoint at ${pathname}.`)
-      if (!route) throw methodNotAllowed(req.method, candidates)
+      if (!route) throw methodNotAllowed(req.method, allowedMethods(candidates.map((r) => r.method)))
 
       // Every field named here, in one literal: the context keeps one shape through the
       // request, which measurably speeds every later read of it (docs/api.md).
@@ -246,16 +244,23 @@ function parseTarget(target = '/'): { pathname: string; query: string } {
   return { pathname: url.pathname, query: url.search.slice(1) }
 }
 
+/** The live stream answers GET alone (no HEAD: its response never ends). */
+const STREAM_METHODS = ['GET']
+
 /** The methods of a path's routes, HEAD implied by GET. */
 function allowedMethods(methods: string[]): string[] {
   return [...new Set(methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m])))]
 }
 
-/** 405 with Allow: the path exists, the method does not. */
-function methodNotAllowed(method: string | undefined, candidates: Route[]): ApiError {
-  const allow = allowedMethods(candidates.map((r) => r.method))
+/** The Allow header of a path with these routes' methods: OPTIONS is answered on every /v1 path. */
+function allowHeader(methods: string[]): string {
+  return [...methods, 'OPTIONS'].join(', ')
+}
+
+/** 405 with Allow: the path exists and answers `allow`, not this method. */
+function methodNotAllowed(method: string | undefined, allow: string[]): ApiError {
   return new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow.join(' or ')}.`, {
-    headers: { Allow: allow.join(', ') },
+    headers: { Allow: allowHeader(allow) },
   })
 }
 
@@ -300,15 +305,14 @@ function preflight(
   let methods: string[]
   try {
     const { pathname } = parseTarget(req.url)
-    // The stream answers GET alone (no HEAD: its response never ends).
     methods = isStreamPath(pathname)
-      ? ['GET']
+      ? STREAM_METHODS
       : allowedMethods(matchPath(routes, pathname).map((r) => r.method))
     if (methods.length === 0) throw new ApiError('NOT_FOUND', `There is no endpoint at ${pathname}.`)
   } catch (err) {
     return send(req, res, errorResponse(toApiError(err), requestId, false, { ...cors }))
   }
-  const allow = [...methods, 'OPTIONS'].join(', ')
+  const allow = allowHeader(methods)
   if (req.headers.origin !== undefined && !cors['Access-Control-Allow-Origin']) {
     const error = new ApiError('FORBIDDEN', `Origin ${JSON.stringify(req.headers.origin)} is not allowed.`)
     return send(req, res, errorResponse(error, requestId, false, { Vary: 'Origin' }))

@@ -105,10 +105,10 @@ describe('/v1 REST layer', () => {
     expectEnvelope(res, await res.json(), 'NOT_FOUND')
   })
 
-  it('answers 405 with Allow for a wrong method', async () => {
+  it('answers 405 with Allow (every method the path answers, OPTIONS too) for a wrong method', async () => {
     const res = await api.request('/v1/indexer/status', { method: 'DELETE' })
     expect(res.status).toBe(405)
-    expect(res.headers.get('allow')).toBe('GET, HEAD')
+    expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS')
     expectEnvelope(res, await res.json(), 'METHOD_NOT_ALLOWED')
   })
 

@@ -361,13 +361,13 @@ describe('refusals of the live stream', () => {
     expect((await stream(api, '', { credential: browser.secret, origin })).status).toBe(403)
   })
 
-  it('other methods: 405 with Allow: GET', async () => {
+  it('other methods: 405 with Allow: GET, OPTIONS', async () => {
     const res = await fetch(`${api.base}/v1/activity/stream`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${api.token}` },
     })
     expect(res.status).toBe(405)
-    expect(res.headers.get('allow')).toBe('GET')
+    expect(res.headers.get('allow')).toBe('GET, OPTIONS')
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('METHOD_NOT_ALLOWED')
   })
 })
