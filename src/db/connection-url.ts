@@ -25,7 +25,7 @@ export function urlWithSchema(url: string, schema: string): string {
   return `${connectionString}${separator}options=${encodeURIComponent(renderOptions(settings))}`
 }
 
-/** public holds the extensions (pg_trgm), so every other schema keeps it on its path. */
+/** public holds the extensions (pg_trgm, btree_gin), so every other schema keeps it on its path. */
 export function searchPathFor(schema: string): string {
   return schema === 'public' ? 'public' : `${quoteIdentifier(schema)},public`
 }

@@ -69,12 +69,15 @@ describe('schema.prisma and the migrations', () => {
     expect(rows.filter((r) => r.collation !== 'C')).toEqual([])
   })
 
-  it('install pg_trgm in public, where every schema finds it', async () => {
-    const { rows } = await db.pool.query<{ schema: string }>(
-      `SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
-       WHERE e.extname = 'pg_trgm'`,
+  it('install pg_trgm and btree_gin in public, where every schema finds them', async () => {
+    const { rows } = await db.pool.query<{ extension: string; schema: string }>(
+      `SELECT e.extname AS extension, n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+       WHERE e.extname IN ('pg_trgm', 'btree_gin') ORDER BY 1`,
     )
-    expect(rows).toEqual([{ schema: 'public' }])
+    expect(rows).toEqual([
+      { extension: 'btree_gin', schema: 'public' },
+      { extension: 'pg_trgm', schema: 'public' },
+    ])
   })
 
   // The test above is only worth something if it notices drift; these prove it does.

@@ -1,7 +1,7 @@
 /**
  * The embedded PostgreSQL (PGlite behind the wire protocol) as the services
  * use it: pools of several connections, transactions, Prisma through the
- * adapter, settings per connection, pg_trgm, a connection limit, and data
+ * adapter, settings per connection, pg_trgm, btree_gin, a connection limit, and data
  * that survives a restart. Runs its own server whatever the run's database is.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -11,6 +11,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPool, createPrisma, isDatabaseUnavailable, urlWithSchema } from '@/db/client'
 import { migrate } from '@/db/migrate'
+import { collectionMatchesSql } from '@/db/queries/tokens'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '@/dev/postgres'
 
 const MAX_CONNECTIONS = 20
@@ -185,6 +186,35 @@ describe('embedded PostgreSQL (PGlite)', () => {
       await client.query('RESET enable_seqscan')
     } finally {
       client.release()
+    }
+  })
+
+  it("has btree_gin: a trait filter reads the collection's matches from tokens_collection_attributes_idx", async () => {
+    const [mine, other] = [address('1'), address('2')]
+    await pool.query(`INSERT INTO collections (address, name) VALUES ($1, 'Mine'), ($2, 'Other')`, [
+      mine,
+      other,
+    ])
+    await pool.query(
+      `INSERT INTO tokens (collection_address, token_id, current_owner, metadata_status, attributes)
+       SELECT c, g, $3, 'ok', jsonb_build_array(jsonb_build_object('trait_type', 'Hat', 'value', v))
+         FROM (VALUES ($1, 'Cap'), ($2, 'Crown')) AS x(c, v), generate_series(1, 300) g`,
+      [mine, other, address('3')],
+    )
+    await pool.query('VACUUM ANALYZE tokens')
+    try {
+      // The statement of a filtered page's matches (src/db/queries/tokens.ts), as the API runs it.
+      const matches = collectionMatchesSql(['$2'])
+      const crown = [JSON.stringify([{ trait_type: 'Hat', value: 'Crown' }])]
+      expect((await pool.query(matches, [mine, crown])).rowCount).toBe(0)
+      expect((await pool.query(matches, [other, crown])).rowCount).toBe(300)
+      const plan = await pool.query(`EXPLAIN ${matches}`, [mine, crown])
+      expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(
+        /Bitmap Index Scan on tokens_collection_attributes_idx.*\n\s+Index Cond: .*collection_address.*attributes @>/,
+      )
+    } finally {
+      await pool.query('DELETE FROM tokens WHERE collection_address = ANY($1)', [[mine, other]])
+      await pool.query('DELETE FROM collections WHERE address = ANY($1)', [[mine, other]])
     }
   })
 

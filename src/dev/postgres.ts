@@ -24,6 +24,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket'
 import { parseOptions } from '@/db/connection-url'
@@ -52,7 +53,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const releaseDataDir = lockDataDir(options.dataDir)
   let db: PGlite
   try {
-    db = await PGlite.create({ dataDir: options.dataDir, extensions: { pg_trgm } })
+    // The extensions the migrations create (pg_trgm: collection search; btree_gin: trait filters).
+    db = await PGlite.create({ dataDir: options.dataDir, extensions: { pg_trgm, btree_gin } })
   } catch (err) {
     releaseDataDir()
     throw err

@@ -342,7 +342,10 @@ export async function actualSchema(
   }>(
     `SELECT i.relname AS index, t.relname AS table, ix.indisunique AS unique, ix.indisprimary AS primary,
             am.amname AS method, a.attname AS column, (k.option & 1) = 1 AS descending,
-            opc.opcname AS opclass, opc.opcdefault AS opclass_default
+            opc.opcname AS opclass,
+            -- Implicit in schema.prisma: a built-in default. An extension's (btree_gin's varchar_ops
+            -- for a GIN index on a varchar column) must be named there, default or not.
+            opc.opcdefault AND opc.opcnamespace = 'pg_catalog'::regnamespace AS opclass_default
      FROM pg_index ix
      JOIN pg_class i ON i.oid = ix.indexrelid
      JOIN pg_class t ON t.oid = ix.indrelid

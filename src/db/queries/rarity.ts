@@ -7,8 +7,8 @@
 import type { CollectionHistoryRow } from './collections'
 import { MEDIA_JOINS } from './media'
 import type { ReadDb } from './sql'
-import { FILTER_WINDOW, type NftColumnOptions, type NftRow, nftColumns } from './tokens'
-import { traitFilterSql } from './traits'
+import { collectionMatchesSql, FILTER_WINDOW, type NftColumnOptions, type NftRow, nftColumns } from './tokens'
+import { traitDocumentParams, traitFilterSql } from './traits'
 
 export type RarityNftRow = NftRow &
   CollectionHistoryRow & {
@@ -25,8 +25,9 @@ export type RarityNftRow = NftRow &
  * the ranked tokens that are still counted (not burned, metadata 'ok') and
  * match every trait filter (see selectCollectionTokens); ranks stay the
  * collection's. The page walks token_rarity_position_idx from the cursor;
- * with filters, past FILTER_WINDOW ranked tokens, it takes the matching
- * tokens (tokens_attributes_idx) and sorts them by position.
+ * with filters, past FILTER_WINDOW ranked tokens, it takes the collection's
+ * matching tokens (tokens_collection_attributes_idx), looks up each one's
+ * ranking by key and sorts them by position.
  */
 export async function selectCollectionTokensByRarity(
   db: ReadDb,
@@ -38,11 +39,12 @@ export async function selectCollectionTokensByRarity(
   },
 ): Promise<RarityNftRow[]> {
   const params: unknown[] = [page.address]
+  const documents = traitDocumentParams(params, page.traits ?? [])
   const live = [
     't.collection_address = $1',
     'NOT t.is_burned',
     `t.metadata_status = 'ok'`,
-    ...traitFilterSql(params, page.traits ?? []),
+    ...traitFilterSql(documents),
   ]
   // Each ranked token's row is checked by key as the range is walked (OFFSET 0 keeps that lateral a
   // nested loop): the planner cannot estimate the cursor's position, nor jsonb containment within one
@@ -61,9 +63,10 @@ export async function selectCollectionTokensByRarity(
   const limit = `$${params.length}`
   const ranked = 'r.token_id AS id, r.position, r.score, r.rank'
   // With filters, as for the token-order list (selectCollectionTokens): the first FILTER_WINDOW ranked
-  // tokens after the cursor are walked in order; a rare filter then takes its matching tokens after
-  // that window from tokens_attributes_idx, sorted by position.
-  const ids = !page.traits?.length
+  // tokens after the cursor are walked in order; a rare filter then takes the collection's matching
+  // tokens from tokens_collection_attributes_idx (collectionMatchesSql), each one's ranking by key
+  // (token_rarity_pkey; OFFSET 0 keeps that a nested loop), and sorts those after the window by position.
+  const ids = !documents.length
     ? `SELECT ${ranked} FROM token_rarity r ${checked} WHERE ${where.join(' AND ')} ORDER BY r.position LIMIT ${limit}`
     : `WITH near AS MATERIALIZED (
          SELECT ${ranked}
@@ -73,12 +76,15 @@ export async function selectCollectionTokensByRarity(
        ), edge AS MATERIALIZED (
          SELECT r.position FROM token_rarity r WHERE ${where.join(' AND ')}
           ORDER BY r.position OFFSET ${FILTER_WINDOW - 1} LIMIT 1
-       )
+       ), matched AS MATERIALIZED (${collectionMatchesSql(documents)})
        SELECT u.* FROM (
          SELECT * FROM near
          UNION ALL
-         (SELECT ${ranked} FROM token_rarity r JOIN tokens t ON t.id = r.token_id AND ${live.join(' AND ')}, edge e
-           WHERE (SELECT count(*) FROM near) < ${limit} AND r.collection_address = $1 AND r.position > e.position
+         (SELECT ${ranked} FROM matched m
+            CROSS JOIN LATERAL (SELECT r.* FROM token_rarity r
+                                 WHERE r.token_id = m.id AND r.collection_address = $1 OFFSET 0) r, edge e
+           WHERE (SELECT count(*) FROM near) < ${limit} AND NOT m.is_burned AND m.metadata_status = 'ok'
+             AND r.position > e.position
            ORDER BY r.position LIMIT ${limit})
        ) u ORDER BY u.position LIMIT ${limit}`
   const columns = nftColumns(page)

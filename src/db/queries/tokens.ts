@@ -12,7 +12,7 @@ import { ZERO_ADDRESS } from '@/lib/schemas'
 import type { CollectionHistoryRow, StandardFilter } from './collections'
 import { ANIMATION_MEDIA_TYPE, MEDIA_JOINS } from './media'
 import { isoSql, type ReadDb } from './sql'
-import { traitFilterSql } from './traits'
+import { traitDocumentParams, traitFilterSql } from './traits'
 
 export interface TokenAttributeRow {
   trait_type: string
@@ -159,15 +159,13 @@ export async function selectCollectionTokens(
     where.push('t.token_id >= $2::numeric')
   }
   // The keyset order and cursor stay as without filters.
-  const filters = page.traits?.length
-    ? [`t.metadata_status = 'ok'`, ...traitFilterSql(params, page.traits)]
-    : []
+  const documents = traitDocumentParams(params, page.traits ?? [])
   // One extra row when the cursor's own token may come back.
   params.push(page.rows + (after && includeBurned ? 1 : 0))
   // token_id is unique per collection, so ordering by it alone is the (token_id, id) order.
   const order = includeBurned ? 't.token_id' : 't.token_id, t.id'
-  const ids = filters.length
-    ? filteredPageIds({ where, filters, includeBurned, limit: `$${params.length}` })
+  const ids = documents.length
+    ? filteredPageIds({ where, documents, includeBurned, limit: `$${params.length}` })
     : `SELECT t.id FROM tokens t WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT $${params.length}`
   const sql = `
     SELECT c.name AS collection_name, c.symbol AS collection_symbol, c.standard AS collection_standard,
@@ -189,24 +187,42 @@ export async function selectCollectionTokens(
 export const FILTER_WINDOW = 256
 
 /**
+ * SQL: the matching tokens of collection $1 (`t.collection_address = $1`, the
+ * trait filters `documents`), id, token_id, is_burned and metadata_status, from
+ * tokens_collection_attributes_idx alone. The documents are opaque to the
+ * planner (traitFilterSql): estimated by its share of all tokens, a value
+ * common in other collections but absent from this one would look common here
+ * too, and the planner would walk the whole collection or scan the table. The
+ * caller keeps this in a MATERIALIZED CTE, so that nothing else (an order, a
+ * limit, other conditions) changes that plan.
+ */
+export function collectionMatchesSql(documents: string[]): string {
+  const where = ['t.collection_address = $1', ...traitFilterSql(documents, { opaque: true })]
+  return `SELECT t.id, t.token_id, t.is_burned, t.metadata_status FROM tokens t WHERE ${where.join(' AND ')}`
+}
+
+/**
  * A trait-filtered page's token ids in token order. PostgreSQL cannot
  * estimate jsonb containment within one collection (it multiplies the
  * collection's share by the value's share of all tokens), so the plan is
  * fixed here: the first FILTER_WINDOW tokens after the cursor are walked in
  * order (tokens_collection_live_idx) and filtered, which fills the page when
- * the filter is not rare; only when it does not, the matching tokens after
- * that window are taken from tokens_attributes_idx and sorted.
+ * the filter is not rare; only when it does not, the collection's matching
+ * tokens are read from tokens_collection_attributes_idx (collectionMatchesSql)
+ * and those after that window sorted.
  */
 function filteredPageIds(q: {
   where: string[]
-  filters: string[]
+  documents: string[]
   includeBurned: boolean
   limit: string
 }): string {
   const base = q.where.join(' AND ')
-  const filters = q.filters.join(' AND ')
+  const filters = [`t.metadata_status = 'ok'`, ...traitFilterSql(q.documents)].join(' AND ')
   const order = q.includeBurned ? 't.token_id' : 't.token_id, t.id'
-  const afterEdge = q.includeBurned ? 't.token_id > e.token_id' : '(t.token_id, t.id) > (e.token_id, e.id)'
+  const live = q.includeBurned ? '' : 'NOT m.is_burned AND '
+  const matchedOrder = q.includeBurned ? 'm.token_id' : 'm.token_id, m.id'
+  const afterEdge = q.includeBurned ? 'm.token_id > e.token_id' : '(m.token_id, m.id) > (e.token_id, e.id)'
   return `
     WITH near AS MATERIALIZED (
       SELECT t.id, t.token_id
@@ -215,13 +231,13 @@ function filteredPageIds(q: {
        WHERE ${filters} ORDER BY ${order} LIMIT ${q.limit}
     ), edge AS MATERIALIZED (
       SELECT t.token_id, t.id FROM tokens t WHERE ${base} ORDER BY ${order} OFFSET ${FILTER_WINDOW - 1} LIMIT 1
-    )
+    ), matched AS MATERIALIZED (${collectionMatchesSql(q.documents)})
     SELECT u.id FROM (
       SELECT id, token_id FROM near
       UNION ALL
-      (SELECT t.id, t.token_id FROM tokens t, edge e
-        WHERE (SELECT count(*) FROM near) < ${q.limit} AND ${base} AND ${filters} AND ${afterEdge}
-        ORDER BY ${order} LIMIT ${q.limit})
+      (SELECT m.id, m.token_id FROM matched m, edge e
+        WHERE (SELECT count(*) FROM near) < ${q.limit} AND ${live}m.metadata_status = 'ok' AND ${afterEdge}
+        ORDER BY ${matchedOrder} LIMIT ${q.limit})
     ) u ORDER BY u.token_id, u.id LIMIT ${q.limit}`
 }
 

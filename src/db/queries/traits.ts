@@ -56,13 +56,31 @@ export async function selectCollectionTraits(
 }
 
 /**
- * The trait filters of a token list as SQL over `t` (tokens): per trait type,
- * the attributes must contain one of its jsonb documents (`@>` uses
- * tokens_attributes_idx, jsonb_path_ops). Pushes the documents onto `params`.
+ * The trait filters of a token list: per trait type, the attributes must
+ * contain one of its jsonb documents. Pushes the documents onto `params` (one
+ * jsonb[] per type) and returns their placeholders, for traitFilterSql.
  */
-export function traitFilterSql(params: unknown[], traits: string[][]): string[] {
+export function traitDocumentParams(params: unknown[], traits: string[][]): string[] {
   return traits.map((documents) => {
     params.push(documents)
-    return `t.attributes @> ANY($${params.length}::jsonb[])`
+    return `$${params.length}`
   })
+}
+
+/**
+ * The trait filters (placeholders from traitDocumentParams) as SQL over `t`
+ * (tokens). `opaque`: each type's documents as the result of a subquery (an
+ * InitPlan), whose value the planner does not see; it then estimates a filter
+ * by a fixed share of the collection instead of by the value's share of all
+ * tokens. With `t.collection_address = $1` beside them, the matching tokens of
+ * the collection are one bitmap scan of tokens_collection_attributes_idx
+ * (collection_address, attributes jsonb_path_ops) whether the value is rare or
+ * common in other collections (src/db/queries/tokens.ts, filteredPageIds).
+ */
+export function traitFilterSql(placeholders: string[], options: { opaque?: boolean } = {}): string[] {
+  return placeholders.map((p) =>
+    options.opaque
+      ? `t.attributes @> ANY((SELECT ${p}::jsonb[])::jsonb[])`
+      : `t.attributes @> ANY(${p}::jsonb[])`,
+  )
 }

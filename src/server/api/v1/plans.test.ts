@@ -249,8 +249,8 @@ describe('the metadata document', () => {
     // The stored answer, by the collection's key.
     await getCollectionTraits(ctx, { address: volume.big })
     expectIndexUse(plans.at(-1)!, /^(collection_rarity_pkey|collections_address_key)$/)
-    // Filtered: also by the GIN index on attributes.
-    const filtered = /^tokens_(collection_live_idx|attributes_idx|metadata_queue_idx)$/
+    // Filtered: also by the GIN index on (collection_address, attributes).
+    const filtered = /^tokens_(collection_live_idx|collection_attributes_idx|metadata_queue_idx)$/
     const trait = ['Background:Blue', 'Background:Red', 'Level:3']
     await listCollectionNfts(ctx, { address: volume.big, trait })
     expectIndexUse(plans.at(-1)!, filtered)
@@ -266,7 +266,7 @@ describe('the metadata document', () => {
     await listCollectionNfts(ctx, { address: volume.big, sort: 'rarity', trait })
     expectIndexUse(
       plans.at(-1)!,
-      /^(token_rarity_position_idx|tokens_attributes_idx|tokens_metadata_queue_idx)$/,
+      /^(token_rarity_position_idx|tokens_collection_attributes_idx|tokens_metadata_queue_idx)$/,
     )
   })
 })
