@@ -716,55 +716,376 @@ export interface TokenStateAtRow {
 }
 
 /**
- * The state of each given token after block `block`: one statement over the
- * tokens' own transfers up to the block (transfers_token_feed_idx, one range
- * per token). A token without a transfer up to the block has no row.
+ * A long history, in transfers: at most this many are read of a token by the
+ * first statement of selectTokenStatesAt, which computes a token with fewer
+ * from them (its whole history, as every token was computed before there was
+ * a back way: at about 6 µs a transfer warm, a millisecond or two, less than
+ * the planning of the second statement, which takes the others). Every
+ * ERC-721 token of bench:seed is below it (the busiest has 141).
+ */
+export const TOKEN_STATE_LONG = 256
+
+/**
+ * A long history's newest transfers read before its way is chosen (the
+ * second statement of selectTokenStatesAt): when one is up to the block, the
+ * token is taken back from now.
+ */
+export const TOKEN_STATE_PROBE = 16
+
+/**
+ * What a transfer after the block costs the back way, in transfers read
+ * forward (each one heap row): its own row, and for an ERC-1155 token also
+ * the balances now of its sender and recipient (a primary-key descent of
+ * token_balances each, about four buffers).
+ */
+export const TOKEN_STATE_BACK_COST = { ERC721: 1, ERC1155: 9 } as const
+
+/** A way forced (tests: each gives the same answer as the other). */
+export type TokenStateWay = 'forward' | 'back'
+
+/**
+ * The state of each given token after block `block`, as its transfers up to
+ * the block say (docs/database.md, "Snapshots"), at the cost of the smaller
+ * side of each token's history around the block. A token without a transfer
+ * up to the block has no row.
+ *
+ * A first statement reads each token's newest TOKEN_STATE_LONG transfers
+ * (transfers_token_feed_idx, newest first, one range per token) and computes
+ * a token with fewer from them, its whole history. The tokens with more (an
+ * edition of thousands of holders, a token traded all day), and those the
+ * caller knows to have more (`transfers`, its stored transfer_count: they
+ * skip the first statement), are computed by a second statement, each one of
+ * two ways, which give the same answer:
+ *  - forward: from its transfers up to the block (a time range of
+ *    transfers_token_feed_idx ending at a bound of the block);
+ *  - back from now: from its stored state (tokens.transfer_count and, for an
+ *    ERC-1155 token, total_supply and holder_count; token_balances) and its
+ *    transfers after the block (a time range from a bound of the block): the
+ *    transfer count less those, the supply less what they minted net, each
+ *    owner they touched at its balance now (a primary-key lookup) less its net
+ *    change, holder_count moved by the owners whose balance crossed zero, the
+ *    sole holder (when one remains) among them or else the first other holder
+ *    of token_balances_holders_idx, and the recipient of the last transfer up
+ *    to the block (the block's bound is that transfer's time).
+ * Its newest TOKEN_STATE_PROBE transfers are read first: one up to the block
+ * among them, it is taken back from now. Otherwise walks from both ends of
+ * its history (newest first to a transfer up to the block, oldest first to
+ * one after it), four times longer each step while they are at most an eighth
+ * of its stored transfer count, then one walk of its newest half, find where
+ * the block falls; a boundary found on the newest side is taken back from now
+ * when the transfers since (counted on the index) cost less that way
+ * (TOKEN_STATE_BACK_COST) than those up to it forward. Block timestamps never
+ * decrease along the chain and imported rows are older than the indexed
+ * window, so a token's transfers up to the block are its oldest by time and
+ * the boundary is a timestamp.
+ *
+ * Stored state folds a collection's rows by its standard, whatever each row's
+ * own kind, and a snapshot reads each row by its own kind (docs/indexer.md,
+ * "ERC-1155"): the two agree on a token whose transfers up to the block are
+ * all of its collection's kind. The back way folds the transfers since the
+ * block as the indexer did; a token with a transfer of the other kind among
+ * its newest TOKEN_STATE_PROBE (a contract that tells each move in both
+ * standards) is computed forward, from its whole history. One whose other
+ * kind is only older than those and up to the block (a contract that changed
+ * the kind of its events) is computed by its collection's kind when taken
+ * back from now.
  */
 export async function selectTokenStatesAt(
   db: ReadDb,
-  q: { keys: Array<{ collection: string; tokenId: string }>; block: bigint },
+  q: {
+    keys: Array<{ collection: string; tokenId: string; transfers?: number | undefined }>
+    block: bigint
+    way?: TokenStateWay
+    /** TOKEN_STATE_LONG and TOKEN_STATE_PROBE unless given (tests: small histories take every path). */
+    long?: number
+    probe?: number
+  },
 ): Promise<TokenStateAtRow[]> {
   if (q.keys.length === 0) return []
-  const { rows } = await db.pool.query<TokenStateAtRow>(
-    `WITH k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[]) AS k(c, id)),
-     h AS (
-       SELECT tr.collection_address, tr.token_id, tr.from_address, tr.to_address, tr.amount,
-              row_number() OVER (PARTITION BY tr.collection_address, tr.token_id ORDER BY ${CHAIN_ORDER_DESC}) AS rn
-         FROM k JOIN transfers tr ON tr.collection_address = k.c AND tr.token_id = k.id
-        WHERE tr.block_number <= $3
-     ),
-     balances AS (
-       SELECT m.collection_address, m.token_id, m.owner, sum(m.amount) AS balance FROM (
-         SELECT collection_address, token_id, to_address AS owner, amount FROM h
-          WHERE amount IS NOT NULL AND to_address <> $4
-         UNION ALL
-         SELECT collection_address, token_id, from_address, -amount FROM h
-          WHERE amount IS NOT NULL AND from_address <> $4
-       ) m GROUP BY m.collection_address, m.token_id, m.owner HAVING sum(m.amount) > 0
-     ),
-     holders AS (
-       SELECT collection_address, token_id, count(*)::int AS holder_count,
-              min(owner) AS some_owner, sum(balance) AS held
-         FROM balances GROUP BY collection_address, token_id
-     ),
-     tokens_at AS (
-       SELECT collection_address, token_id, count(*)::int AS transfer_count,
-              min(to_address) FILTER (WHERE rn = 1) AS last_to,
-              bool_or(amount IS NOT NULL) AS multi,
-              coalesce(sum(amount) FILTER (WHERE from_address = $4), 0)
-                - coalesce(sum(amount) FILTER (WHERE to_address = $4), 0) AS supply
-         FROM h GROUP BY collection_address, token_id
-     )
-     SELECT s.collection_address, s.token_id::text AS token_id, s.transfer_count, s.last_to,
-            CASE WHEN s.multi THEN s.supply::text END AS total_supply,
-            CASE WHEN s.multi THEN coalesce(o.holder_count, 0) END AS holder_count,
-            CASE WHEN s.multi AND o.holder_count = 1 AND o.held = s.supply THEN o.some_owner END AS sole_holder
-       FROM tokens_at s
-       LEFT JOIN holders o ON o.collection_address = s.collection_address AND o.token_id = s.token_id`,
-    [q.keys.map((k) => k.collection), q.keys.map((k) => k.tokenId), q.block.toString(), ZERO_ADDRESS],
-  )
-  return rows
+  type Keys = typeof q.keys
+  const params = (keys: Keys, rows: number | null) => [
+    keys.map((k) => k.collection),
+    keys.map((k) => k.tokenId),
+    q.block.toString(),
+    ZERO_ADDRESS,
+    rows,
+  ]
+  const probe = q.probe ?? TOKEN_STATE_PROBE
+  const longWay = async (keys: Keys, back: boolean) =>
+    keys.length === 0
+      ? []
+      : (await db.pool.query<TokenStateAtRow>(longTokenStatesAt, [...params(keys, back ? 1 : probe), back]))
+          .rows
+  // Back: every token with a transfer is "long", and taken back from now.
+  if (q.way === 'back') return longWay(q.keys, true)
+  // Forward: every history is "short" (LIMIT NULL).
+  const long = q.way === 'forward' ? null : (q.long ?? TOKEN_STATE_LONG)
+  const known = long === null ? [] : q.keys.filter((k) => (k.transfers ?? 0) >= long)
+  const rest = long === null ? q.keys : q.keys.filter((k) => (k.transfers ?? 0) < long)
+  const [first, knownStates] = await Promise.all([
+    rest.length === 0
+      ? []
+      : db.pool
+          .query<TokenStateAtRow & { long: boolean }>(shortTokenStatesAt, params(rest, long))
+          .then((r) => r.rows),
+    longWay(known, false),
+  ])
+  const states: TokenStateAtRow[] = knownStates
+  const found: Keys = []
+  for (const { long: isLong, ...state } of first)
+    if (isLong) found.push({ collection: state.collection_address, tokenId: state.token_id })
+    else states.push(state)
+  states.push(...(await longWay(found, false)))
+  return states
 }
+
+/**
+ * The second statement's start: $1, $2 the tokens, $3 the block, $4 the zero
+ * address, $5 the probe; each token's newest $5 transfers, and whether it has
+ * that many (a long history), as the first statement read them.
+ */
+const probed = `k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[]) AS k(c, tok)),
+  probe AS MATERIALIZED (
+    SELECT k.c, k.tok, p.* FROM k CROSS JOIN LATERAL (
+      SELECT tr.id, tr.block_timestamp, tr.block_number, tr.log_index, tr.batch_index,
+             tr.from_address, tr.to_address, tr.amount
+        FROM transfers tr WHERE tr.collection_address = k.c AND tr.token_id = k.tok
+       ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $5::int8) p
+  ),
+  sized AS (
+    SELECT c, tok, count(*) >= $5::int8 AS long,
+           max(block_timestamp) FILTER (WHERE block_number <= $3) AS t_last, min(block_timestamp) AS t_oldest,
+           bool_and(amount IS NOT NULL) AS all_multi, bool_and(amount IS NULL) AS all_single
+      FROM probe GROUP BY c, tok
+  )`
+
+/** A short history up to the block: the probe's rows. */
+const shortHistory = `SELECT p.* FROM probe p JOIN sized s ON s.c = p.c AND s.tok = p.tok
+   WHERE s.long IS NOT TRUE AND p.block_number <= $3`
+
+/**
+ * Each token's state from `history` (its transfers up to the block, columns as
+ * the probe's), in chain order: the transfer count, the last recipient; for
+ * ERC-1155 tokens (rows with an amount) the supply, the holders and a sole one.
+ */
+const forwardStates = (history: string) => `h AS (
+    SELECT tr.c, tr.tok, tr.from_address, tr.to_address, tr.amount,
+           row_number() OVER (PARTITION BY tr.c, tr.tok ORDER BY ${CHAIN_ORDER_DESC}) AS rn
+      FROM (${history}) tr
+  ),
+  balances AS (
+    SELECT m.c, m.tok, m.owner, sum(m.amount) AS balance FROM (
+      SELECT c, tok, to_address AS owner, amount FROM h WHERE amount IS NOT NULL AND to_address <> $4
+      UNION ALL
+      SELECT c, tok, from_address, -amount FROM h WHERE amount IS NOT NULL AND from_address <> $4
+    ) m GROUP BY m.c, m.tok, m.owner HAVING sum(m.amount) > 0
+  ),
+  holders AS (
+    SELECT c, tok, count(*)::int AS holder_count, min(owner) AS some_owner, sum(balance) AS held
+      FROM balances GROUP BY c, tok
+  ),
+  tokens_at AS (
+    SELECT c, tok, count(*)::int AS transfer_count,
+           min(to_address) FILTER (WHERE rn = 1) AS last_to,
+           bool_or(amount IS NOT NULL) AS multi,
+           coalesce(sum(amount) FILTER (WHERE from_address = $4), 0)
+             - coalesce(sum(amount) FILTER (WHERE to_address = $4), 0) AS supply
+      FROM h GROUP BY c, tok
+  )
+  SELECT s.c AS collection_address, s.tok::text AS token_id, s.transfer_count, s.last_to,
+         CASE WHEN s.multi THEN s.supply::text END AS total_supply,
+         CASE WHEN s.multi THEN coalesce(o.holder_count, 0) END AS holder_count,
+         CASE WHEN s.multi AND o.holder_count = 1 AND o.held = s.supply THEN o.some_owner END AS sole_holder
+    FROM tokens_at s
+    LEFT JOIN holders o ON o.c = s.c AND o.tok = s.tok`
+
+/**
+ * The first statement: each token's newest $5 transfers, one range of
+ * transfers_token_feed_idx, in one window pass (those up to the block first,
+ * in chain order); the state of a token with fewer (its whole history), and
+ * the others named (`long`, nothing else), as the query over every history
+ * did before there was a back way.
+ */
+const shortTokenStatesAt = `WITH k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[]) AS k(c, tok)),
+  h AS (
+    SELECT k.c, k.tok, tr.from_address, tr.to_address, tr.amount, tr.block_number <= $3 AS up_to,
+           row_number() OVER w AS rn
+      FROM k CROSS JOIN LATERAL (
+        SELECT tr.id, tr.block_timestamp, tr.block_number, tr.log_index, tr.batch_index,
+               tr.from_address, tr.to_address, tr.amount
+          FROM transfers tr WHERE tr.collection_address = k.c AND tr.token_id = k.tok
+         ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT $5::int8) tr
+    WINDOW w AS (PARTITION BY k.c, k.tok ORDER BY tr.block_number <= $3 DESC, ${CHAIN_ORDER_DESC})
+  ),
+  balances AS (
+    SELECT m.c, m.tok, m.owner, sum(m.amount) AS balance FROM (
+      SELECT c, tok, to_address AS owner, amount FROM h WHERE up_to AND amount IS NOT NULL AND to_address <> $4
+      UNION ALL
+      SELECT c, tok, from_address, -amount FROM h WHERE up_to AND amount IS NOT NULL AND from_address <> $4
+    ) m GROUP BY m.c, m.tok, m.owner HAVING sum(m.amount) > 0
+  ),
+  holders AS (
+    SELECT c, tok, count(*)::int AS holder_count, min(owner) AS some_owner, sum(balance) AS held
+      FROM balances GROUP BY c, tok
+  ),
+  tokens_at AS (
+    SELECT c, tok, (count(*) FILTER (WHERE up_to))::int AS transfer_count,
+           min(to_address) FILTER (WHERE rn = 1 AND up_to) AS last_to,
+           bool_or(amount IS NOT NULL) FILTER (WHERE up_to) AS multi,
+           coalesce(sum(amount) FILTER (WHERE up_to AND from_address = $4), 0)
+             - coalesce(sum(amount) FILTER (WHERE up_to AND to_address = $4), 0) AS supply,
+           coalesce(count(*) >= $5::int8, false) AS long
+      FROM h GROUP BY c, tok
+     HAVING count(*) FILTER (WHERE up_to) > 0 OR count(*) >= $5::int8
+  )
+  SELECT s.c AS collection_address, s.tok::text AS token_id, s.transfer_count, s.last_to,
+         CASE WHEN s.multi THEN s.supply::text END AS total_supply,
+         CASE WHEN s.multi THEN coalesce(o.holder_count, 0) END AS holder_count,
+         CASE WHEN s.multi AND o.holder_count = 1 AND o.held = s.supply THEN o.some_owner END AS sole_holder,
+         s.long
+    FROM tokens_at s
+    LEFT JOIN holders o ON o.c = s.c AND o.tok = s.tok`
+
+/** A walk of a token's transfers from one end, `rows` at most: the first timestamp whose block matches. */
+const walk = (token: string, order: 'DESC' | 'ASC', rows: string, block: string) => `(
+  SELECT w.block_timestamp FROM (
+    SELECT tr.block_timestamp, tr.block_number FROM transfers tr
+     WHERE tr.collection_address = ${token}.c AND tr.token_id = ${token}.tok
+     ORDER BY tr.block_timestamp ${order}, tr.id ${order} LIMIT ${rows}) w
+   WHERE w.block_number ${block} LIMIT 1)`
+
+/** The second statement, for the long histories ($6: back forced, the probe then 1). */
+const longTokenStatesAt = `WITH RECURSIVE ${probed},
+  -- A long history's stored state, and whether the rows read are of its kind (else: forward, all of it).
+  stored AS MATERIALIZED (
+    SELECT s.c, s.tok, s.t_last, s.t_oldest, t.n, t.total_supply, t.holder_count,
+           coalesce(t.n IS NOT NULL AND CASE WHEN t.total_supply IS NULL THEN s.all_single ELSE s.all_multi END,
+                    false) AS same_kind
+      FROM sized s
+      LEFT JOIN LATERAL (
+        SELECT t.transfer_count::int8 AS n, t.total_supply, t.holder_count FROM tokens t
+         WHERE t.collection_address = s.c AND t.token_id = s.tok LIMIT 1) t ON true
+     WHERE s.long
+  ),
+  -- No transfer up to the block among the newest: walks from both ends, four times longer each step.
+  search (c, tok, n, step, t_last, t_first) AS (
+    SELECT c, tok, n, 0, NULL::timestamptz, NULL::timestamptz FROM stored
+     WHERE same_kind AND t_last IS NULL AND NOT $6::boolean
+    UNION ALL
+    SELECT s.c, s.tok, s.n, s.step + 1,
+           ${walk('s', 'DESC', '$5::int8 << (2 * s.step + 2)', '<= $3')},
+           ${walk('s', 'ASC', '$5::int8 << (2 * s.step + 2)', '> $3')}
+      FROM search s
+     WHERE s.t_last IS NULL AND s.t_first IS NULL AND ($5::int8 << (2 * s.step + 2)) * 8 <= s.n
+  ),
+  found AS (SELECT c, tok, t_last, t_first FROM search WHERE t_last IS NOT NULL OR t_first IS NOT NULL),
+  -- t_last: the time of the last transfer up to the block, found on the newest side (else one walk
+  -- of the newest half, or of all of it when back is forced); t_first: found on the oldest side.
+  ways AS MATERIALIZED (
+    SELECT st.c, st.tok, st.n, st.total_supply, st.holder_count, st.same_kind, st.t_oldest,
+           st.t_last IS NOT NULL AS in_probe, f.t_first AS found_first,
+           CASE WHEN NOT st.same_kind THEN NULL
+                WHEN st.t_last IS NOT NULL THEN st.t_last
+                WHEN f.c IS NOT NULL THEN f.t_last
+                WHEN $6::boolean OR (st.n + 1) / 2 > $5::int8 THEN
+                  ${walk('st', 'DESC', 'CASE WHEN $6::boolean THEN NULL ELSE (st.n + 1) / 2 END', '<= $3')}
+           END AS t_last
+      FROM stored st LEFT JOIN found f ON f.c = st.c AND f.tok = st.tok
+  ),
+  -- The way: back from now (t_last) when the transfers since cost less than those up to the block;
+  -- else forward, up to t_first, a time no transfer up to the block is after.
+  bounds AS MATERIALIZED (
+    SELECT w.c, w.tok, w.n, w.total_supply, w.holder_count,
+           CASE WHEN w.t_last IS NOT NULL AND (w.in_probe OR $6::boolean OR
+                  (SELECT count(*) FROM transfers tr
+                    WHERE tr.collection_address = w.c AND tr.token_id = w.tok AND tr.block_timestamp >= w.t_last)
+                    * CASE WHEN w.total_supply IS NULL THEN ${TOKEN_STATE_BACK_COST.ERC721 + 1}
+                           ELSE ${TOKEN_STATE_BACK_COST.ERC1155 + 1} END < w.n)
+                THEN w.t_last END AS t_last,
+           CASE WHEN NOT w.same_kind THEN 'infinity'::timestamptz
+                WHEN w.t_last IS NOT NULL THEN w.t_last
+                WHEN w.found_first IS NOT NULL THEN w.found_first
+                WHEN $6::boolean THEN '-infinity'::timestamptz
+                -- The newest half are all after the block.
+                WHEN (w.n + 1) / 2 > $5::int8 THEN coalesce(
+                  (SELECT tr.block_timestamp FROM transfers tr
+                    WHERE tr.collection_address = w.c AND tr.token_id = w.tok
+                    ORDER BY tr.block_timestamp DESC, tr.id DESC OFFSET (w.n + 1) / 2 - 1 LIMIT 1),
+                  'infinity'::timestamptz)
+                ELSE w.t_oldest END AS t_first
+      FROM ways w
+  ),
+  -- The transfers since, each moving coalesce(amount, 1) on an ERC-1155 token (stored state folds a
+  -- collection's rows by its standard, whatever each row's own kind: docs/indexer.md, "ERC-1155").
+  after AS MATERIALIZED (
+    SELECT b.c, b.tok, b.total_supply IS NOT NULL AS multi, a.from_address, a.to_address,
+           coalesce(a.amount, 1) AS amount FROM bounds b CROSS JOIN LATERAL (
+      SELECT tr.from_address, tr.to_address, tr.amount FROM transfers tr
+       WHERE tr.collection_address = b.c AND tr.token_id = b.tok
+         AND tr.block_timestamp >= b.t_last AND tr.block_number > $3) a
+     WHERE b.t_last IS NOT NULL
+  ),
+  changes AS MATERIALIZED (
+    SELECT b.c, b.tok, b.t_last, b.total_supply IS NOT NULL AS multi, b.holder_count,
+           b.n - count(a.to_address) AS transfer_count,
+           b.total_supply - coalesce(sum(a.amount) FILTER (WHERE a.from_address = $4), 0)
+             + coalesce(sum(a.amount) FILTER (WHERE a.to_address = $4), 0) AS supply
+      FROM bounds b LEFT JOIN after a ON a.c = b.c AND a.tok = b.tok
+     WHERE b.t_last IS NOT NULL
+     GROUP BY b.c, b.tok, b.t_last, b.n, b.total_supply, b.holder_count
+  ),
+  -- Each owner the transfers since moved: its balance now and at the block. The balance now is the
+  -- first entry of token_balances_pkey from its key (a row comparison only that index answers in
+  -- order): a plain equality let the planner read token_balances_holders_idx, index only, with the
+  -- owner as a filter, which walks every holder of the token (20,000 per owner on bench:seed's edition).
+  moved AS MATERIALIZED (
+    SELECT d.c, d.tok, d.owner, coalesce(b.balance, 0) AS now, coalesce(b.balance, 0) - d.v AS was
+      FROM (SELECT m.c, m.tok, m.owner, sum(m.v) AS v FROM (
+              SELECT a.c, a.tok, a.to_address AS owner, a.amount AS v FROM after a
+               WHERE a.multi AND a.to_address <> $4
+              UNION ALL
+              SELECT a.c, a.tok, a.from_address, -a.amount FROM after a
+               WHERE a.multi AND a.from_address <> $4) m
+            GROUP BY m.c, m.tok, m.owner) d
+      LEFT JOIN LATERAL (
+        SELECT s.balance FROM (
+          SELECT b.collection_address, b.token_id, b.owner, b.balance FROM token_balances b
+           WHERE (b.collection_address, b.token_id, b.owner) >= (d.c, d.tok, d.owner)
+           ORDER BY b.collection_address, b.token_id, b.owner LIMIT 1) s
+         WHERE s.collection_address = d.c AND s.token_id = d.tok AND s.owner = d.owner) b ON true
+  ),
+  ${forwardStates(`${shortHistory}
+        UNION ALL
+        SELECT f.c, f.tok, r.* FROM bounds f CROSS JOIN LATERAL (
+            SELECT tr.id, tr.block_timestamp, tr.block_number, tr.log_index, tr.batch_index,
+                   tr.from_address, tr.to_address, tr.amount FROM transfers tr
+             WHERE tr.collection_address = f.c AND tr.token_id = f.tok
+               AND tr.block_timestamp <= f.t_first AND tr.block_number <= $3) r
+         WHERE f.t_last IS NULL`)}
+  UNION ALL
+  SELECT b.c, b.tok::text, b.transfer_count::int, last.to_address,
+         CASE WHEN b.multi THEN b.supply::text END,
+         CASE WHEN b.multi THEN b.holders::int END,
+         CASE WHEN b.multi AND b.holders = 1 THEN (
+           SELECT x.owner FROM (
+             (SELECT m.owner, m.was AS balance FROM moved m WHERE m.c = b.c AND m.tok = b.tok AND m.was > 0 LIMIT 1)
+             UNION ALL
+             (SELECT tb.owner, tb.balance FROM token_balances tb
+               WHERE tb.collection_address = b.c AND tb.token_id = b.tok AND tb.balance > 0
+                 AND NOT EXISTS (SELECT 1 FROM moved m WHERE m.c = tb.collection_address AND m.tok = tb.token_id
+                                                         AND m.owner = tb.owner)
+               ORDER BY tb.balance DESC, tb.owner LIMIT 1)
+           ) x WHERE x.balance = b.supply LIMIT 1) END
+    FROM (SELECT ch.*, ch.holder_count + coalesce(
+                   (SELECT sum((m.was > 0)::int - (m.now > 0)::int) FROM moved m WHERE m.c = ch.c AND m.tok = ch.tok),
+                   0) AS holders
+            FROM changes ch) b
+    -- The recipient of the last transfer up to the block: of those of t_last's time, the last in chain order.
+    CROSS JOIN LATERAL (
+      SELECT tr.to_address FROM transfers tr
+       WHERE tr.collection_address = b.c AND tr.token_id = b.tok
+         AND tr.block_timestamp = b.t_last AND tr.block_number <= $3
+       ORDER BY ${CHAIN_ORDER_DESC} LIMIT 1) last`
 
 /**
  * Tokens by their ids (a snapshot page), with the collection's names, in
