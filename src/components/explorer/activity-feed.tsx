@@ -6,8 +6,10 @@ import { type ActivityItem, eventKey } from '@/client'
 import { explorerClient, onChainHead } from './api'
 import { Artwork } from './artwork'
 import { useTokenArtwork } from './artwork-cache'
+import { ChainText } from './chain-text'
 import { count, exploreHref, short, shortId } from './links'
 import { formatTime } from './nft-view'
+import { displayText } from './text'
 
 /** Events kept on screen. */
 const SHOWN = 30
@@ -185,7 +187,14 @@ function ActivityRow({
       <div>
         <span className={`event-kind ${e.event_type}`}>{removed ? 'reorged away' : e.event_type}</span>{' '}
         <Link href={exploreHref.nft(e.collection_address, e.token_id)}>
-          {nft?.name ?? `${e.collection_name || short(e.collection_address)} #${shortId(e.token_id)}`}
+          {displayText(nft?.name) ? (
+            <ChainText text={nft?.name} fallback={null} max={80} />
+          ) : (
+            <>
+              <ChainText text={e.collection_name} fallback={short(e.collection_address)} max={60} /> #
+              {shortId(e.token_id)}
+            </>
+          )}
         </Link>
         {e.amount !== undefined && e.amount !== '1' ? ` ×${count(e.amount)}` : ''}
         <span className="muted small activity-meta">

@@ -6,9 +6,12 @@ import { type FormEvent, useEffect, useState } from 'react'
 import type { Collection, Nft } from '@/client'
 import { explorerClient } from './api'
 import { Artwork } from './artwork'
+import { ChainText } from './chain-text'
 import { count, exploreHref, short } from './links'
 import { MorePagesFooter } from './more-pages'
+import { CARD_NAME } from './nft-card'
 import { PageState } from './page-state'
+import { displayText } from './text'
 import { type Loaded, useApi, useMorePages } from './use-api'
 
 type Cursor = { before_timestamp: number; before_id: number }
@@ -73,7 +76,14 @@ export function CollectionGrid({ search }: { search: string }) {
             <>
               {items.length === 0 ? (
                 <p className="muted" role="status">
-                  {search ? `No collection's name contains “${search}”.` : 'No collection is indexed yet.'}
+                  {search ? (
+                    <>
+                      No collection's name contains “<ChainText text={search} fallback={search} />
+                      ”.
+                    </>
+                  ) : (
+                    'No collection is indexed yet.'
+                  )}
                 </p>
               ) : (
                 <ul className="collection-grid" aria-label="Collections" data-testid="collection-grid">
@@ -106,18 +116,21 @@ function CollectionCard({ collection: c, withCover }: { collection: Collection; 
         : undefined,
     [c.contract_address, withCover],
   )
-  const name = c.name || short(c.contract_address)
   return (
     <li className="collection-card" data-testid="collection-card">
       <Artwork nft={cover.data} alt="" size={256} pending={!withCover || cover.state === 'loading'} />
       <div className="collection-card-body">
         <h2 className="h3 flush">
           <Link href={exploreHref.collection(c.contract_address)} className="stretched-link">
-            {name}
+            <ChainText text={c.name} fallback={short(c.contract_address)} max={CARD_NAME} className="clamp" />
           </Link>
         </h2>
         <p className="muted small flush">
-          {c.symbol ? `${c.symbol} · ` : ''}
+          {displayText(c.symbol) ? (
+            <>
+              <ChainText text={c.symbol} fallback={null} max={20} /> ·{' '}
+            </>
+          ) : null}
           <span className="badge">{c.contract_type === 'ERC1155' ? 'ERC-1155' : 'ERC-721'}</span>
         </p>
         <dl className="counts small">

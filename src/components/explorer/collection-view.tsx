@@ -5,11 +5,13 @@ import { useRouter } from 'next/navigation'
 import { useEffect, useState } from 'react'
 import type { Nft, ResponseOf } from '@/client'
 import { explorerClient } from './api'
+import { ChainText } from './chain-text'
 import { HoldersView } from './holders-view'
 import { count, exploreHref, short } from './links'
 import { MorePagesFooter } from './more-pages'
 import { NftCard } from './nft-card'
 import { PageState } from './page-state'
+import { type TraitOption, traitOptions, VALUES_SHOWN } from './traits'
 import { useApi, useMorePages } from './use-api'
 
 /** Tokens per page of the gallery. */
@@ -61,9 +63,12 @@ export function CollectionView({
   return (
     <>
       <nav aria-label="Breadcrumb" className="breadcrumb small">
-        <Link href={exploreHref.collections()}>Collections</Link> / <span>{c?.name || short(address)}</span>
+        <Link href={exploreHref.collections()}>Collections</Link> /{' '}
+        <ChainText text={c ? c.name : listedName} fallback={short(address)} max={60} />
       </nav>
-      <h1 data-testid="collection-name">{c ? c.name || short(address) : listedName || short(address)}</h1>
+      <h1 data-testid="collection-name">
+        <ChainText text={c ? c.name : listedName} fallback={short(address)} />
+      </h1>
       <p className="muted small break">
         <code>{address}</code>
         {c ? (
@@ -230,10 +235,12 @@ function Gallery({
 }
 
 /**
- * "Load more" as a button (keyboard and screen readers), also pressed by itself when it
- * scrolls into view: infinite scroll that never takes the footer away from keyboard users.
+ * The trait filters (docs/explorer.md, "Hostile input"): a /traits answer may hold 100 types of
+ * 1,000 values, so a type's choices are in the page only while it is open, the first
+ * VALUES_SHOWN of them until "Show all" is pressed. Values one filter cannot tell apart (the
+ * number 1 and the string "1") are one choice; a type with a colon, which a filter cannot name,
+ * lists its values without choices.
  */
-
 function TraitFilters({
   traits,
   state,
@@ -252,38 +259,96 @@ function TraitFilters({
   return (
     <div data-testid="trait-filters">
       {traits.trait_types.map((type) => (
-        <details key={type.trait_type} open={selected.some((s) => s.startsWith(`${type.trait_type}:`))}>
-          <summary>
-            {type.trait_type} <span className="muted small">({type.value_count})</span>
-          </summary>
-          <fieldset className="trait-values">
-            <legend className="visually-hidden">{type.trait_type}</legend>
-            {type.values.map((v) => {
-              const filter = `${type.trait_type}:${String(v.value)}`
-              const checked = selected.includes(filter)
-              return (
-                <label key={filter} className="check small">
-                  <input
-                    type="checkbox"
-                    checked={checked}
-                    onChange={() =>
-                      onChange(
-                        checked ? selected.filter((s) => s !== filter) : [...selected, filter].slice(0, 20),
-                      )
-                    }
-                  />
-                  <span>
-                    {String(v.value)} <span className="muted">{count(v.token_count)}</span>
-                  </span>
-                </label>
-              )
-            })}
-            {type.values_omitted > 0 ? (
-              <p className="muted small flush">and {type.values_omitted} rarer values</p>
-            ) : null}
-          </fieldset>
-        </details>
+        <TraitType key={type.trait_type} type={type} selected={selected} onChange={onChange} />
       ))}
     </div>
+  )
+}
+
+function TraitType({
+  type,
+  selected,
+  onChange,
+}: {
+  type: Traits['trait_types'][number]
+  selected: string[]
+  onChange: (traits: string[]) => void
+}) {
+  const options = traitOptions(type)
+  const picked = options.some((o) => o.filter !== null && selected.includes(o.filter))
+  const [open, setOpen] = useState(picked)
+  const [all, setAll] = useState(false)
+  // A type with a picked value opens (a link, the back button); the reader may close it again.
+  useEffect(() => {
+    if (picked) setOpen(true)
+  }, [picked])
+  // A choice picked beyond the first values (a link, the back button) stays in view.
+  const pickedLate = options.some(
+    (o, i) => i >= VALUES_SHOWN && o.filter !== null && selected.includes(o.filter),
+  )
+  const shown = all || pickedLate ? options : options.slice(0, VALUES_SHOWN)
+  const filterable = options.some((o) => o.filter !== null)
+  return (
+    <details open={open} onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary>
+        <ChainText text={type.trait_type} fallback="—" max={80} />{' '}
+        <span className="muted small">({type.value_count})</span>
+      </summary>
+      {open ? (
+        <fieldset className="trait-values">
+          <legend className="visually-hidden">
+            <ChainText text={type.trait_type} fallback="—" max={80} />
+          </legend>
+          {filterable ? null : (
+            <p className="muted small flush">A trait type with a colon cannot be filtered on.</p>
+          )}
+          {shown.map((option) => (
+            <TraitChoice key={option.key} option={option} selected={selected} onChange={onChange} />
+          ))}
+          {shown.length < options.length ? (
+            <p className="small flush">
+              <button type="button" className="link-button" onClick={() => setAll(true)}>
+                Show all {options.length.toLocaleString('en')} values
+              </button>
+            </p>
+          ) : null}
+          {type.values_omitted > 0 ? (
+            <p className="muted small flush">and {type.values_omitted.toLocaleString('en')} rarer values</p>
+          ) : null}
+        </fieldset>
+      ) : null}
+    </details>
+  )
+}
+
+function TraitChoice({
+  option,
+  selected,
+  onChange,
+}: {
+  option: TraitOption
+  selected: string[]
+  onChange: (traits: string[]) => void
+}) {
+  const label = (
+    <span>
+      <ChainText text={option.label} fallback="—" max={80} />{' '}
+      <span className="muted">{count(option.tokens)}</span>
+    </span>
+  )
+  const { filter } = option
+  if (filter === null) return <p className="small not-filterable">{label}</p>
+  const checked = selected.includes(filter)
+  return (
+    <label className="check small">
+      <input
+        type="checkbox"
+        checked={checked}
+        onChange={() =>
+          onChange(checked ? selected.filter((s) => s !== filter) : [...selected, filter].slice(0, 20))
+        }
+      />
+      {label}
+    </label>
   )
 }

@@ -5,6 +5,7 @@ import { useRouter } from 'next/navigation'
 import { type FormEvent, useEffect, useRef, useState } from 'react'
 import type { Collection, CollectionOwner } from '@/client'
 import { explorerClient } from './api'
+import { ChainText } from './chain-text'
 import { formatShare, holdingOf, holdingsTotal } from './holders'
 import { count, exploreHref, short } from './links'
 import { MorePagesFooter } from './more-pages'
@@ -107,7 +108,7 @@ export function HoldersView({
       </form>
       {refused ? (
         <p className="alert error" role="alert" data-testid="holders-refused">
-          Block {atBlock} cannot be shown: {first.error.message}
+          Block <ChainText text={atBlock} fallback={atBlock} /> cannot be shown: {first.error.message}
         </p>
       ) : (
         <PageState loaded={first} what="the holders">
@@ -153,7 +154,7 @@ function HoldersTable({
   const total = holdingsTotal({ holders, complete, edition, atBlock, totalSupply: collection?.total_supply })
   const unit = edition ? 'units' : 'tokens'
   const when = atBlock !== null ? `after block ${atBlock}` : 'now'
-  const name = collection?.name || short(address)
+  const name = <ChainText text={collection?.name} fallback={short(address)} max={100} />
   return (
     <>
       <p className="muted small" role="status" data-testid="holders-status">
@@ -173,8 +174,14 @@ function HoldersTable({
           </p>
           <table className="data-table holders-table" data-testid="holders-table">
             <caption className="visually-hidden">
-              {atBlock !== null ? `Holders of ${name} after block ${atBlock}` : `Current holders of ${name}`},
-              most tokens first
+              {atBlock !== null ? (
+                <>
+                  Holders of {name} after block {atBlock}
+                </>
+              ) : (
+                <>Current holders of {name}</>
+              )}
+              , most tokens first
             </caption>
             <thead>
               <tr>

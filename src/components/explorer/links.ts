@@ -32,6 +32,18 @@ export function count(value: string | number): string {
 }
 
 const LOWER_ADDRESS = /^0x[0-9a-f]{40}$/
+const UINT256_MAX = 2n ** 256n - 1n
+
+/**
+ * A token id of a route as the API writes it — decimal, no leading zeros (`0001` is `1`) — or null
+ * when it is no uint256 (not decimal digits, more than 78 of them, or above 2^256 − 1): no token
+ * can have it.
+ */
+export function canonicalTokenId(value: string): string | null {
+  if (!/^\d{1,78}$/.test(value)) return null
+  const id = BigInt(value)
+  return id <= UINT256_MAX ? id.toString() : null
+}
 
 /** The lowercase form of an address typed or linked in any case, or null. */
 export function normalizeAddress(value: string): string | null {

@@ -4,13 +4,18 @@ import Link from 'next/link'
 import type { ResponseOf, Transfer } from '@/client'
 import { explorerClient } from './api'
 import { Artwork, isMediaPathUrl } from './artwork'
+import { ChainText } from './chain-text'
 import { Confirmations } from './confirmations'
 import { count, exploreHref, short, shortId, ZERO_ADDRESS } from './links'
 import { MorePagesFooter } from './more-pages'
 import { PageState } from './page-state'
+import { displayText } from './text'
 import { useApi, useMorePages } from './use-api'
 
 type TimeCursor = { before_timestamp: number; before_id: number }
+
+/** Characters of a collection's name a breadcrumb shows. */
+const BREADCRUMB_NAME = 60
 type Holders = ResponseOf<'/v1/nfts/{address}/{tokenId}/owners'>
 
 /**
@@ -42,14 +47,16 @@ export function NftView({ address, tokenId }: { address: string; tokenId: string
     <>
       <nav aria-label="Breadcrumb" className="breadcrumb small">
         <Link href={exploreHref.collections()}>Collections</Link> /{' '}
-        <Link href={exploreHref.collection(address)}>{token?.collection_name || short(address)}</Link> / #
-        {shortId(tokenId)}
+        <Link href={exploreHref.collection(address)}>
+          <ChainText text={token?.collection_name} fallback={short(address)} max={BREADCRUMB_NAME} />
+        </Link>{' '}
+        / #{shortId(tokenId)}
       </nav>
       <PageState loaded={nft} what="this token">
         {({ data: t }) => (
           <div className="nft-layout">
             <div className="nft-art">
-              <Artwork nft={t} alt={t.name ?? `Token #${t.token_id}`} size={512} eager />
+              <Artwork nft={t} alt={displayText(t.name, 200) ?? `Token #${t.token_id}`} size={512} eager />
               {isMediaPathUrl(t.media_url) ? (
                 <p className="small muted">
                   Stored media: {t.media_type ?? 'unknown type'} ·{' '}
@@ -75,10 +82,12 @@ export function NftView({ address, tokenId }: { address: string; tokenId: string
               ) : null}
             </div>
             <div className="nft-facts">
-              <h1 data-testid="nft-name">{t.name ?? `#${shortId(t.token_id)}`}</h1>
+              <h1 data-testid="nft-name">
+                <ChainText text={t.name} fallback={`#${shortId(t.token_id)}`} />
+              </h1>
               <p className="muted small break">
                 <Link href={exploreHref.collection(t.collection_address)}>
-                  {t.collection_name || short(t.collection_address)}
+                  <ChainText text={t.collection_name} fallback={short(t.collection_address)} />
                 </Link>{' '}
                 · token <code>{t.token_id}</code>
                 {t.contract_type ? (
@@ -94,7 +103,11 @@ export function NftView({ address, tokenId }: { address: string; tokenId: string
                   </>
                 ) : null}
               </p>
-              {t.description ? <p className="nft-description">{t.description}</p> : null}
+              {displayText(t.description) ? (
+                <p className="nft-description">
+                  <ChainText text={t.description} fallback={null} />
+                </p>
+              ) : null}
               <dl className="facts">
                 {t.contract_type === 'ERC1155' ? (
                   <>
@@ -131,8 +144,12 @@ export function NftView({ address, tokenId }: { address: string; tokenId: string
                   {t.attributes.map((a, i) => (
                     // biome-ignore lint/suspicious/noArrayIndexKey: a document may repeat a trait type.
                     <li key={i}>
-                      <span className="muted small">{a.trait_type}</span>
-                      <span>{String(a.value)}</span>
+                      <span className="muted small">
+                        <ChainText text={a.trait_type} fallback="—" />
+                      </span>
+                      <span>
+                        <ChainText text={String(a.value)} fallback="—" />
+                      </span>
                     </li>
                   ))}
                 </ul>

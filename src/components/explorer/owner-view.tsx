@@ -5,6 +5,7 @@ import { useRouter } from 'next/navigation'
 import { useEffect, useState } from 'react'
 import type { Nft, ResponseOf, Transfer } from '@/client'
 import { explorerClient } from './api'
+import { ChainText } from './chain-text'
 import { Confirmations } from './confirmations'
 import { count, exploreHref, short, shortId } from './links'
 import { MorePagesFooter } from './more-pages'
@@ -169,7 +170,7 @@ function CollectionChips({
             checked={selected === c.collection.address}
             onChange={() => onSelect(c.collection.address)}
           />
-          {c.collection.name || short(c.collection.address)}{' '}
+          <ChainText text={c.collection.name} fallback={short(c.collection.address)} max={60} />{' '}
           <span className="muted">
             {count(c.token_count)}
             {c.balance !== undefined ? ` · ×${count(c.balance)}` : ''}

@@ -1,13 +1,16 @@
 import type { Metadata } from 'next'
-import { notFound } from 'next/navigation'
-import { normalizeAddress } from '@/components/explorer/links'
+import { notFound, permanentRedirect } from 'next/navigation'
+import { canonicalTokenId, exploreHref, normalizeAddress } from '@/components/explorer/links'
 import { NftView } from '@/components/explorer/nft-view'
 
 export const metadata: Metadata = { title: 'Token' }
 
 export default async function NftPage({ params }: { params: Promise<{ address: string; tokenId: string }> }) {
-  const { address: rawAddress, tokenId } = await params
+  const { address: rawAddress, tokenId: rawTokenId } = await params
   const address = normalizeAddress(decodeURIComponent(rawAddress))
-  if (!address || !/^\d{1,78}$/.test(tokenId)) notFound()
+  const tokenId = canonicalTokenId(rawTokenId)
+  if (!address || tokenId === null) notFound()
+  // One address per token: an id written with leading zeros goes to the id as the API writes it.
+  if (tokenId !== rawTokenId) permanentRedirect(exploreHref.nft(address, tokenId))
   return <NftView address={address} tokenId={tokenId} />
 }

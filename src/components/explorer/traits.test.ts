@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest'
+import { traitOptions } from './traits'
+
+const type = (trait_type: string, values: [string | number | boolean, number][]) => ({
+  trait_type,
+  token_count: values.reduce((n, [, c]) => n + c, 0),
+  missing_count: 0,
+  value_count: values.length,
+  values: values.map(([value, token_count]) => ({ value, token_count })),
+  values_omitted: 0,
+})
+
+describe('traitOptions', () => {
+  it('is one choice per filter: values a filter cannot tell apart are counted together', () => {
+    expect(
+      traitOptions(
+        type('Level', [
+          ['1', 3],
+          [1, 2],
+          [true, 1],
+          ['true', 1],
+          ['x', 1],
+        ]),
+      ),
+    ).toEqual([
+      { key: '1', label: '1', filter: 'Level:1', tokens: 5 },
+      { key: 'true', label: 'true', filter: 'Level:true', tokens: 2 },
+      { key: 'x', label: 'x', filter: 'Level:x', tokens: 1 },
+    ])
+  })
+
+  it('offers no filter for a type a filter cannot name (a colon in it)', () => {
+    expect(traitOptions(type('Kind:Sub', [['x', 1]]))).toEqual([
+      { key: 'x', label: 'x', filter: null, tokens: 1 },
+    ])
+  })
+
+  it('keeps a value with colons whole (the filter splits at the first colon only)', () => {
+    expect(traitOptions(type('Time', [['12:30', 1]]))[0]!.filter).toBe('Time:12:30')
+  })
+})

@@ -1,0 +1,45 @@
+/**
+ * The choices of a collection's trait filters (docs/explorer.md, "Hostile input"), from a
+ * /traits answer. Pure, so it is unit-tested.
+ */
+import type { ResponseOf } from '@/client'
+
+type TraitType = ResponseOf<'/v1/collections/{address}/traits'>['data']['trait_types'][number]
+
+/** Choices of a type shown when it is opened; the rest behind "Show all". */
+export const VALUES_SHOWN = 50
+
+export interface TraitOption {
+  /** Unique within its type. */
+  key: string
+  /** The value as the filter spells it. */
+  label: string
+  /** The `trait` parameter (`Type:Value`); null when no filter can name the type. */
+  filter: string | null
+  /** Tokens with the value: the sum of the counts of the values the choice stands for. */
+  tokens: number
+}
+
+/**
+ * One choice per filter: `trait=Type:Value` matches a value as the string it is and as the number
+ * or boolean it spells, so the number 1 and the string "1" — two values in /traits — are one
+ * choice, counted together (a token holding both counts twice). The filter splits at the first
+ * colon, so a type with a colon cannot be named: its values are listed without a filter.
+ */
+export function traitOptions(type: TraitType): TraitOption[] {
+  const nameable = type.trait_type !== '' && !type.trait_type.includes(':')
+  const byLabel = new Map<string, TraitOption>()
+  for (const v of type.values) {
+    const label = String(v.value)
+    const option = byLabel.get(label)
+    if (option) option.tokens += v.token_count
+    else
+      byLabel.set(label, {
+        key: label,
+        label,
+        filter: nameable ? `${type.trait_type}:${label}` : null,
+        tokens: v.token_count,
+      })
+  }
+  return [...byLabel.values()]
+}
