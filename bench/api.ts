@@ -619,9 +619,20 @@ async function ownershipCases(
       () => `/v1/owners/${WHALE}/nfts?at_block=${block}&${holdingsCursor(holdingsAt.row)}`,
     ),
   )
+  // The zero address's holdings: the tokens burned by the block (back from its burned tokens now).
+  cases.push({
+    name: 'GET /v1/owners/{address}/nfts?at_block= (zero address: burned tokens)',
+    first: `/v1/owners/${ZERO_ADDRESS}/nfts?at_block=${block}`,
+    snapshot: true,
+  })
   cases.push({
     name: 'GET /v1/nfts/{address}/{tokenId}?at_block=',
     first: `/v1/nfts/${BIG}/${busyToken}?at_block=${block}`,
+  })
+  // An edition of 20,000 holders: back from its stored state and the day's transfers.
+  cases.push({
+    name: 'GET /v1/nfts/{address}/{tokenId}?at_block= (ERC-1155 edition)',
+    first: `/v1/nfts/${EDITION}/${EDITION_TOKEN_ID}?at_block=${block}&standard=all`,
   })
   return cases
 }

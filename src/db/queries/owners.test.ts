@@ -8,8 +8,10 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { testServerUrl } from '@/test/db'
 import { createPool } from '../pool'
+import { ZERO_ADDRESS } from '@/lib/schemas'
 import {
   chooseHoldersAtArm,
+  chooseHoldingsAtArm,
   type HoldersAtCostInputs,
   holdersAtCosts,
   mintsDecideArm,
@@ -28,6 +30,18 @@ const big: HoldersAtCostInputs = {
   holders: 176_314,
 }
 const at = (block: bigint, more: Partial<HoldersAtCostInputs> = {}) => ({ ...big, block, ...more })
+
+describe('chooseHoldingsAtArm', () => {
+  it('reads a wallet back from now near the head, the zero address (its burned tokens) too', () => {
+    // Forward, the zero address reads every burn up to the block and each one's last transfer; back,
+    // the burned tokens now (tokens_burned_erc721_idx) and the mints and burns since the block.
+    for (const owner of ['0xa000000000000000000000000000000000000000', ZERO_ADDRESS]) {
+      const span = { owner, head: 2_000_000n, since: 1n }
+      expect(chooseHoldingsAtArm({ ...span, block: 1_992_800n }), owner).toBe('back')
+      expect(chooseHoldingsAtArm({ ...span, block: 100_000n }), owner).toBe('forward')
+    }
+  })
+})
 
 describe('chooseHoldersAtArm', () => {
   it('computes the middle of a long history token by token, once the mints up to the block are counted', () => {

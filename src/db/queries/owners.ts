@@ -566,8 +566,8 @@ export type HoldingsAtArm = 'forward' | 'back'
 /**
  * Back from now when the block is nearer the head than the coverage start
  * (a wallet has no stored counter of its history, so the blocks each way
- * spans stand for the rows it reads); the zero address, whose "holdings"
- * are every burned token, is computed forward.
+ * spans stand for the rows it reads). The zero address too: its "holdings"
+ * are the burned ERC-721 tokens, now one range of tokens_burned_erc721_idx.
  */
 export function chooseHoldingsAtArm(q: {
   owner: string
@@ -575,7 +575,7 @@ export function chooseHoldingsAtArm(q: {
   head: bigint
   since: bigint
 }): HoldingsAtArm {
-  return q.owner !== ZERO_ADDRESS && q.head - q.block < q.block - q.since ? 'back' : 'forward'
+  return q.head - q.block < q.block - q.since ? 'back' : 'forward'
 }
 
 /**
@@ -609,7 +609,10 @@ export async function selectOwnerHoldingsAt(
   },
 ): Promise<HoldingAtRow[]> {
   const arm = q.arm ?? chooseHoldingsAtArm(q)
-  const back = arm === 'back' && q.owner !== ZERO_ADDRESS
+  const back = arm === 'back'
+  // The zero address's tokens now are the burned ERC-721 ones and every ERC-1155 token (whose row
+  // names it as owner): its ERC-721 holdings are read from tokens_burned_erc721_idx (partial).
+  const erc721Now = q.owner === ZERO_ADDRESS ? ' AND t.total_supply IS NULL' : ''
   const arms: string[] = []
   // The wallet's transfers since the block, by both wallet indexes: $3 bounds them in time.
   const since = (side: 'to_address' | 'from_address', kind: string) =>
@@ -624,7 +627,7 @@ export async function selectOwnerHoldingsAt(
     arms.push(
       back
         ? `SELECT t.collection_address, t.token_id, 1::numeric AS balance, t.id FROM tokens t
-            WHERE t.current_owner = $1 AND NOT EXISTS (
+            WHERE t.current_owner = $1${erc721Now} AND NOT EXISTS (
               SELECT 1 FROM changed c WHERE c.collection_address = t.collection_address AND c.token_id = t.token_id)
            UNION ALL
            SELECT k.collection_address, k.token_id, 1::numeric, NULL::int8 FROM changed k ${lastOwnerIsWallet}`

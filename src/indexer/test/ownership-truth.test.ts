@@ -43,7 +43,7 @@ import { waitForVerified } from './provider-run'
 const SEED = Number(process.env.OWNERSHIP_SEED ?? 20_261_129)
 const note = (what: string) => `${what} (OWNERSHIP_SEED=${SEED})`
 const CONFIRMATIONS = 3n
-const ZERO = '0x0000000000000000000000000000000000000000'
+const ZERO: Address = '0x0000000000000000000000000000000000000000'
 /** Small pages, so that every list runs over several of them and its cursor is exercised. */
 const PAGE = 3
 
@@ -356,8 +356,12 @@ function expectedHolders(state: ChainState, collection: Address): Holder[] {
 /** A wallet's holdings as `collection:id:balance`, in the API's order (collection, then numeric id). */
 function expectedHoldings(state: ChainState, wallet: Address, withMulti: boolean): string[] {
   const out: Array<{ collection: string; id: bigint; balance: string }> = []
-  for (const [key, owner] of state.owners) {
-    if (owner !== lower(wallet)) continue
+  // The zero address holds the burned ERC-721 tokens: minted by the block, no owner at it.
+  const held =
+    lower(wallet) === ZERO
+      ? [...state.minted].filter((key) => !state.owners.has(key))
+      : [...state.owners].filter(([, owner]) => owner === lower(wallet)).map(([key]) => key)
+  for (const key of held) {
     const [collection, id] = key.split(':')
     out.push({ collection: collection!, id: BigInt(id!), balance: '1' })
   }
@@ -586,6 +590,7 @@ describe('ownership views against the chain', () => {
     expect(blocks.size).toBe(12)
     let holdersSeen = 0
     let burnedSeen = 0
+    let burnedListed = 0
     let editionsSeen = 0
     for (const at of [...blocks].sort((a, b) => (a < b ? -1 : 1))) {
       const state = await chainStateAt(at, logs)
@@ -602,7 +607,9 @@ describe('ownership views against the chain', () => {
               note(`holders of ${collection} at block ${at}, ${arm}`),
             ).toEqual(expected)
       }
-      for (const wallet of wallets) {
+      burnedListed += expectedHoldings(state, ZERO, false).length
+      // The zero address: its holdings at a block are the tokens burned by then.
+      for (const wallet of [...wallets, ZERO]) {
         expect(
           await holdingsAt(wallet, at, false),
           note(`ERC-721 holdings of ${wallet} at block ${at}`),
@@ -691,6 +698,7 @@ describe('ownership views against the chain', () => {
     // Not vacuous: the blocks saw holders and burned tokens.
     expect(holdersSeen).toBeGreaterThan(100)
     expect(burnedSeen).toBeGreaterThan(0)
+    expect(burnedListed).toBeGreaterThan(0)
     expect(editionsSeen).toBeGreaterThan(12)
   }, 300_000)
 
