@@ -16,28 +16,11 @@
 import pg from 'pg'
 import { selectCollectionTokensByRarity } from '@/db/queries/rarity'
 import { selectCollectionTokens } from '@/db/queries/tokens'
+import { analyzingPool, rowsRead } from '@/test/query-plans'
 import { BIG, benchDatabaseUrl, TRAITS } from './seed'
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 5)
 const ROWS = 21
-
-interface Node {
-  'Node Type': string
-  'Relation Name'?: string
-  'Index Name'?: string
-  'Actual Rows'?: number
-  'Actual Loops'?: number
-  'Rows Removed by Filter'?: number
-  'Rows Removed by Index Recheck'?: number
-  'Shared Hit Blocks'?: number
-  'Shared Read Blocks'?: number
-  Plans?: Node[]
-}
-const flatten = (n: Node, out: Node[] = []): Node[] => {
-  out.push(n)
-  for (const c of n.Plans ?? []) flatten(c, out)
-  return out
-}
 
 const pool = new pg.Pool({
   connectionString: benchDatabaseUrl(),
@@ -54,37 +37,17 @@ interface Measure {
 }
 
 async function measure(run: (db: { pool: pg.Pool }) => Promise<unknown[]>): Promise<Measure> {
-  let plan: { Plan: Node; 'Execution Time': number } | undefined
-  const probe = {
-    pool: {
-      query: async (sql: string, params?: unknown[]) => {
-        const { rows } = await pool.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params)
-        plan = rows[0]['QUERY PLAN'][0]
-        return pool.query(sql, params)
-      },
-    },
-  } as unknown as { pool: pg.Pool }
-  const rows = (await run(probe)).filter((r) => (r as { id: unknown }).id !== null).length
+  const analyzing = analyzingPool(pool)
+  const rows = (await run({ pool: analyzing.pool })).filter((r) => (r as { id: unknown }).id !== null).length
+  const plan = analyzing.plans.at(-1)
   if (!plan) throw new Error('no statement ran')
-  const nodes = flatten(plan.Plan)
-  const tokenRows = nodes
-    .filter((n) => n['Relation Name'] === 'tokens')
-    .reduce(
-      (s, n) =>
-        s +
-        ((n['Actual Rows'] ?? 0) +
-          (n['Rows Removed by Filter'] ?? 0) +
-          (n['Rows Removed by Index Recheck'] ?? 0)) *
-          (n['Actual Loops'] ?? 1),
-      0,
-    )
   const indexes = [
-    ...new Set(nodes.flatMap((n) => (n['Index Name'] && n['Actual Loops'] ? [n['Index Name']] : []))),
+    ...new Set(plan.nodes.flatMap((n) => (n['Index Name'] && n['Actual Loops'] ? [n['Index Name']] : []))),
   ]
   return {
-    ms: plan['Execution Time'],
-    tokenRows,
-    buffers: (plan.Plan['Shared Hit Blocks'] ?? 0) + (plan.Plan['Shared Read Blocks'] ?? 0),
+    ms: plan.executionMs,
+    tokenRows: rowsRead(plan.nodes, 'tokens'),
+    buffers: plan.buffers,
     indexes,
     rows,
   }

@@ -19,25 +19,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { selectOwnerTokens } from '@/db/queries/tokens'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { analyzingPool, rowsRead } from '@/test/query-plans'
 
 let db: TestDatabase
 const ZERO = '0x0000000000000000000000000000000000000000'
 const erc721 = `0x${'1'.repeat(40)}`
 const erc1155 = `0x${'e'.repeat(40)}`
 const MULTI_TOKENS = 5_000
-
-interface Node {
-  'Relation Name'?: string
-  'Actual Rows'?: number
-  'Actual Loops'?: number
-  'Rows Removed by Filter'?: number
-  Plans?: Node[]
-}
-const flatten = (n: Node, out: Node[] = []): Node[] => {
-  out.push(n)
-  for (const c of n.Plans ?? []) flatten(c, out)
-  return out
-}
 
 beforeAll(async () => {
   db = await createTestDatabase()
@@ -66,24 +54,9 @@ afterAll(async () => {
 })
 
 async function tokenRowsRead(after?: { collection: string; tokenId: string; id: number }) {
-  const plans: Node[][] = []
-  const probe = {
-    pool: {
-      query: async (sql: string, params?: unknown[]) => {
-        const { rows } = await db.pool.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params)
-        plans.push(flatten(rows[0]['QUERY PLAN'][0].Plan))
-        return db.pool.query(sql, params)
-      },
-    },
-  } as never
-  const rows = await selectOwnerTokens(probe, { owner: ZERO, rows: 21, after })
-  const read = plans[0]!
-    .filter((n) => n['Relation Name'] === 'tokens')
-    .reduce(
-      (s, n) => s + ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0)) * (n['Actual Loops'] ?? 1),
-      0,
-    )
-  return { rows, read }
+  const { pool, plans } = analyzingPool(db.pool)
+  const rows = await selectOwnerTokens({ pool }, { owner: ZERO, rows: 21, after })
+  return { rows, read: rowsRead(plans[0]!.nodes, 'tokens') }
 }
 
 describe("the zero address's ERC-721 list beside ERC-1155 tokens", () => {

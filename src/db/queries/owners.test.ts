@@ -6,9 +6,9 @@
  * the chain in src/indexer/test/ownership-truth.test.ts.
  */
 import { afterAll, describe, expect, it } from 'vitest'
+import { ZERO_ADDRESS } from '@/lib/schemas'
 import { testServerUrl } from '@/test/db'
 import { createPool } from '../pool'
-import { ZERO_ADDRESS } from '@/lib/schemas'
 import {
   chooseHoldersAtArm,
   chooseHoldingsAtArm,

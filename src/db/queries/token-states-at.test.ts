@@ -9,12 +9,12 @@
  * to zero and back, below zero, blocks of one timestamp, imported rows, rollbacks, a contract that
  * tells each move in both standards) at every block. History is written by the indexer's own
  * commit, rollback and import paths, so the stored state the back way reads is the production one.
+ * The same cases on bench:seed's index: `npm run bench:token-states` (bench/token-states.ts).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import fc from 'fast-check'
-import pg from 'pg'
 import type { Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TransferEvent } from '@/indexer/events/types'
@@ -23,6 +23,7 @@ import { commitBatch } from '@/indexer/store/commit'
 import { rollbackAfter } from '@/indexer/store/rollback'
 import { ensureIndexerState } from '@/indexer/store/state'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
+import { analyzingPool, rowsRead } from '@/test/query-plans'
 import { selectTokenStatesAt, TOKEN_STATE_LONG, type TokenStateAtRow } from './owners'
 
 const ZERO = '0x0000000000000000000000000000000000000000' as Hex
@@ -118,45 +119,14 @@ afterAll(async () => {
   await db?.drop()
 })
 
-interface Node {
-  'Relation Name'?: string
-  'Actual Rows'?: number
-  'Actual Loops'?: number
-  'Rows Removed by Filter'?: number
-  'Shared Hit Blocks'?: number
-  'Shared Read Blocks'?: number
-  Plans?: Node[]
-}
-const flatten = (n: Node, out: Node[] = []): Node[] => {
-  out.push(n)
-  for (const c of n.Plans ?? []) flatten(c, out)
-  return out
-}
-
 /** The token states, with what their statements read: transfers rows (kept or filtered) and buffers. */
 async function measured(
   q: Parameters<typeof selectTokenStatesAt>[1],
-  on: pg.Pool = db.pool,
 ): Promise<{ rows: TokenStateAtRow[]; transfers: number; buffers: number }> {
-  let transfers = 0
-  let buffers = 0
-  const measure = async (sql: string, params?: unknown[]) => {
-    const { rows } = await on.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params)
-    const plan: Node = rows[0]['QUERY PLAN'][0].Plan
-    buffers += (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0)
-    for (const n of flatten(plan))
-      if (n['Relation Name'] === 'transfers')
-        transfers += ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0)) * (n['Actual Loops'] ?? 1)
-  }
-  const pool = {
-    async query(sql: string | { text: string; values?: unknown[] }, params?: unknown[]) {
-      const [text, values] = typeof sql === 'string' ? [sql, params] : [sql.text, sql.values]
-      if (/^\s*(SELECT|WITH)/i.test(text)) await measure(text, values)
-      return on.query(text, values)
-    },
-  } as unknown as pg.Pool
+  const { pool, plans } = analyzingPool(db.pool)
   const rows = await selectTokenStatesAt({ pool }, q)
-  return { rows, transfers: Math.round(transfers), buffers }
+  const transfers = plans.reduce((sum, p) => sum + rowsRead(p.nodes, 'transfers'), 0)
+  return { rows, transfers: Math.round(transfers), buffers: plans.reduce((sum, p) => sum + p.buffers, 0) }
 }
 
 const byKey = (rows: TokenStateAtRow[]) =>
@@ -495,83 +465,4 @@ describe.skipIf(embedded)('both ways give the same answer', () => {
     )
     console.info(`compared at ${checked} blocks (${backs} with a plain token)`)
   }, 300_000)
-})
-
-/**
- * On bench:seed's index, read-only (docs/api.md, "Snapshots"; bench/RESULTS.md, "API: one token at
- * a block"), opt-in:
- *
- *   TOKEN_STATES_BENCH=1 npx vitest run -c src/test/vitest.config.ts src/db/queries/token-states-at.test.ts -t nft_bench
- *
- * Each case forward (the history up to the block, as every token was computed before the back way)
- * and as the API asks, with the same answer: p50 / p95 of sequential runs (ms) and the buffers of
- * their statements. The database: BENCH_DATABASE_URL, else DATABASE_URL's server, database nft_bench.
- */
-const benchUrl = (() => {
-  if (!process.env.TOKEN_STATES_BENCH) return undefined
-  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL
-  const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
-  url.pathname = '/nft_bench'
-  return url.toString()
-})()
-
-describe.runIf(benchUrl)('on nft_bench', () => {
-  it('one token at a block, forward and as the API asks', async () => {
-    const pool = new pg.Pool({ connectionString: benchUrl, max: 2 })
-    try {
-      const { rows: state } = await pool.query('SELECT last_confirmed_block::text AS b FROM indexer_state')
-      const confirmed = BigInt(state[0].b)
-      const dayBack = confirmed - 7_200n
-      const EDITION_1155 = '0xe100000000000000000000000000000000000000'
-      const BIG = '0xc000000000000000000000000000000000000000'
-      const { rows: held } = await pool.query(
-        `SELECT collection_address, token_id::text AS token_id FROM tokens WHERE current_owner = $1
-          ORDER BY collection_address, token_id LIMIT 100`,
-        ['0xa000000000000000000000000000000000000000'],
-      )
-      const one = (collection: string, tokenId: string, transfers?: number) => [
-        { collection, tokenId, transfers },
-      ]
-      const cases: Array<[string, Parameters<typeof selectTokenStatesAt>[1]['keys'], bigint]> = [
-        ['EDITION #1 (20,000 transfers), a day back', one(EDITION_1155, '1', 20_000), dayBack],
-        ['EDITION #1, a day back, on a holdings page (count unknown)', one(EDITION_1155, '1'), dayBack],
-        ['EDITION #1, at the confirmed block', one(EDITION_1155, '1', 20_000), confirmed],
-        ['EDITION #1, block 1,000,000', one(EDITION_1155, '1', 20_000), 1_000_000n],
-        ['EDITION #1, block 50,000', one(EDITION_1155, '1', 20_000), 50_000n],
-        ['BIG #63353 (141 transfers), a day back', one(BIG, '63353', 141), dayBack],
-        ['BIG #1001 (7 transfers), a day back', one(BIG, '1001', 7), dayBack],
-        [
-          "WHALE's first 100 tokens, a day back",
-          held.map((r) => ({ collection: r.collection_address, tokenId: r.token_id })),
-          dayBack,
-        ],
-      ]
-      const timed = async (q: Parameters<typeof selectTokenStatesAt>[1], runs: number) => {
-        const t: number[] = []
-        for (let i = 0; i < runs; i++) {
-          const start = performance.now()
-          await selectTokenStatesAt({ pool }, q)
-          t.push(performance.now() - start)
-        }
-        t.sort((a, b) => a - b)
-        return `${t[Math.floor(runs / 2)]!.toFixed(2)} / ${t[Math.min(runs - 1, Math.floor(runs * 0.95))]!.toFixed(2)}`
-      }
-      const lines = [
-        '| case | forward ms | buffers | as asked ms | buffers |',
-        '| --- | --- | --- | --- | --- |',
-      ]
-      for (const [name, keys, block] of cases) {
-        const forward = await measured({ keys, block, way: 'forward' }, pool)
-        const asked = await measured({ keys, block }, pool)
-        expect(byKey(asked.rows), name).toEqual(byKey(forward.rows))
-        const long = forward.transfers > 1_000
-        lines.push(
-          `| ${name} | ${await timed({ keys, block, way: 'forward' }, long ? 7 : 30)} | ${forward.buffers} | ${await timed({ keys, block }, long ? 15 : 30)} | ${asked.buffers} |`,
-        )
-      }
-      console.info(lines.join('\n'))
-    } finally {
-      await pool.end()
-    }
-  }, 600_000)
 })

@@ -15,9 +15,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { selectCollectionTokensByRarity } from '@/db/queries/rarity'
+import type { ReadDb } from '@/db/queries/sql'
 import { selectCollectionTokens } from '@/db/queries/tokens'
 import { addr } from '@/test/api-fixtures'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { analyzingPool, rowsRead } from '@/test/query-plans'
 import { computeRarity } from '@/test/rarity-fixtures'
 
 let db: TestDatabase
@@ -29,20 +31,6 @@ const OTHER_TOKENS = 6_000
 const RED_IN_BIG = Array.from({ length: 12 }, (_, i) => BIG_TOKENS - 300 + i * 20)
 /** Rows a page may read: the two windows of 256 tokens (near, edge), its matches and a few more. */
 const BOUND = 800
-
-interface Node {
-  'Relation Name'?: string
-  'Actual Rows'?: number
-  'Actual Loops'?: number
-  'Rows Removed by Filter'?: number
-  'Rows Removed by Index Recheck'?: number
-  Plans?: Node[]
-}
-const flatten = (n: Node, out: Node[] = []): Node[] => {
-  out.push(n)
-  for (const c of n.Plans ?? []) flatten(c, out)
-  return out
-}
 
 beforeAll(async () => {
   db = await createTestDatabase()
@@ -73,43 +61,21 @@ afterAll(async () => {
   await db?.drop()
 })
 
-type Query = (db: {
-  pool: { query: (sql: string, params?: unknown[]) => Promise<unknown> }
-}) => Promise<Array<{ id: string | null; token_id: string | null }>>
+type Query = (db: ReadDb) => Promise<Array<{ id: string | null; token_id: string | null }>>
 
 /** The page's rows and the rows its statement read from tokens (kept and discarded, times loops). */
 async function tokenRowsRead(run: Query) {
-  const plans: Node[][] = []
-  const probe = {
-    pool: {
-      query: async (sql: string, params?: unknown[]) => {
-        const { rows } = await db.pool.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params)
-        plans.push(flatten(rows[0]['QUERY PLAN'][0].Plan))
-        return db.pool.query(sql, params)
-      },
-    },
-  }
-  const rows = (await run(probe)).filter((r) => r.id !== null)
+  const { pool, plans } = analyzingPool(db.pool)
+  const rows = (await run({ pool })).filter((r) => r.id !== null)
   expect(plans).toHaveLength(1)
-  const read = plans[0]!
-    .filter((n) => n['Relation Name'] === 'tokens')
-    .reduce(
-      (s, n) =>
-        s +
-        ((n['Actual Rows'] ?? 0) +
-          (n['Rows Removed by Filter'] ?? 0) +
-          (n['Rows Removed by Index Recheck'] ?? 0)) *
-          (n['Actual Loops'] ?? 1),
-      0,
-    )
-  return { tokenIds: rows.map((r) => Number(r.token_id)), read }
+  return { tokenIds: rows.map((r) => Number(r.token_id)), read: rowsRead(plans[0]!.nodes, 'tokens') }
 }
 
 const trait = (type: string, value: string) => [[JSON.stringify([{ trait_type: type, value }])]]
 const list =
   (traits: string[][], after?: { tokenId: string; id: number }): Query =>
   (probe) =>
-    selectCollectionTokens(probe as never, { address: big, includeBurned: false, rows: 21, traits, after })
+    selectCollectionTokens(probe, { address: big, includeBurned: false, rows: 21, traits, after })
 
 describe('a trait filter on a large collection, the value common in another', () => {
   it('absent from the collection: an empty page, read without walking the collection', async () => {
@@ -148,7 +114,7 @@ describe('a trait filter on a large collection, the value common in another', ()
 
   it('sort=rarity, absent from the collection: an empty page, read without walking the collection', async () => {
     const { tokenIds, read } = await tokenRowsRead((probe) =>
-      selectCollectionTokensByRarity(probe as never, { address: big, rows: 21, traits: trait('Hat', 'Cap') }),
+      selectCollectionTokensByRarity(probe, { address: big, rows: 21, traits: trait('Hat', 'Cap') }),
     )
     expect(tokenIds).toEqual([])
     expect(read).toBeLessThan(BOUND)

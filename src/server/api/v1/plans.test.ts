@@ -27,7 +27,7 @@ import { listTransfers } from '@/server/api/v1/transfers/transfers.handler'
 import { fixturePool } from '@/test/api-fixtures'
 import { buildVolume, type VolumeIndex, volume } from '@/test/api-volume'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
-import { explain, type PlanNode } from '@/test/query-plans'
+import { explain, explainAnalyze, type PlanNode } from '@/test/query-plans'
 import { computeRarity } from '@/test/rarity-fixtures'
 
 let db: TestDatabase
@@ -426,13 +426,6 @@ describe.skipIf(embedded)('the ERC-1155 opt-in (docs/api.md, "ERC-1155")', () =>
   })
 })
 
-/** Shared buffers (hit + read) one statement touches when it runs (EXPLAIN ANALYZE). */
-async function buffersOf(pool: pg.Pool, sql: string, params?: unknown[]): Promise<number> {
-  const { rows } = await pool.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params)
-  const plan = rows[0]['QUERY PLAN'][0].Plan
-  return plan['Shared Hit Blocks'] + plan['Shared Read Blocks']
-}
-
 /** A ReadContext that records each statement with its plan and the buffers it touched. */
 function measuringContext(pool: pg.Pool) {
   const statements: Array<{ sql: string; plan: PlanNode[]; buffers: number }> = []
@@ -442,7 +435,7 @@ function measuringContext(pool: pg.Pool) {
       statements.push({
         sql,
         plan: await explain(pool, sql, params),
-        buffers: await buffersOf(pool, sql, params),
+        buffers: (await explainAnalyze(pool, sql, params)).buffers,
       })
   }
   const measuring = {
