@@ -93,7 +93,12 @@ const ROUTES: Route[] = [
   [
     /^\/v1\/nfts\/(0x[0-9a-f]{40})\/([0-9]+)$/,
     async (ctx, m, q) => ({
-      data: await getNft(ctx, { address: m[1]!, tokenId: m[2]!, at_block: q.at_block }),
+      data: await getNft(ctx, {
+        address: m[1]!,
+        tokenId: m[2]!,
+        at_block: q.at_block,
+        standard: q.standard as StandardParam | undefined,
+      }),
     }),
   ],
   [
