@@ -23,6 +23,7 @@ import { commitBatch } from '@/indexer/store/commit'
 import { rollbackAfter } from '@/indexer/store/rollback'
 import { ensureIndexerState } from '@/indexer/store/state'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
+import { verifiedBatch } from '@/test/ingest-batch'
 import { analyzingPool, rowsRead } from '@/test/query-plans'
 import { selectTokenStatesAt, TOKEN_STATE_LONG, type TokenStateAtRow } from './owners'
 
@@ -92,23 +93,7 @@ beforeAll(async () => {
     await commitBatch(
       db.pool,
       { network: 'devnet', startBlock: 1n, expectedLastIndexed: last, keepBlocks: 64n },
-      {
-        fromBlock: BigInt(from),
-        toBlock: BigInt(to),
-        transfers,
-        metadataUpdates: [],
-        verified: true,
-        blocks: [
-          {
-            number: BigInt(to),
-            hash: `0x${to.toString(16).padStart(64, '0')}`,
-            parentHash: '0x00',
-            timestamp: 1n,
-          },
-        ],
-        lastSeenBlock: BigInt(to),
-        chainConfirmedBlock: BigInt(to - 2),
-      },
+      verifiedBatch(BigInt(from), BigInt(to), transfers),
     )
     last = BigInt(to)
   }
@@ -398,23 +383,7 @@ describe.skipIf(embedded)('both ways give the same answer', () => {
           await commitBatch(
             rdb.pool,
             { network: 'devnet', startBlock: 1n, expectedLastIndexed: last, keepBlocks: 64n },
-            {
-              fromBlock: BigInt(from),
-              toBlock: to,
-              transfers,
-              metadataUpdates: [],
-              verified: true,
-              blocks: [
-                {
-                  number: to,
-                  hash: `0x${to.toString(16).padStart(64, '0')}`,
-                  parentHash: '0x00',
-                  timestamp: 1n,
-                },
-              ],
-              lastSeenBlock: to,
-              chainConfirmedBlock: to - 2n,
-            },
+            verifiedBatch(BigInt(from), to, transfers),
           )
           last = to
         }

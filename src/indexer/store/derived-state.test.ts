@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import type { Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { verifiedBatch } from '@/test/ingest-batch'
 import type { TransferEvent } from '../events/types'
 import { type IngestBatch, startCommit } from './commit'
 import { rollbackAfter } from './rollback'
@@ -192,26 +193,12 @@ describe('derived state', () => {
         let last: bigint | null = null
         const ctx = () => ({ network: 'devnet', startBlock: 0n, expectedLastIndexed: last, keepBlocks: 64n })
         /** The batch of `blocks` (each a list of transfer specs) from block `from` on. */
-        const batchOf = (from: bigint, blocks: Parameters<typeof toEvents>[1][]): IngestBatch => {
-          const to = from + BigInt(blocks.length) - 1n
-          return {
-            fromBlock: from,
-            toBlock: to,
-            transfers: blocks.flatMap((specs, i) => toEvents(Number(from) + i, specs)),
-            metadataUpdates: [],
-            verified: true,
-            blocks: [
-              {
-                number: to,
-                hash: `0x${to.toString(16).padStart(64, '0')}`,
-                parentHash: '0x00',
-                timestamp: 1n,
-              },
-            ],
-            lastSeenBlock: to,
-            chainConfirmedBlock: to - 2n,
-          }
-        }
+        const batchOf = (from: bigint, blocks: Parameters<typeof toEvents>[1][]): IngestBatch =>
+          verifiedBatch(
+            from,
+            from + BigInt(blocks.length) - 1n,
+            blocks.flatMap((specs, i) => toEvents(Number(from) + i, specs)),
+          )
         const next = () => (last === null ? 0n : last + 1n)
         for (const step of steps) {
           if (step.kind === 'commit' || step.kind === 'overlapping') {

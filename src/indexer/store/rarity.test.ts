@@ -12,6 +12,7 @@ import { selectCollectionTokensByRarity } from '@/db/queries/rarity'
 import { selectCollectionTraits } from '@/db/queries/traits'
 import { mulberry32 } from '@/lib/random'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { verifiedBatch } from '@/test/ingest-batch'
 import type { TransferEvent } from '../events/types'
 import { runRarityWorker } from '../rarity/worker'
 import { commitBatch } from './commit'
@@ -63,16 +64,7 @@ async function commit(transfers: Array<{ token: number; from: Hex; to: Hex }>): 
   await commitBatch(
     db.pool,
     { network: 'devnet', startBlock: 0n, expectedLastIndexed: last, keepBlocks: 64n },
-    {
-      fromBlock: block,
-      toBlock: block,
-      transfers: events,
-      metadataUpdates: [],
-      verified: true,
-      blocks: [{ number: block, hash: hash(fork), parentHash: '0x00', timestamp: 1n }],
-      lastSeenBlock: block,
-      chainConfirmedBlock: block - 2n,
-    },
+    verifiedBatch(block, block, events, hash(fork)),
   )
   last = block
   return block
