@@ -6,64 +6,22 @@
  * a filter cannot tell apart. Every page answers (a page or a 404, never a 500 or an error line in
  * the log), chain text reorders nothing around it, nothing scrolls sideways, nothing runs.
  */
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
-import type { APIRequestContext, Locator, Page } from '@playwright/test'
+import type { Page } from '@playwright/test'
 import { seriousViolations } from './helpers/axe'
-import { deployE2EContract } from './helpers/devnet'
 import { expect, test } from './helpers/fixtures'
+import {
+  deployHostileCollection,
+  inReadingOrder,
+  issueDemoToken,
+  RLO,
+  sidewaysScroll,
+  UINT256_MAX,
+} from './helpers/hostile-text'
+import { webErrors } from './helpers/service-log'
 
-const ROOT = path.resolve(import.meta.dirname, '..')
-const SERVICE_LOG = process.env.E2E_SERVICE_LOG ?? path.join(ROOT, 'e2e/artifacts/service.log')
-
-/** Right-to-left override: everything after it, to the end of its paragraph, is shown reversed. */
-const RLO = '\u202e'
-const UINT256_MAX = 2n ** 256n - 1n
-const VIEWPORTS = [
-  { width: 1280, height: 800 },
-  { width: 390, height: 844 },
-] as const
-
-type DemoToken = { token: string; expires_at: string }
-type Token = {
-  token_id: string
-  metadata_status: string
-  current_owner: string
-  name?: string
-  animation_media_url?: string
-}
-
-let demo: DemoToken
 /** The hostile collection's address (lowercase) and the wallet holding its tokens. */
 let hostile: string
 let holder: string
-
-/** The web process's error-level (or worse) lines the log holds so far. */
-function webErrors(): string[] {
-  return readFileSync(SERVICE_LOG, 'utf8')
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .filter((line) => {
-      const record = JSON.parse(line) as { level?: number; proc?: string }
-      return record.proc === 'web' && (record.level ?? 0) >= 50
-    })
-}
-
-async function issueDemoToken(request: APIRequestContext): Promise<DemoToken> {
-  const res = await request.post('/v1/demo-token')
-  expect(res.status(), await res.text()).toBe(200)
-  return ((await res.json()) as { data: DemoToken }).data
-}
-
-/** GET with the test process's demo token, spaced to stay within its limits (1/s). */
-async function api<T>(request: APIRequestContext, target: string): Promise<{ status: number; body: T }> {
-  for (let attempt = 0; ; attempt++) {
-    await new Promise((r) => setTimeout(r, 1100))
-    const res = await request.get(target, { headers: { Authorization: `Bearer ${demo.token}` } })
-    if (res.status() === 429 && attempt < 5) continue
-    return { status: res.status(), body: (await res.json()) as T }
-  }
-}
 
 /** The browser starts with a token of its own in its tab (as after a first visit). */
 async function withToken(page: Page) {
@@ -73,127 +31,12 @@ async function withToken(page: Page) {
   }, JSON.stringify(token))
 }
 
-const dataJson = (doc: unknown) =>
-  `data:application/json;base64,${Buffer.from(JSON.stringify(doc)).toString('base64')}`
-
-/** What the hostile collection's tokens say about themselves. */
-function hostileDocuments(origin: string): [bigint, unknown][] {
-  return [
-    [
-      1n,
-      {
-        // Shown reversed itself ("Spoof4321"), and — not isolated — everything after it too.
-        name: `Spoof${RLO}1234`,
-        description: `<img src=x onerror="window.__hostile='description'"> ${RLO}reversed to the end of its paragraph`,
-        external_url: `javascript:window.__hostile='external_url'`,
-        image: `javascript:window.__hostile='image'`,
-        animation_url: `data:text/html,<script>window.__hostile='animation';fetch('${origin}/hostile-ran/animation')</script>`,
-        attributes: [
-          { trait_type: 'Level', value: 1 },
-          { trait_type: 'Kind:Sub', value: 'x' },
-          { trait_type: 'W'.repeat(256), value: 'V'.repeat(1024) },
-        ],
-      },
-    ],
-    // Zero-width characters only: a name nobody can see.
-    [2n, { name: '\u200b\u200b\u2060\ufeff\u200d', attributes: [{ trait_type: 'Level', value: '1' }] }],
-    // The longest name the indexer keeps, as one word.
-    [3n, { name: 'W'.repeat(1000) }],
-    // One letter with 960 combining marks stacked on it.
-    [4n, { name: `Z${'\u0336\u0489\u030d\u0344'.repeat(240)}` }],
-    [UINT256_MAX, { name: 'The largest id' }],
-  ]
-}
-
 test.beforeAll(async ({ request, baseURL }) => {
   test.setTimeout(240_000)
-  demo = await issueDemoToken(request)
-  const docs = hostileDocuments(baseURL!)
-  hostile = (
-    await deployE2EContract('E2EHostileText', [
-      `Hostile${RLO} Text ${'W'.repeat(300)}`,
-      `SYM${RLO}`,
-      docs.map(([id]) => id),
-      docs.map(([, doc]) => dataJson(doc)),
-      [5n],
-    ])
-  ).toLowerCase()
-  // Indexed, every document read, the HTML animation stored, the traits counted.
-  await expect
-    .poll(
-      async () => {
-        const list = await api<{ data?: Token[] }>(
-          request,
-          `/v1/collections/${hostile}/nfts?limit=10&include_metadata=true&standard=all`,
-        )
-        const tokens = list.body.data ?? []
-        if (tokens.length !== 5) return `${tokens.length} tokens`
-        if (!tokens.every((t) => t.metadata_status === 'ok')) return 'metadata pending'
-        if (!tokens.find((t) => t.token_id === '1')?.animation_media_url) return 'animation pending'
-        holder = tokens[0]!.current_owner
-        const traits = await api<{ data?: { trait_types: { trait_type: string; values: unknown[] }[] } }>(
-          request,
-          `/v1/collections/${hostile}/traits?standard=all`,
-        )
-        const level = traits.body.data?.trait_types.find((t) => t.trait_type === 'Level')
-        return level?.values.length === 2 ? 'ready' : 'traits pending'
-      },
-      { timeout: 180_000, intervals: [2000] },
-    )
-    .toBe('ready')
+  const deployed = await deployHostileCollection(request, baseURL!)
+  hostile = deployed.address
+  holder = deployed.holder
 })
-
-/**
- * Whether `needle` (its last occurrence in the element's text) is shown in reading order: each
- * character right of the one before it on the same line, or on a later line. A bidi override
- * that leaks out of chain text shows it right to left.
- */
-async function inReadingOrder(element: Locator, needle: string): Promise<boolean> {
-  const positions = await element.evaluate((root, needle) => {
-    const nodes: Text[] = []
-    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT)
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node as Text)
-    const text = nodes.map((n) => n.data).join('')
-    const start = text.lastIndexOf(needle)
-    if (start < 0) throw new Error(`"${needle}" is not in "${text.slice(-120)}"`)
-    const out: { x: number; top: number }[] = []
-    for (let i = start; i < start + needle.length; i++) {
-      if (/\s/.test(text[i]!)) continue
-      let offset = i
-      const node = nodes.find((n) => {
-        if (offset < n.data.length) return true
-        offset -= n.data.length
-        return false
-      })!
-      const range = document.createRange()
-      range.setStart(node, offset)
-      range.setEnd(node, offset + 1)
-      const rect = range.getBoundingClientRect()
-      out.push({ x: rect.left + rect.width / 2, top: rect.top })
-    }
-    return out
-  }, needle)
-  return positions.every(
-    (p, i) =>
-      i === 0 ||
-      p.top > positions[i - 1]!.top + 4 ||
-      (Math.abs(p.top - positions[i - 1]!.top) <= 4 && p.x > positions[i - 1]!.x),
-  )
-}
-
-/** How far the page scrolls sideways (0: it does not) at 1280 and at 390 px. */
-async function sidewaysScroll(page: Page): Promise<number[]> {
-  const widths: number[] = []
-  for (const viewport of VIEWPORTS) {
-    await page.setViewportSize(viewport)
-    await page.waitForTimeout(300)
-    widths.push(
-      await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
-    )
-  }
-  await page.setViewportSize(VIEWPORTS[0])
-  return widths
-}
 
 test('malformed and extreme addresses, token ids and queries: a page or a 404, never a 500, no error logged', async ({
   request,

@@ -2,27 +2,16 @@
  * Requests anyone can send to the running service outside /v1: none writes to
  * disk, none is a 500, none writes an error-level log line.
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import path from 'node:path'
 import { expect, test } from '@playwright/test'
+import { webErrors } from './helpers/service-log'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 /** Next.js's build folder, its route cache included (.next/server/route-cache). */
 const NEXT_DIR = path.join(ROOT, '.next')
-const SERVICE_LOG = process.env.E2E_SERVICE_LOG ?? path.join(ROOT, 'e2e/artifacts/service.log')
 
 const filesUnder = (dir: string) => readdirSync(dir, { recursive: true }).map(String)
-
-/** The web process's error-level (or worse) lines the log holds so far. */
-function webErrors(): string[] {
-  return readFileSync(SERVICE_LOG, 'utf8')
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .filter((line) => {
-      const record = JSON.parse(line) as { level?: number; proc?: string }
-      return record.proc === 'web' && (record.level ?? 0) >= 50
-    })
-}
 
 test('unknown docs asset names answer 404 and leave nothing on disk', async ({ request }) => {
   expect((await request.get('/docs/assets/swagger-ui.css')).status()).toBe(200)

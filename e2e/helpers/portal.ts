@@ -23,3 +23,12 @@ export async function createKeyInPortal(
   await expect(page.getByTestId('key-row').filter({ hasText: name })).toBeVisible()
   return secret
 }
+
+/** Signs in with the development wallet and opens the portal's Tokens page. */
+export async function openPortalTokens(page: Page): Promise<void> {
+  await page.goto('/portal')
+  await page.getByRole('button', { name: 'Sign in with the development wallet' }).click()
+  await expect(page.getByRole('heading', { name: 'API keys', level: 1 })).toBeVisible()
+  await page.getByRole('navigation', { name: 'Portal' }).getByRole('link', { name: 'Tokens' }).click()
+  await expect(page.getByRole('heading', { name: 'Tokens', level: 1 })).toBeVisible()
+}

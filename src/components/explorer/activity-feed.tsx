@@ -3,13 +3,13 @@
 import Link from 'next/link'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { type ActivityItem, eventKey } from '@/client'
+import { ChainText } from '@/components/ui/chain-text'
+import { displayText } from '@/components/ui/display-text'
 import { explorerClient, onChainHead } from './api'
 import { Artwork } from './artwork'
 import { useTokenArtwork } from './artwork-cache'
-import { ChainText } from './chain-text'
 import { count, exploreHref, short, shortId } from './links'
 import { formatTime } from './nft-view'
-import { displayText } from './text'
 
 /** Events kept on screen. */
 const SHOWN = 30

@@ -1,7 +1,7 @@
 import Link from 'next/link'
 import type { Nft } from '@/client'
+import { ChainText } from '@/components/ui/chain-text'
 import { Artwork } from './artwork'
-import { ChainText } from './chain-text'
 import { count, exploreHref, short, shortId } from './links'
 
 /** Characters of a name a card shows (in at most three lines); the token's page shows it whole. */

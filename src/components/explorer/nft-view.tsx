@@ -2,14 +2,14 @@
 
 import Link from 'next/link'
 import type { ResponseOf, Transfer } from '@/client'
+import { ChainText } from '@/components/ui/chain-text'
+import { displayText } from '@/components/ui/display-text'
 import { explorerClient } from './api'
 import { Artwork, isMediaPathUrl } from './artwork'
-import { ChainText } from './chain-text'
 import { Confirmations } from './confirmations'
 import { count, exploreHref, short, shortId, ZERO_ADDRESS } from './links'
 import { MorePagesFooter } from './more-pages'
 import { PageState } from './page-state'
-import { displayText } from './text'
 import { useApi, useMorePages } from './use-api'
 
 type TimeCursor = { before_timestamp: number; before_id: number }

@@ -4,11 +4,15 @@ import { type FormEvent, useEffect, useId, useRef, useState } from 'react'
 import { JsonView } from '@/components/try/json-view'
 import { useDemoToken } from '@/components/try/use-demo-token'
 import { useNow } from '@/components/try/use-now'
+import { ChainText } from '@/components/ui/chain-text'
+import { displayText } from '@/components/ui/display-text'
 import { type RefreshOutcome, useRefresh } from './use-refresh'
 import { type CollectionData, type Lookup, type TokenData, useTokenLookup } from './use-token-lookup'
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const TOKEN_ID = /^[0-9]{1,78}$/
+/** Characters of a token's name its image's text names it by (the heading shows it whole). */
+const ALT_NAME = 200
 
 /** An http(s) URL, else null: only those become links. */
 function webUrl(value: string | undefined): string | null {
@@ -64,20 +68,26 @@ function OutcomeLine({ target, result, now }: { target: string; result: RefreshO
 function CollectionSummary({ collection }: { collection: CollectionData }) {
   return (
     <section className="panel token-section" aria-labelledby="collection-heading">
-      <h2 id="collection-heading">{collection.name || 'Unnamed collection'}</h2>
+      <h2 id="collection-heading">
+        <ChainText text={collection.name} fallback="Unnamed collection" />
+      </h2>
       <dl className="facts">
         <dt>Address</dt>
         <dd>
           <code>{collection.contract_address}</code>
         </dd>
         <dt>Symbol</dt>
-        <dd>{collection.symbol || '—'}</dd>
+        <dd>
+          <ChainText text={collection.symbol} fallback="—" />
+        </dd>
         <dt>Tokens</dt>
         <dd>{collection.total_supply}</dd>
-        {collection.description ? (
+        {displayText(collection.description) ? (
           <>
             <dt>Description</dt>
-            <dd className="prose-text">{collection.description}</dd>
+            <dd className="prose-text">
+              <ChainText text={collection.description} fallback={null} />
+            </dd>
           </>
         ) : null}
       </dl>
@@ -91,16 +101,15 @@ function TokenDetails({ token }: { token: TokenData }) {
   const animation = webUrl(token.animation_url)
   return (
     <section className="panel token-section" aria-labelledby="token-heading">
-      <h2 id="token-heading">{token.name ?? `Token ${token.token_id}`}</h2>
+      <h2 id="token-heading">
+        <ChainText text={token.name} fallback={`Token ${token.token_id}`} />
+      </h2>
       <div className="token-layout">
         <div className="token-image">
           {image ? (
             // Only the service's copy or a data: URI: the page loads nothing from another host.
             // biome-ignore lint/performance/noImgElement: artwork of any size, not a Next.js asset
-            <img
-              src={image}
-              alt={token.name ? `Image of ${token.name}` : `Image of token ${token.token_id}`}
-            />
+            <img src={image} alt={displayText(token.name, ALT_NAME) ?? `Token ${token.token_id}`} />
           ) : (
             <p className="muted small">
               {token.image_url ? 'The service has not stored this image.' : 'The metadata names no image.'}
@@ -122,7 +131,7 @@ function TokenDetails({ token }: { token: TokenData }) {
           <dd data-testid="metadata-updated">{when(token.metadata_updated_at)}</dd>
           <dt>Description</dt>
           <dd className="prose-text" data-testid="token-description">
-            {token.description ?? '—'}
+            <ChainText text={token.description} fallback="—" />
           </dd>
           <dt>Image URL</dt>
           <dd>{token.image_url ? <code>{token.image_url}</code> : '—'}</dd>
@@ -191,9 +200,15 @@ function TokenDetails({ token }: { token: TokenData }) {
             {token.attributes.map((a, i) => (
               // biome-ignore lint/suspicious/noArrayIndexKey: a document may repeat a trait with its value
               <tr key={i}>
-                <td data-label="Trait">{a.trait_type}</td>
-                <td data-label="Value">{String(a.value)}</td>
-                <td data-label="Display">{a.display_type ?? '—'}</td>
+                <td data-label="Trait">
+                  <ChainText text={a.trait_type} fallback="—" />
+                </td>
+                <td data-label="Value">
+                  <ChainText text={String(a.value)} fallback="—" />
+                </td>
+                <td data-label="Display">
+                  <ChainText text={a.display_type} fallback="—" />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -376,8 +391,11 @@ export function TokenView() {
               {result.document ? (
                 <>
                   <p className="muted small">
-                    As fetched from <code>{result.document.source_uri}</code> at{' '}
-                    {when(result.document.fetched_at)} (GET /v1/nfts/…/metadata).
+                    As fetched from{' '}
+                    <code>
+                      <ChainText text={result.document.source_uri} fallback="—" />
+                    </code>{' '}
+                    at {when(result.document.fetched_at)} (GET /v1/nfts/…/metadata).
                   </p>
                   <JsonView value={result.document.document} />
                 </>

@@ -1,7 +1,9 @@
 /**
- * Text anyone can write — a collection's name and symbol, a token's name, trait types and values,
- * and what a link's address carries — as the explorer shows it (docs/explorer.md, "Hostile
- * text"). Pure, so it is unit-tested; `ChainText` (chain-text.tsx) puts the result in a <bdi>.
+ * Text anyone can write — a collection's name and symbol, a token's name and description, trait
+ * types and values, and what a link's address carries — as the explorer and the portal's token
+ * view show it (docs/explorer.md, "Hostile input"). Pure, so it is unit-tested; `ChainText`
+ * (chain-text.tsx) puts the result in a <bdi>; a plain-text attribute (an image's alt) uses
+ * `displayText` with a fallback of its own.
  */
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cutText, displayText, isVisible, limitMarks, MAX_MARKS } from './text'
+import { cutText, displayText, isVisible, limitMarks, MAX_MARKS } from './display-text'
 
 describe('isVisible', () => {
   it('is false for text of invisible characters only', () => {
