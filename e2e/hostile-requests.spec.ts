@@ -114,3 +114,38 @@ test("next-auth's endpoints are limited per client address like the portal's pro
     .toBe(200)
   await new Promise((resolve) => setTimeout(resolve, 1_100))
 })
+
+test('pages, docs and their assets answer GET and HEAD only: any other method is a 405 in the envelope', async ({
+  request,
+}) => {
+  const errorsBefore = webErrors().length
+  const address = `0x${'ab'.repeat(20)}`
+  const pages = [
+    '/',
+    '/explore',
+    `/explore/nfts/${address}/1`,
+    '/portal',
+    '/portal/audit',
+    '/try',
+    '/docs',
+    '/docs/assets/swagger-ui.css',
+    '/no-such-page',
+  ]
+  for (const page of pages) {
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      // A server action's header too: the portal has none, so none may run.
+      const res = await request.fetch(page, { method, headers: { 'Next-Action': 'abc' }, data: '[]' })
+      expect(res.status(), `${method} ${page}`).toBe(405)
+      expect(res.headers().allow).toBe('GET, HEAD, OPTIONS')
+      expect((await res.json()).error.code).toBe('METHOD_NOT_ALLOWED')
+    }
+    const options = await request.fetch(page, { method: 'OPTIONS' })
+    expect(options.status(), `OPTIONS ${page}`).toBe(204)
+    expect(options.headers().allow).toBe('GET, HEAD, OPTIONS')
+  }
+  // The endpoints that are written to keep their methods.
+  expect((await request.get('/api/auth/csrf')).status()).toBe(200)
+  expect((await request.post('/api/auth/_log', { form: { level: 'info' } })).status()).toBe(204)
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  expect(webErrors().slice(errorsBefore)).toEqual([])
+})

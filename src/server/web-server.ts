@@ -124,6 +124,10 @@ export async function createWebServer({
       )
     } else if (nextHandler) {
       count(NEXT_ROUTE, req, res)
+      // Pages, docs and Next.js's assets are read, never written to: the portal has no server
+      // actions, so a POST must not render a page (or reach Next.js's action handling). The
+      // route handlers under /api/ answer their own methods.
+      if (!url.startsWith('/api/') && !readOnly(req, res)) return
       // Next.js sees headers only, and keeps a client-sent X-Forwarded-For: hand it the
       // client IP computed here under TRUST_PROXY, overwriting anything the client sent.
       req.headers[CLIENT_IP_HEADER] = clientIp(req, services.config.TRUST_PROXY)
