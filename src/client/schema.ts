@@ -838,7 +838,7 @@ export interface components {
       token_count: number
       /** @description Trait types by token count, most first (ties by name, bytewise); at most 100. */
       trait_types: components['schemas']['TraitType'][]
-      /** @description Trait types beyond the cap, not listed. */
+      /** @description Trait types not listed: beyond the cap, or (with `trait_type`) not asked for. */
       trait_types_omitted: number
     }
     TraitType: {
@@ -851,7 +851,7 @@ export interface components {
       value_count: number
       /** @description The values by token count, most first (ties by their JSON text, bytewise); at most 1,000. */
       values: components['schemas']['TraitValue'][]
-      /** @description Values beyond the cap, not listed. */
+      /** @description Values beyond the cap (or `values_limit`), not listed. */
       values_omitted: number
     }
     TraitValue: {
@@ -2672,6 +2672,8 @@ export interface operations {
       query?: {
         network?: string
         standard?: 'ERC721' | 'ERC1155' | 'all'
+        values_limit?: number
+        trait_type?: string[]
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */
@@ -2898,6 +2900,8 @@ export interface operations {
       query?: {
         network?: string
         standard?: 'ERC721' | 'ERC1155' | 'all'
+        values_limit?: number
+        trait_type?: string[]
       }
       header?: {
         /** @description An ETag of an earlier response: answers 304 without a body while the response is the same. */

@@ -64,6 +64,19 @@ export function integerParam(min: number, max: number = Number.MAX_SAFE_INTEGER,
   )
 }
 
+/** A string parameter `problem` accepts; what it says of one it refuses is the 400's message. */
+export function checkedString(problem: (value: string) => string | undefined) {
+  return z.string().superRefine((value, ctx) => {
+    const message = problem(value)
+    if (message) ctx.addIssue({ code: 'custom', message })
+  })
+}
+
+/** A repeatable query parameter (`list` an array schema): one arrives as a string, several as an array. */
+export function repeatableParam<List extends z.ZodType>(list: List) {
+  return z.preprocess((value) => (typeof value === 'string' ? [value] : value), list)
+}
+
 /** A boolean query parameter: exactly "true" or "false"; absent reads as false (documented as the default). */
 export function booleanParam() {
   return z.preprocess(

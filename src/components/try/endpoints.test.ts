@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { listCollectionOwnersInput } from '@/server/api/v1/collections/collection-owners.schema'
+import { getCollectionTraitsInput } from '@/server/api/v1/collections/traits.schema'
 import { listTokenHoldersInput } from '@/server/api/v1/nfts/holders.schema'
 import { listOwnerCollectionsInput } from '@/server/api/v1/owners/owners.schema'
 import { openApiDocument } from '@/server/rest/openapi'
@@ -57,5 +58,26 @@ describe('try page: cursors the API accepts are accepted, half cursors the API r
       'network',
     )
     expect(validateParams(endpoint('/v1/collections'), { network: 'devnet' })).toEqual({})
+  })
+
+  it('GET /v1/collections/{address}/traits: values_limit and one trait_type, refused exactly as the API refuses them', () => {
+    const traits = endpoint('/v1/collections/{address}/traits')
+    const cases: Array<Record<string, string>> = [
+      { values_limit: '0' },
+      { values_limit: '1000' },
+      { values_limit: '1001' },
+      { values_limit: '-1' },
+      { values_limit: 'ten' },
+      { trait_type: 'Mouth:Style' },
+      { trait_type: 'T'.repeat(256) },
+      { trait_type: 'T'.repeat(257) },
+      { trait_type: 'T\u0000' },
+    ]
+    for (const values of cases) {
+      const input = { address: contract, ...values }
+      const accepted = getCollectionTraitsInput.safeParse(input).success
+      const errors = validateParams(traits, input)
+      expect(Object.keys(errors).length === 0, JSON.stringify(values).slice(0, 40)).toBe(accepted)
+    }
   })
 })

@@ -17,13 +17,14 @@ import {
   beforeTimestampParam,
   booleanParam,
   CURSOR_GROUPS,
+  checkedString,
   limitParam,
   requireTogether,
   standardParam,
   tokenId,
   transferEventType,
 } from '@/lib/schemas'
-import { traitParamProblem } from '@/lib/trait-param'
+import { traitParamProblem, traitTypeProblem } from '@/lib/trait-param'
 
 export interface ParamSpec {
   name: string
@@ -72,14 +73,9 @@ const KNOWN: Record<string, z.ZodType> = {
   include_metadata: booleanParam().optional(),
   event_type: transferEventType.optional(),
   search: z.string().max(200, 'must be at most 200 characters').optional(),
-  // One trait filter in the form (the API takes up to 20).
-  trait: z
-    .string()
-    .superRefine((param, ctx) => {
-      const problem = traitParamProblem(param)
-      if (problem) ctx.addIssue({ code: 'custom', message: problem })
-    })
-    .optional(),
+  // One trait filter in the form (the API takes up to 20), one trait type (up to 100).
+  trait: checkedString(traitParamProblem).optional(),
+  trait_type: checkedString(traitTypeProblem).optional(),
 }
 
 /** A schema for a parameter the page has no primitive for, from the document's constraints. */

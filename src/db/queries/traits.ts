@@ -32,14 +32,14 @@ export interface TraitCountRow {
  * One round trip: a row per (type, value) within the caps — types by token
  * count (most first, then by name), at most `maxTypes`; values of a type by
  * token count (most first, then by their JSON text), at most `maxValues` —
- * each row carrying the totals. No row: the collection is unknown. Read from
+ * each row carrying the totals; with `types`, only those types (exact). No row: the collection is unknown. Read from
  * the collection's latest stored computation (collection_rarity, written by
  * the indexer: src/indexer/store/rarity.ts, which stores the caps the API
  * serves); a collection not computed yet gives one row of zero tokens.
  */
 export async function selectCollectionTraits(
   db: ReadDb,
-  q: { address: string; maxTypes: number; maxValues: number },
+  q: { address: string; maxTypes: number; maxValues: number; types?: string[] | undefined },
 ): Promise<TraitCountRow[]> {
   const sql = `
     SELECT k.type->>'trait_type' AS trait_type, v.value->0 AS value, v.value->>1 AS value_count,
@@ -47,11 +47,17 @@ export async function selectCollectionTraits(
            coalesce(r.trait_type_count, 0)::text AS types, coalesce(r.token_count, 0)::text AS tokens, col.standard
       FROM collections col
       LEFT JOIN collection_rarity r ON r.collection_address = col.address
-      LEFT JOIN LATERAL jsonb_array_elements(r.traits) WITH ORDINALITY k(type, i) ON k.i <= $2
+      LEFT JOIN LATERAL jsonb_array_elements(r.traits) WITH ORDINALITY k(type, i)
+        ON k.i <= $2 AND ($4::text[] IS NULL OR k.type->>'trait_type' = ANY($4::text[]))
       LEFT JOIN LATERAL jsonb_array_elements(k.type->'values') WITH ORDINALITY v(value, j) ON v.j <= $3
      WHERE col.address = $1
      ORDER BY k.i, v.j`
-  const { rows } = await db.pool.query<TraitCountRow>(sql, [q.address, q.maxTypes, q.maxValues])
+  const { rows } = await db.pool.query<TraitCountRow>(sql, [
+    q.address,
+    q.maxTypes,
+    q.maxValues,
+    q.types ?? null,
+  ])
   return rows
 }
 

@@ -207,6 +207,70 @@ describe('GET /v1/collections/{address}/traits', () => {
       byCount.slice(0, 2).map(([, t]) => t.tokens),
     )
   })
+
+  it('lists fewer values with values_limit and only the types asked for with trait_type, the counts whole', async () => {
+    const path = `/v1/collections/${collection}/traits`
+    const { body: whole } = await api.json<TraitsBody>(path)
+    const types = whole.data.trait_types
+    for (const limit of [0, 1, 3]) {
+      const { body } = await api.json<TraitsBody>(`${path}?values_limit=${limit}`)
+      expect(body.data.trait_types_omitted).toBe(0)
+      expect(body.data.trait_types.map((t) => t.trait_type)).toEqual(types.map((t) => t.trait_type))
+      for (const [i, type] of body.data.trait_types.entries()) {
+        const all = types[i]!
+        expect(type.values).toEqual(all.values.slice(0, limit))
+        expect(type.value_count).toBe(all.value_count)
+        expect(type.values_omitted).toBe(all.value_count - Math.min(limit, all.value_count))
+        expect(type.token_count).toBe(all.token_count)
+      }
+    }
+    // Exact names, a colon and non-ASCII included; an unknown type is left out; the order is by count.
+    const asked = ['Ünïcode 😀', 'Mouth:Style', 'Background', 'No such type', 'background']
+    const { body: some } = await api.json<TraitsBody>(
+      `${path}?${asked.map((t) => `trait_type=${encodeURIComponent(t)}`).join('&')}&values_limit=2`,
+    )
+    const expectedTypes = types.filter((t) => asked.includes(t.trait_type))
+    expect(expectedTypes).toHaveLength(3)
+    expect(some.data.trait_types).toEqual(
+      expectedTypes.map((t) => ({ ...t, values: t.values.slice(0, 2), values_omitted: t.value_count - 2 })),
+    )
+    expect(some.data.trait_types_omitted).toBe(types.length - 3)
+    expect(some.data.token_count).toBe(whole.data.token_count)
+    // One parameter is a list of one; none of the collection's types: no types, all omitted.
+    const { body: one } = await api.json<TraitsBody>(`${path}?trait_type=Hat`)
+    expect(one.data.trait_types).toEqual(types.filter((t) => t.trait_type === 'Hat'))
+    const { body: none } = await api.json<TraitsBody>(`${path}?trait_type=Nothing`)
+    expect(none.data).toMatchObject({ trait_types: [], trait_types_omitted: types.length })
+  })
+
+  it('answers 400 in the envelope for a bad values_limit or trait_type, never 500', async () => {
+    const path = `/v1/collections/${collection}/traits`
+    const bad = [
+      'values_limit=-1',
+      'values_limit=1001',
+      'values_limit=abc',
+      'values_limit=1.5',
+      'values_limit=1&values_limit=2',
+      'trait_type=',
+      `trait_type=${'T'.repeat(257)}`,
+      'trait_type=T%00',
+      Array.from({ length: 101 }, (_, i) => `trait_type=T${i}`).join('&'),
+    ]
+    for (const q of bad) {
+      const res = await api.request(`${path}?${q}`)
+      expect(res.status, q).toBe(400)
+      expect(((await res.json()) as { error: { code: string } }).error.code, q).toBe('INVALID_ARGUMENT')
+    }
+    // A hundred distinct types, 256 characters, and a type repeated are allowed.
+    const hundred = Array.from({ length: 100 }, (_, i) => `trait_type=T${i}`).join('&')
+    for (const q of [
+      hundred,
+      `trait_type=${'T'.repeat(256)}`,
+      'trait_type=Hat&trait_type=Hat',
+      'values_limit=1000',
+    ])
+      expect((await api.request(`${path}?${q}`)).status, q.slice(0, 40)).toBe(200)
+  })
 })
 
 interface NftPage {

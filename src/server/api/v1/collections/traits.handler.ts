@@ -11,13 +11,20 @@ import { type CollectionTraits, TRAIT_LIMITS } from './traits.schema'
 
 export async function getCollectionTraits(
   ctx: ReadContext,
-  input: { address: string; network?: string | undefined; standard?: StandardParam | undefined },
+  input: {
+    address: string
+    network?: string | undefined
+    standard?: StandardParam | undefined
+    values_limit?: number | undefined
+    trait_type?: string[] | undefined
+  },
 ): Promise<CollectionTraits> {
   assertNetwork(ctx, input.network)
   const rows = await selectCollectionTraits(ctx.db, {
     address: input.address,
     maxTypes: TRAIT_LIMITS.types,
-    maxValues: TRAIT_LIMITS.valuesPerType,
+    maxValues: input.values_limit ?? TRAIT_LIMITS.valuesPerType,
+    types: input.trait_type,
   })
   const first = rows[0]
   if (!first)

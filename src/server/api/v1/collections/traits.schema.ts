@@ -1,5 +1,13 @@
 import { z } from 'zod'
-import { address, networkParam, standardParam } from '@/lib/schemas'
+import {
+  address,
+  checkedString,
+  integerParam,
+  networkParam,
+  repeatableParam,
+  standardParam,
+} from '@/lib/schemas'
+import { traitTypeProblem } from '@/lib/trait-param'
 
 /**
  * How much one /traits answer holds (docs/api.md, "Traits"). The indexer stores this much of
@@ -31,7 +39,7 @@ export const traitType = z
       .describe(
         `The values by token count, most first (ties by their JSON text, bytewise); at most ${TRAIT_LIMITS.valuesPerType.toLocaleString('en-US')}.`,
       ),
-    values_omitted: count.describe('Values beyond the cap, not listed.'),
+    values_omitted: count.describe('Values beyond the cap (or `values_limit`), not listed.'),
   })
   .meta({ id: 'TraitType' })
 
@@ -47,7 +55,9 @@ export const collectionTraits = z
       .describe(
         `Trait types by token count, most first (ties by name, bytewise); at most ${TRAIT_LIMITS.types}.`,
       ),
-    trait_types_omitted: count.describe('Trait types beyond the cap, not listed.'),
+    trait_types_omitted: count.describe(
+      'Trait types not listed: beyond the cap, or (with `trait_type`) not asked for.',
+    ),
   })
   .meta({
     id: 'CollectionTraits',
@@ -78,6 +88,23 @@ export const getCollectionTraitsInput = z.strictObject({
   address: address.describe('Contract address, lowercase.'),
   network: networkParam,
   standard: standardParam,
+  values_limit: integerParam(0, TRAIT_LIMITS.valuesPerType, TRAIT_LIMITS.valuesPerType)
+    .describe(
+      `Extension: at most this many values of each trait type, 0 to ${TRAIT_LIMITS.valuesPerType.toLocaleString('en-US')}; default ${TRAIT_LIMITS.valuesPerType.toLocaleString('en-US')}. The counts stay whole (\`value_count\`, \`values_omitted\`): 0 lists the types alone.`,
+    )
+    .optional(),
+  trait_type: repeatableParam(
+    z
+      .array(checkedString(traitTypeProblem))
+      .refine(
+        (list) => new Set(list).size <= TRAIT_LIMITS.types,
+        `at most ${TRAIT_LIMITS.types} distinct trait types`,
+      ),
+  )
+    .meta({
+      description: `Extension: only these trait types (matched exactly, a colon included). Repeatable, 1 to ${TRAIT_LIMITS.types} distinct types; a type the collection's tokens do not have is left out, and \`trait_types_omitted\` counts the types not listed. The order stays by token count.`,
+    })
+    .optional(),
 })
 
 export const getCollectionTraitsOutput = z.object({ data: collectionTraits })

@@ -7,10 +7,12 @@ import {
   atBlockParam,
   booleanParam,
   CURSOR_GROUPS,
+  checkedString,
   decimalString,
   isoDateTime,
   limitParam,
   pageOf,
+  repeatableParam,
   requireTogether,
   standardParam,
   tokenCursor,
@@ -271,19 +273,12 @@ export type NftMetadata = z.infer<typeof nftMetadata>
 
 export const getNftMetadataOutput = z.object({ data: nftMetadata })
 
-/** `trait=Type:Value`, repeatable (trait-filter.ts); one parameter arrives as a string, several as an array. */
-const traitParam = z
-  .preprocess(
-    (value) => (typeof value === 'string' ? [value] : value),
-    z
-      .array(
-        z.string().superRefine((param, ctx) => {
-          const problem = traitParamProblem(param)
-          if (problem) ctx.addIssue({ code: 'custom', message: problem })
-        }),
-      )
-      .max(TRAIT_FILTER_LIMITS.params, `at most ${TRAIT_FILTER_LIMITS.params} trait parameters`),
-  )
+/** `trait=Type:Value`, repeatable (trait-filter.ts). */
+const traitParam = repeatableParam(
+  z
+    .array(checkedString(traitParamProblem))
+    .max(TRAIT_FILTER_LIMITS.params, `at most ${TRAIT_FILTER_LIMITS.params} trait parameters`),
+)
   .meta({
     description: `Extension: only tokens with this trait, as \`Type:Value\` (split at the first colon; URL-encoded). Repeatable, at most ${TRAIT_FILTER_LIMITS.params}: all of the types, any of the values given for one type. The type is matched exactly; the value matches the string it is and also the number or boolean it spells (\`Level:3\` matches 3 and "3"). Only tokens whose metadata was fetched (metadata_status ok) match. Pages stay exact with the same cursor.`,
   })

@@ -12,6 +12,7 @@ import {
   ownerCollectionCursor,
   ownerCursor,
   pageOf,
+  repeatableParam,
   requireTogether,
   standardParam,
   timeCursor,
@@ -23,18 +24,16 @@ import { transfer } from '@/server/api/v1/transfers/transfer.schema'
 /** How many distinct collections one `collection` filter names at most. */
 export const COLLECTION_FILTER_MAX = 100
 
-/** `collection=0x…`, repeatable; one parameter arrives as a string, several as an array. */
-const collectionFilterParam = z
-  .preprocess(
-    (value) => (typeof value === 'string' ? [value] : value),
-    z
-      .array(address)
-      .min(1)
-      .refine(
-        (list) => new Set(list).size <= COLLECTION_FILTER_MAX,
-        `at most ${COLLECTION_FILTER_MAX} distinct collections`,
-      ),
-  )
+/** `collection=0x…`, repeatable. */
+const collectionFilterParam = repeatableParam(
+  z
+    .array(address)
+    .min(1)
+    .refine(
+      (list) => new Set(list).size <= COLLECTION_FILTER_MAX,
+      `at most ${COLLECTION_FILTER_MAX} distinct collections`,
+    ),
+)
   .meta({
     description: `Extension: only tokens of these collections (contract address, lowercase). Repeatable, 1 to ${COLLECTION_FILTER_MAX} distinct addresses (a repeated address counts once). The order and cursor are the same as without it.`,
   })
