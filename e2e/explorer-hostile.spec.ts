@@ -223,7 +223,7 @@ test('trait filters: values one filter cannot tell apart are one choice; a trait
   await expect(kind).toContainText('cannot be filtered')
 })
 
-test('a /traits answer at the API’s caps (100 types of 1,000 values) renders only what is opened', async ({
+test('a collection at the /traits caps (100 types of 1,000 values): the types are read alone, and only what is opened is read and rendered', async ({
   page,
 }) => {
   test.setTimeout(120_000)
@@ -236,18 +236,29 @@ test('a /traits answer at the API’s caps (100 types of 1,000 values) renders o
     values: Array.from({ length: 1000 }, (_, v) => ({ value: `value ${t}.${v}`, token_count: 1000 - v })),
     values_omitted: 500,
   }))
-  const body = JSON.stringify({
-    data: {
+  // Answers as the API does to `values_limit` and `trait_type` (src/server/api/v1/traits.test.ts).
+  const asked: URLSearchParams[] = []
+  await page.route('**/v1/collections/*/traits?**', (route) => {
+    const params = new URL(route.request().url()).searchParams
+    asked.push(params)
+    const only = params.getAll('trait_type')
+    const limit = Number(params.get('values_limit') ?? 1000)
+    const listed = traitTypes
+      .filter((t) => only.length === 0 || only.includes(t.trait_type))
+      .map((t) => ({
+        ...t,
+        values: t.values.slice(0, limit),
+        values_omitted: t.value_count - Math.min(limit, 1000),
+      }))
+    const data = {
       contract_address: hostile,
       network: 'devnet',
       token_count: 1000,
-      trait_types: traitTypes,
-      trait_types_omitted: 0,
-    },
+      trait_types: listed,
+      trait_types_omitted: traitTypes.length - listed.length,
+    }
+    return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ data }) })
   })
-  await page.route('**/v1/collections/*/traits?**', (route) =>
-    route.fulfill({ status: 200, contentType: 'application/json', body }),
-  )
   const started = Date.now()
   await page.goto(`/explore/collections/${hostile}`)
   const filters = page.getByTestId('trait-filters')
@@ -268,6 +279,11 @@ test('a /traits answer at the API’s caps (100 types of 1,000 values) renders o
   await first.getByRole('button', { name: /Show all 1,000 values/ }).click()
   await expect(inputs).toHaveCount(1000)
   await expect(first).toContainText('and 500 rarer values')
+  // The types came without values; the opened type's values alone, by name.
+  expect(asked.map((p) => [p.get('values_limit'), p.getAll('trait_type')])).toEqual([
+    ['0', []],
+    [null, ['Type 0']],
+  ])
   await page.unrouteAll({ behavior: 'ignoreErrors' })
 })
 

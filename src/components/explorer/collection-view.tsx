@@ -11,7 +11,7 @@ import { count, exploreHref, short } from './links'
 import { MorePagesFooter } from './more-pages'
 import { NftCard } from './nft-card'
 import { PageState } from './page-state'
-import { type TraitOption, traitOptions, VALUES_SHOWN } from './traits'
+import { type TraitOption, traitOptions, traitPicked, VALUES_SHOWN } from './traits'
 import { useApi, useMorePages } from './use-api'
 
 /** Tokens per page of the gallery. */
@@ -151,7 +151,8 @@ function Gallery({
     (signal) =>
       explorerClient('low').get('/v1/collections/{address}/traits', {
         path: { address },
-        query: { standard: 'all' },
+        // The types and their counts: a type's values are read when it is opened (TraitValues).
+        query: { standard: 'all', values_limit: 0 },
         signal,
       }),
     [address],
@@ -195,6 +196,7 @@ function Gallery({
           </p>
         ) : null}
         <TraitFilters
+          address={address}
           traits={traits.data?.data}
           state={traits.state}
           selected={traitsShown}
@@ -235,18 +237,20 @@ function Gallery({
 }
 
 /**
- * The trait filters (docs/explorer.md, "Hostile input"): a /traits answer may hold 100 types of
- * 1,000 values, so a type's choices are in the page only while it is open, the first
- * VALUES_SHOWN of them until "Show all" is pressed. Values one filter cannot tell apart (the
- * number 1 and the string "1") are one choice; a type with a colon, which a filter cannot name,
- * lists its values without choices.
+ * The trait filters (docs/explorer.md, "Hostile input"): a collection may have 100 types of
+ * 1,000 values, so the page reads the types alone and a type's values when it is opened, and
+ * they are in the page only while it is open, the first VALUES_SHOWN of them until "Show all"
+ * is pressed. Values one filter cannot tell apart (the number 1 and the string "1") are one
+ * choice; a type with a colon, which a filter cannot name, lists its values without choices.
  */
 function TraitFilters({
+  address,
   traits,
   state,
   selected,
   onChange,
 }: {
+  address: string
   traits: Traits | undefined
   state: 'loading' | 'ok' | 'error'
   selected: string[]
@@ -259,35 +263,35 @@ function TraitFilters({
   return (
     <div data-testid="trait-filters">
       {traits.trait_types.map((type) => (
-        <TraitType key={type.trait_type} type={type} selected={selected} onChange={onChange} />
+        <TraitType
+          key={type.trait_type}
+          address={address}
+          type={type}
+          selected={selected}
+          onChange={onChange}
+        />
       ))}
     </div>
   )
 }
 
 function TraitType({
+  address,
   type,
   selected,
   onChange,
 }: {
+  address: string
   type: Traits['trait_types'][number]
   selected: string[]
   onChange: (traits: string[]) => void
 }) {
-  const options = traitOptions(type)
-  const picked = options.some((o) => o.filter !== null && selected.includes(o.filter))
+  const picked = traitPicked(type.trait_type, selected)
   const [open, setOpen] = useState(picked)
-  const [all, setAll] = useState(false)
   // A type with a picked value opens (a link, the back button); the reader may close it again.
   useEffect(() => {
     if (picked) setOpen(true)
   }, [picked])
-  // A choice picked beyond the first values (a link, the back button) stays in view.
-  const pickedLate = options.some(
-    (o, i) => i >= VALUES_SHOWN && o.filter !== null && selected.includes(o.filter),
-  )
-  const shown = all || pickedLate ? options : options.slice(0, VALUES_SHOWN)
-  const filterable = options.some((o) => o.filter !== null)
   return (
     <details open={open} onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary>
@@ -295,29 +299,78 @@ function TraitType({
         <span className="muted small">({type.value_count})</span>
       </summary>
       {open ? (
-        <fieldset className="trait-values">
-          <legend className="visually-hidden">
-            <ChainText text={type.trait_type} fallback="—" max={80} />
-          </legend>
-          {filterable ? null : (
-            <p className="muted small flush">A trait type with a colon cannot be filtered on.</p>
-          )}
-          {shown.map((option) => (
-            <TraitChoice key={option.key} option={option} selected={selected} onChange={onChange} />
-          ))}
-          {shown.length < options.length ? (
-            <p className="small flush">
-              <button type="button" className="link-button" onClick={() => setAll(true)}>
-                Show all {options.length.toLocaleString('en')} values
-              </button>
-            </p>
-          ) : null}
-          {type.values_omitted > 0 ? (
-            <p className="muted small flush">and {type.values_omitted.toLocaleString('en')} rarer values</p>
-          ) : null}
-        </fieldset>
+        <TraitValues address={address} traitType={type.trait_type} selected={selected} onChange={onChange} />
       ) : null}
     </details>
+  )
+}
+
+/** An open type's values, read with GET …/traits?trait_type=. */
+function TraitValues({
+  address,
+  traitType,
+  selected,
+  onChange,
+}: {
+  address: string
+  traitType: string
+  selected: string[]
+  onChange: (traits: string[]) => void
+}) {
+  const [all, setAll] = useState(false)
+  const values = useApi(
+    (signal) =>
+      explorerClient('low').get('/v1/collections/{address}/traits', {
+        path: { address },
+        query: { standard: 'all', trait_type: [traitType] },
+        signal,
+      }),
+    [address, traitType],
+  )
+  const legend = (
+    <legend className="visually-hidden">
+      <ChainText text={traitType} fallback="—" max={80} />
+    </legend>
+  )
+  if (values.state !== 'ok')
+    return (
+      <fieldset className="trait-values">
+        {legend}
+        <p className="muted small flush">
+          {values.state === 'loading' ? 'Loading values…' : 'The values are unavailable.'}
+        </p>
+      </fieldset>
+    )
+  // Absent when the collection's counts changed since the types were read.
+  const type = values.data.data.trait_types.find((t) => t.trait_type === traitType)
+  const options = type ? traitOptions(type) : []
+  // A choice picked beyond the first values (a link, the back button) stays in view.
+  const pickedLate = options.some(
+    (o, i) => i >= VALUES_SHOWN && o.filter !== null && selected.includes(o.filter),
+  )
+  const shown = all || pickedLate ? options : options.slice(0, VALUES_SHOWN)
+  const filterable = options.some((o) => o.filter !== null)
+  return (
+    <fieldset className="trait-values">
+      {legend}
+      {filterable || options.length === 0 ? null : (
+        <p className="muted small flush">A trait type with a colon cannot be filtered on.</p>
+      )}
+      {options.length === 0 ? <p className="muted small flush">No values counted.</p> : null}
+      {shown.map((option) => (
+        <TraitChoice key={option.key} option={option} selected={selected} onChange={onChange} />
+      ))}
+      {shown.length < options.length ? (
+        <p className="small flush">
+          <button type="button" className="link-button" onClick={() => setAll(true)}>
+            Show all {options.length.toLocaleString('en')} values
+          </button>
+        </p>
+      ) : null}
+      {type && type.values_omitted > 0 ? (
+        <p className="muted small flush">and {type.values_omitted.toLocaleString('en')} rarer values</p>
+      ) : null}
+    </fieldset>
   )
 }
 

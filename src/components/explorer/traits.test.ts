@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { traitOptions } from './traits'
+import { traitOptions, traitPicked } from './traits'
 
 const type = (trait_type: string, values: [string | number | boolean, number][]) => ({
   trait_type,
@@ -37,5 +37,18 @@ describe('traitOptions', () => {
 
   it('keeps a value with colons whole (the filter splits at the first colon only)', () => {
     expect(traitOptions(type('Time', [['12:30', 1]]))[0]!.filter).toBe('Time:12:30')
+  })
+})
+
+describe('traitPicked', () => {
+  it('is whether a filter names the type: the part before its first colon, exactly', () => {
+    expect(traitPicked('Hat', ['Hat:Cap'])).toBe(true)
+    expect(traitPicked('Hat', ['Hat:a:b'])).toBe(true)
+    expect(traitPicked('Ha', ['Hat:Cap'])).toBe(false)
+    expect(traitPicked('hat', ['Hat:Cap'])).toBe(false)
+    expect(traitPicked('Hat', [])).toBe(false)
+    // No filter can name a type with a colon, or the empty type.
+    expect(traitPicked('Kind:Sub', ['Kind:Sub:x'])).toBe(false)
+    expect(traitPicked('', [':x'])).toBe(false)
   })
 })

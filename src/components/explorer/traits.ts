@@ -43,3 +43,12 @@ export function traitOptions(type: TraitType): TraitOption[] {
   }
   return [...byLabel.values()]
 }
+
+/**
+ * Whether a `trait` filter among `selected` names this type (the part before the filter's first
+ * colon is the type): its values are then read and shown open. Never for a type no filter can name.
+ */
+export function traitPicked(traitType: string, selected: string[]): boolean {
+  if (traitType === '' || traitType.includes(':')) return false
+  return selected.some((filter) => filter.startsWith(`${traitType}:`))
+}
