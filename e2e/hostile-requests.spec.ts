@@ -149,3 +149,25 @@ test('pages, docs and their assets answer GET and HEAD only: any other method is
   await new Promise((resolve) => setTimeout(resolve, 500))
   expect(webErrors().slice(errorsBefore)).toEqual([])
 })
+
+test('route handlers under /api/ answer a method they do not serve with a 405 in the envelope', async ({
+  request,
+}) => {
+  const errorsBefore = webErrors().length
+  const cases: Array<[string, string, string]> = [
+    ['/api/siwe/nonce', 'GET', 'POST, OPTIONS'],
+    ['/api/siwe/nonce', 'PUT', 'POST, OPTIONS'],
+    ['/api/portal/audit-export', 'POST', 'GET, HEAD, OPTIONS'],
+    ['/api/portal/audit-export', 'DELETE', 'GET, HEAD, OPTIONS'],
+    ['/api/trpc/keys.list', 'PUT', 'GET, HEAD, POST, OPTIONS'],
+    ['/api/auth/session', 'PATCH', 'GET, HEAD, POST, OPTIONS'],
+  ]
+  for (const [path, method, allow] of cases) {
+    const res = await request.fetch(path, { method })
+    expect(res.status(), `${method} ${path}`).toBe(405)
+    expect(res.headers().allow, `${method} ${path}`).toBe(allow)
+    expect((await res.json()).error.code, `${method} ${path}`).toBe('METHOD_NOT_ALLOWED')
+  }
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  expect(webErrors().slice(errorsBefore)).toEqual([])
+})

@@ -3,11 +3,14 @@
  * the absolute-form a server must also accept) names a resource; `GET *`
  * is the client's error, in the API envelope.
  */
+import { readdirSync, readFileSync } from 'node:fs'
 import { maxHeaderSize } from 'node:http'
 import net from 'node:net'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { serveApi, type TestWeb } from '@/test/serve-api'
+import { API_ROUTE_METHODS } from './web-server'
 
 let tdb: TestDatabase
 let s: TestWeb
@@ -102,5 +105,33 @@ describe('request targets', () => {
     // /v1 routing sees the path too: an unauthenticated request, refused as such.
     const v1 = await raw('GET http://api.example/v1/collections?limit=1 HTTP/1.1')
     expect(v1.status).toBe(401)
+  })
+})
+
+describe('the route handlers under /api/', () => {
+  it('answer the methods the web server lets through to them, and no route is left out', () => {
+    const appApi = path.resolve(import.meta.dirname, '../app/api')
+    const routes = readdirSync(appApi, { recursive: true })
+      .map(String)
+      .filter((file) => file.endsWith('route.ts'))
+    const exported = routes.map((file) => {
+      const source = readFileSync(path.join(appApi, file), 'utf8')
+      const methods = [
+        ...source.matchAll(
+          /export (?:async function |const )(GET|POST|PUT|PATCH|DELETE)\b|as (GET|POST|PUT|PATCH|DELETE)\b/g,
+        ),
+      ]
+        .map((m) => m[1] ?? m[2])
+        .sort()
+      // A catch-all folder ([...x] or [x]) serves every path below its parent.
+      const dir = path.dirname(file).split(path.sep)
+      const dynamic = dir.findIndex((part) => part.startsWith('['))
+      const route = dynamic < 0 ? `/api/${dir.join('/')}` : `/api/${dir.slice(0, dynamic).join('/')}/`
+      return [route, methods] as const
+    })
+    const table = API_ROUTE_METHODS.map(
+      ([route, methods]) => [route, methods.filter((m) => m !== 'HEAD').sort()] as const,
+    )
+    expect(new Map(table)).toEqual(new Map(exported))
   })
 })

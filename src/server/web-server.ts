@@ -127,7 +127,10 @@ export async function createWebServer({
       // Pages, docs and Next.js's assets are read, never written to: the portal has no server
       // actions, so a POST must not render a page (or reach Next.js's action handling). The
       // route handlers under /api/ answer their own methods.
-      if (!url.startsWith('/api/') && !readOnly(req, res)) return
+      if (url.startsWith('/api/')) {
+        const methods = apiRouteMethods(url)
+        if (methods && !allowMethods(req, res, methods)) return
+      } else if (!readOnly(req, res)) return
       // Next.js sees headers only, and keeps a client-sent X-Forwarded-For: hand it the
       // client IP computed here under TRUST_PROXY, overwriting anything the client sent.
       req.headers[CLIENT_IP_HEADER] = clientIp(req, services.config.TRUST_PROXY)
@@ -234,27 +237,57 @@ function sendError(res: ServerResponse, error: ApiError) {
 
 /** The document's CORS: anyone may read the API description. */
 const OPENAPI_CORS = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET, HEAD' }
-const READ_ONLY_ALLOW = 'GET, HEAD, OPTIONS'
+const READ_METHODS = ['GET', 'HEAD']
 
 /**
- * The service's own documents (/openapi.json, /healthz, /readyz) are read with GET or HEAD:
- * OPTIONS answers 204 with what is allowed (a preflight of /openapi.json too), any other
- * method 405 with Allow. False when the request has been answered here.
+ * The methods of the route handlers under /api/: the exports of each route.ts under src/app/api
+ * (web-server.test.ts compares the two), HEAD with GET. A path ending in / is a catch-all.
  */
-function readOnly(req: IncomingMessage, res: ServerResponse, cors: Record<string, string> = {}): boolean {
-  if (req.method === 'GET' || req.method === 'HEAD') return true
+export const API_ROUTE_METHODS: ReadonlyArray<readonly [path: string, methods: string[]]> = [
+  ['/api/auth/', ['GET', 'HEAD', 'POST']],
+  ['/api/trpc/', ['GET', 'HEAD', 'POST']],
+  ['/api/siwe/nonce', ['POST']],
+  ['/api/portal/audit-export', READ_METHODS],
+]
+
+/** The methods a route handler under /api/ answers; undefined for a path none serves (Next.js's 404). */
+function apiRouteMethods(url: string): string[] | undefined {
+  const path = url.split('?', 1)[0]!
+  return API_ROUTE_METHODS.find(([route]) =>
+    route.endsWith('/') ? path.startsWith(route) : path === route,
+  )?.[1]
+}
+
+/**
+ * Whether the request's method is one of `methods`; otherwise it is answered here: OPTIONS
+ * with 204 and what is allowed (a preflight of /openapi.json too), any other method with 405
+ * and Allow, in the envelope (Next.js answers a route handler's 405 with an empty body).
+ */
+function allowMethods(
+  req: IncomingMessage,
+  res: ServerResponse,
+  methods: string[],
+  cors: Record<string, string> = {},
+): boolean {
+  if (methods.includes(req.method ?? '')) return true
+  const allow = [...methods, 'OPTIONS'].join(', ')
   if (req.method === 'OPTIONS') {
-    res.writeHead(204, { Allow: READ_ONLY_ALLOW, ...cors })
+    res.writeHead(204, { Allow: allow, ...cors })
     res.end()
   } else {
     sendError(
       res,
-      new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET or HEAD.`, {
-        headers: { Allow: READ_ONLY_ALLOW },
+      new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${methods.join(' or ')}.`, {
+        headers: { Allow: allow },
       }),
     )
   }
   return false
+}
+
+/** The service's own documents (/openapi.json, /healthz, /readyz) and its pages are read with GET or HEAD. */
+function readOnly(req: IncomingMessage, res: ServerResponse, cors: Record<string, string> = {}): boolean {
+  return allowMethods(req, res, READ_METHODS, cors)
 }
 
 function sendJson(
