@@ -29,6 +29,9 @@ const BAD_TARGET_ROUTE = 'bad_target'
 
 const NO_STORE = { 'Cache-Control': 'no-store' }
 
+/** Next.js's development tools (`npm run dev`: error overlay, restart) take POST under this prefix. */
+const NEXT_DEV_TOOLS = '/__nextjs'
+
 type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
 
 export interface WebServer {
@@ -130,7 +133,7 @@ export async function createWebServer({
       if (url.startsWith('/api/')) {
         const methods = apiRouteMethods(url)
         if (methods && !allowMethods(req, res, methods)) return
-      } else if (!readOnly(req, res)) return
+      } else if (!url.startsWith(NEXT_DEV_TOOLS) && !readOnly(req, res)) return
       // Next.js sees headers only, and keeps a client-sent X-Forwarded-For: hand it the
       // client IP computed here under TRUST_PROXY, overwriting anything the client sent.
       req.headers[CLIENT_IP_HEADER] = clientIp(req, services.config.TRUST_PROXY)
