@@ -3,6 +3,7 @@
  * disk, none is a 500, none writes an error-level log line.
  */
 import { readdirSync } from 'node:fs'
+import http from 'node:http'
 import path from 'node:path'
 import { expect, test } from '@playwright/test'
 import { webErrors } from './helpers/service-log'
@@ -10,6 +11,29 @@ import { webErrors } from './helpers/service-log'
 const ROOT = path.resolve(import.meta.dirname, '..')
 /** Next.js's build folder, its route cache included (.next/server/route-cache). */
 const NEXT_DIR = path.join(ROOT, '.next')
+
+/** A POST with a server action's header, its path sent byte for byte as written. */
+function rawPost(target: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: 'localhost',
+        port: Number(process.env.E2E_PORT),
+        path: target,
+        method: 'POST',
+        headers: { 'Next-Action': 'abc', 'Content-Type': 'text/plain' },
+      },
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk) => (body += chunk))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      },
+    )
+    req.once('error', reject)
+    req.end('[]')
+  })
+}
 
 const filesUnder = (dir: string) => readdirSync(dir, { recursive: true }).map(String)
 
@@ -142,6 +166,23 @@ test('pages, docs and their assets answer GET and HEAD only: any other method is
     const options = await request.fetch(page, { method: 'OPTIONS' })
     expect(options.status(), `OPTIONS ${page}`).toBe(204)
     expect(options.headers().allow).toBe('GET, HEAD, OPTIONS')
+  }
+  // The path as Next.js reads it: dot segments (encoded or not) and backslashes resolved, so
+  // none of these reaches a page with POST (sent as written: Playwright's client would resolve
+  // the dot segments itself). Next.js's development tools are not served by `npm start`.
+  for (const target of [
+    '/api/../explore',
+    '/api/auth/%2e%2e/%2e%2e/portal',
+    '/api/x/../../docs/assets/swagger-ui.css',
+    '/api\\..\\docs',
+    '/__nextjs/../docs',
+    '/__nextjs_restart_dev',
+    '/_next/mcp',
+    '/api/no-such-route',
+  ]) {
+    const res = await rawPost(target)
+    expect(res.status, `POST ${target}`).toBe(405)
+    expect(JSON.parse(res.body).error.code, `POST ${target}`).toBe('METHOD_NOT_ALLOWED')
   }
   // The endpoints that are written to keep their methods.
   expect((await request.get('/api/auth/csrf')).status()).toBe(200)

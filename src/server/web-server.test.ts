@@ -118,7 +118,7 @@ describe('the route handlers under /api/', () => {
       const source = readFileSync(path.join(appApi, file), 'utf8')
       const methods = [
         ...source.matchAll(
-          /export (?:async function |const )(GET|POST|PUT|PATCH|DELETE)\b|as (GET|POST|PUT|PATCH|DELETE)\b/g,
+          /export (?:async )?(?:function |const )(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\b|as (GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\b/g,
         ),
       ]
         .map((m) => m[1] ?? m[2])

@@ -29,8 +29,8 @@ const BAD_TARGET_ROUTE = 'bad_target'
 
 const NO_STORE = { 'Cache-Control': 'no-store' }
 
-/** Next.js's development tools (`npm run dev`: error overlay, restart) take POST under this prefix. */
-const NEXT_DEV_TOOLS = '/__nextjs'
+/** Paths of Next.js's development tools (`npm run dev`: error overlay, restart, MCP), which take POST. */
+const NEXT_DEV_TOOLS = ['/__nextjs', '/_next/mcp']
 
 type NextHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
 
@@ -128,12 +128,9 @@ export async function createWebServer({
     } else if (nextHandler) {
       count(NEXT_ROUTE, req, res)
       // Pages, docs and Next.js's assets are read, never written to: the portal has no server
-      // actions, so a POST must not render a page (or reach Next.js's action handling). The
-      // route handlers under /api/ answer their own methods.
-      if (url.startsWith('/api/')) {
-        const methods = apiRouteMethods(url)
-        if (methods && !allowMethods(req, res, methods)) return
-      } else if (!url.startsWith(NEXT_DEV_TOOLS) && !readOnly(req, res)) return
+      // actions, so a POST must not render a page (or reach Next.js's action handling).
+      const methods = nextMethods(url, next !== false && next.dev)
+      if (methods && !allowMethods(req, res, methods)) return
       // Next.js sees headers only, and keeps a client-sent X-Forwarded-For: hand it the
       // client IP computed here under TRUST_PROXY, overwriting anything the client sent.
       req.headers[CLIENT_IP_HEADER] = clientIp(req, services.config.TRUST_PROXY)
@@ -253,12 +250,28 @@ export const API_ROUTE_METHODS: ReadonlyArray<readonly [path: string, methods: s
   ['/api/portal/audit-export', READ_METHODS],
 ]
 
-/** The methods a route handler under /api/ answers; undefined for a path none serves (Next.js's 404). */
-function apiRouteMethods(url: string): string[] | undefined {
-  const path = url.split('?', 1)[0]!
-  return API_ROUTE_METHODS.find(([route]) =>
-    route.endsWith('/') ? path.startsWith(route) : path === route,
-  )?.[1]
+/**
+ * The methods Next.js may be asked with on this path: a route handler's under /api/, GET and
+ * HEAD anywhere else; undefined (any) for the development tools under `npm run dev`. The path
+ * is read as Next.js reads it, by the URL parser (dot segments, encoded or not, and
+ * backslashes resolved), so `/api/../portal` is the page it names.
+ */
+function nextMethods(url: string, dev: boolean): string[] | undefined {
+  let path: string
+  try {
+    path = new URL(url, 'http://localhost').pathname
+  } catch {
+    return READ_METHODS
+  }
+  if (dev && NEXT_DEV_TOOLS.some((prefix) => path.startsWith(prefix))) return undefined
+  if (!path.startsWith('/api/')) return READ_METHODS
+  const route = API_ROUTE_METHODS.find(([r]) => (r.endsWith('/') ? path.startsWith(r) : path === r))
+  return route?.[1] ?? READ_METHODS
+}
+
+/** "GET or HEAD", "GET, HEAD or POST". */
+function oneOf(methods: string[]): string {
+  return methods.length < 2 ? (methods[0] ?? '') : `${methods.slice(0, -1).join(', ')} or ${methods.at(-1)}`
 }
 
 /**
@@ -280,7 +293,7 @@ function allowMethods(
   } else {
     sendError(
       res,
-      new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${methods.join(' or ')}.`, {
+      new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${oneOf(methods)}.`, {
         headers: { Allow: allow },
       }),
     )
@@ -288,7 +301,7 @@ function allowMethods(
   return false
 }
 
-/** The service's own documents (/openapi.json, /healthz, /readyz) and its pages are read with GET or HEAD. */
+/** The service's own documents (/openapi.json, /healthz, /readyz) are read with GET or HEAD. */
 function readOnly(req: IncomingMessage, res: ServerResponse, cors: Record<string, string> = {}): boolean {
   return allowMethods(req, res, READ_METHODS, cors)
 }
