@@ -96,6 +96,7 @@ export const getCollectionTraitsInput = z.strictObject({
   trait_type: repeatableParam(
     z
       .array(checkedString(traitTypeProblem))
+      .min(1)
       .refine(
         (list) => new Set(list).size <= TRAIT_LIMITS.types,
         `at most ${TRAIT_LIMITS.types} distinct trait types`,
