@@ -17,6 +17,7 @@ import { parseAndValidateFlightRouterState } from 'next/dist/server/app-render/p
 import { exportNextAuthUrl } from '@/config/next-auth-url'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
+import { allowHeader, methodNotAllowed } from '@/server/errors/method-not-allowed'
 import { CLIENT_IP_HEADER, clientIp } from '@/server/http/client-ip'
 import { createRestHandler, type RestOptions } from '@/server/rest/handler'
 import { openApiDocument } from '@/server/rest/openapi'
@@ -269,11 +270,6 @@ function nextMethods(url: string, dev: boolean): string[] | undefined {
   return route?.[1] ?? READ_METHODS
 }
 
-/** "GET or HEAD", "GET, HEAD or POST". */
-function oneOf(methods: string[]): string {
-  return methods.length < 2 ? (methods[0] ?? '') : `${methods.slice(0, -1).join(', ')} or ${methods.at(-1)}`
-}
-
 /**
  * Whether the request's method is one of `methods`; otherwise it is answered here: OPTIONS
  * with 204 and what is allowed (a preflight of /openapi.json too), any other method with 405
@@ -286,18 +282,10 @@ function allowMethods(
   cors: Record<string, string> = {},
 ): boolean {
   if (methods.includes(req.method ?? '')) return true
-  const allow = [...methods, 'OPTIONS'].join(', ')
   if (req.method === 'OPTIONS') {
-    res.writeHead(204, { Allow: allow, ...cors })
+    res.writeHead(204, { Allow: allowHeader(methods), ...cors })
     res.end()
-  } else {
-    sendError(
-      res,
-      new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${oneOf(methods)}.`, {
-        headers: { Allow: allow },
-      }),
-    )
-  }
+  } else sendError(res, methodNotAllowed(req.method, methods))
   return false
 }
 

@@ -36,6 +36,7 @@ import { type AccessControl, RequestAccess } from '@/server/credentials/access'
 import { claimedKind } from '@/server/credentials/secrets'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
+import { allowHeader, methodNotAllowed } from '@/server/errors/method-not-allowed'
 import { toApiError } from '@/server/errors/to-api-error'
 import { clientIp } from '@/server/http/client-ip'
 import { UNMATCHED_ROUTE } from '@/server/metrics/web-metrics'
@@ -250,18 +251,6 @@ const STREAM_METHODS = ['GET']
 /** The methods of a path's routes, HEAD implied by GET. */
 function allowedMethods(methods: string[]): string[] {
   return [...new Set(methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m])))]
-}
-
-/** The Allow header of a path with these routes' methods: OPTIONS is answered on every /v1 path. */
-function allowHeader(methods: string[]): string {
-  return [...methods, 'OPTIONS'].join(', ')
-}
-
-/** 405 with Allow: the path exists and answers `allow`, not this method. */
-function methodNotAllowed(method: string | undefined, allow: string[]): ApiError {
-  return new ApiError('METHOD_NOT_ALLOWED', `${method} is not allowed here; use ${allow.join(' or ')}.`, {
-    headers: { Allow: allowHeader(allow) },
-  })
 }
 
 /** Which per-IP limit applies: a public route's own, else the presented credential's profile (by its prefix). */

@@ -29,6 +29,7 @@ import { queryInput } from '@/server/api/internals/routes'
 import { RequestAccess } from '@/server/credentials/access'
 import { ApiError } from '@/server/errors/api-error'
 import { errorBody } from '@/server/errors/error-body'
+import { methodNotAllowed } from '@/server/errors/method-not-allowed'
 import { toApiError, unknownParametersMessage } from '@/server/errors/to-api-error'
 import { clientIp } from '@/server/http/client-ip'
 import type { Services } from '@/server/services/web-services'
@@ -107,9 +108,8 @@ export function createMediaHandler(services: Services, options: MediaHandlerOpti
     const common: Record<string, string> = { 'X-Request-Id': requestId, 'X-Content-Type-Options': 'nosniff' }
     try {
       if (req.method !== 'GET' && !head) {
-        throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET or HEAD.`, {
-          headers: { Allow: 'GET, HEAD' },
-        })
+        // Media is answered before the /v1 layer's OPTIONS: Allow names GET and HEAD alone.
+        throw methodNotAllowed(req.method, ['GET', 'HEAD'], false)
       }
       access = new RequestAccess(services.access, clientIp(req, services.config.TRUST_PROXY))
       // The slot is held until the response is over and so is the work (the query, the thumbnail):
