@@ -6,10 +6,14 @@
  *
  * Each case forward (the history up to the block, as every token was computed before the back way)
  * and as the API asks, with the same answer (it throws if they differ): p50 / p95 of sequential runs
- * (ms) and the buffers of their statements (EXPLAIN (ANALYZE, BUFFERS)), as a Markdown table.
+ * (ms) and the buffers of their statements (EXPLAIN (ANALYZE, BUFFERS)), as a Markdown table. As the
+ * API asks, twice: on the pool the API runs (createPool: the statements prepared, one generic plan
+ * per connection; docs/database.md, "Prepared statements") and unnamed, parsed and planned for
+ * their values each time.
  */
 import { isDeepStrictEqual } from 'node:util'
 import pg from 'pg'
+import { createPool } from '@/db/client'
 import { selectTokenStatesAt, type TokenStateAtRow } from '@/db/queries/owners'
 import { analyzingPool, rowsRead } from '@/test/query-plans'
 import { BIG, benchDatabaseUrl, EDITION, EDITION_TOKEN_ID, WHALE } from './seed'
@@ -17,11 +21,14 @@ import { BIG, benchDatabaseUrl, EDITION, EDITION_TOKEN_ID, WHALE } from './seed'
 type Query = Parameters<typeof selectTokenStatesAt>[1]
 
 // Two connections: selectTokenStatesAt may run its two statements at once.
-const pool = new pg.Pool({
-  connectionString: benchDatabaseUrl(),
-  max: 2,
-  options: '-c default_transaction_read_only=on',
-})
+const readOnly = '-c default_transaction_read_only=on'
+const pool = createPool(`${benchDatabaseUrl()}?options=${encodeURIComponent(readOnly)}`, { max: 2 })
+const plainPool = new pg.Pool({ connectionString: benchDatabaseUrl(), max: 2, options: readOnly })
+/** The same statements unnamed: parsed and planned for their values on every run. */
+const unnamed = {
+  query: (query: string | pg.QueryConfig, values?: unknown[]) =>
+    typeof query === 'string' ? plainPool.query(query, values) : plainPool.query(query.text, query.values),
+} as unknown as pg.Pool
 
 /** The token states, with what their statements read: transfers rows (kept or filtered) and buffers. */
 async function measured(q: Query): Promise<{ rows: TokenStateAtRow[]; transfers: number; buffers: number }> {
@@ -36,11 +43,11 @@ async function measured(q: Query): Promise<{ rows: TokenStateAtRow[]; transfers:
 }
 
 /** p50 / p95 (ms) of `runs` sequential calls. */
-async function timed(q: Query, runs: number): Promise<string> {
+async function timed(q: Query, runs: number, db: pg.Pool = pool): Promise<string> {
   const t: number[] = []
   for (let i = 0; i < runs; i++) {
     const start = performance.now()
-    await selectTokenStatesAt({ pool }, q)
+    await selectTokenStatesAt({ pool: db }, q)
     t.push(performance.now() - start)
   }
   t.sort((a, b) => a - b)
@@ -78,7 +85,10 @@ async function main() {
       dayBack,
     ],
   ]
-  const lines = ['| case | forward ms | buffers | as asked ms | buffers |', '| --- | --- | --- | --- | --- |']
+  const lines = [
+    '| case | forward ms | buffers | as asked ms | buffers | as asked, unnamed ms |',
+    '| --- | --- | --- | --- | --- | --- |',
+  ]
   for (const [name, keys, block] of cases) {
     const forward = await measured({ keys, block, way: 'forward' })
     const asked = await measured({ keys, block })
@@ -87,8 +97,9 @@ async function main() {
         `${name}: as asked ${JSON.stringify(byKey(asked.rows))}, forward ${JSON.stringify(byKey(forward.rows))}`,
       )
     const long = forward.transfers > 1_000
+    const runs = long ? 15 : 30
     lines.push(
-      `| ${name} | ${await timed({ keys, block, way: 'forward' }, long ? 7 : 30)} | ${forward.buffers} | ${await timed({ keys, block }, long ? 15 : 30)} | ${asked.buffers} |`,
+      `| ${name} | ${await timed({ keys, block, way: 'forward' }, long ? 7 : 30)} | ${forward.buffers} | ${await timed({ keys, block }, runs)} | ${asked.buffers} | ${await timed({ keys, block }, runs, unnamed)} |`,
     )
   }
   console.log(lines.join('\n'))
@@ -97,5 +108,5 @@ async function main() {
 try {
   await main()
 } finally {
-  await pool.end()
+  await Promise.all([pool.end(), plainPool.end()])
 }

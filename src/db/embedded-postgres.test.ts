@@ -60,6 +60,34 @@ describe('embedded PostgreSQL (PGlite)', () => {
     expect(pool.totalCount).toBeGreaterThan(1)
   })
 
+  it('gives each connection its own named prepared statements, gone with the connection', async () => {
+    const clients = Array.from({ length: 3 }, () => new pg.Client({ connectionString: server.url }))
+    const [first, second, third] = clients as [pg.Client, pg.Client, pg.Client]
+    const prepared = async () =>
+      (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements')).rows[0]!.n
+    try {
+      await Promise.all([first.connect(), second.connect()])
+      const before = await prepared()
+      // The same name with another statement on each connection, as on a server.
+      for (let i = 0; i < 3; i++) {
+        const [a, b] = await Promise.all([
+          first.query({ name: 'shared_name', text: 'SELECT $1::int + 1 AS v', values: [i] }),
+          second.query({ name: 'shared_name', text: "SELECT $1::text || '!' AS v", values: [`n${i}`] }),
+        ])
+        expect([a.rows, b.rows]).toEqual([[{ v: i + 1 }], [{ v: `n${i}!` }]])
+      }
+      expect(await prepared()).toBe(before + 2)
+      await first.end()
+      expect(await prepared()).toBe(before + 1)
+      // A new connection may take the name of one that left.
+      await third.connect()
+      const c = await third.query({ name: 'shared_name', text: 'SELECT $1::int * 2 AS v', values: [21] })
+      expect(c.rows).toEqual([{ v: 42 }])
+    } finally {
+      await Promise.all(clients.map((client) => client.end().catch(() => {})))
+    }
+  })
+
   it('keeps a transaction to its connection: no dirty reads, rollback undoes', async () => {
     const writer = await pool.connect()
     try {

@@ -16,8 +16,12 @@
  *  - gives every connection its own settings: startup parameters and
  *    `options` (`-c search_path=…`) are applied, and the session-level
  *    settings of a connection are saved and restored when another takes over.
- * Still shared (one backend): advisory locks, LISTEN/NOTIFY, named prepared
- * statements, temporary tables. COPY … FROM STDIN cannot work over PGlite's
+ *  - gives every connection its own named prepared statements: the names of
+ *    Parse, Bind, Describe and Close are prefixed with the connection's id,
+ *    and a connection's statements are deallocated when it goes away.
+ * Still shared (one backend): advisory locks, LISTEN/NOTIFY, temporary
+ * tables, and statements named in SQL (PREPARE, DEALLOCATE, DISCARD ALL).
+ * COPY … FROM STDIN cannot work over PGlite's
  * wire protocol (it kills the backend), so it is refused with an error.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -27,7 +31,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket'
-import { parseOptions } from '@/db/connection-url'
+import { parseOptions, quoteIdentifier } from '@/db/connection-url'
 import { restoreSessionSettings, type SessionSettings, sessionSettings } from '@/db/queries/server-settings'
 import { folderLockHolder, lockFolder } from './folder-lock'
 
@@ -172,6 +176,10 @@ const TERMINATE = 0x58 // 'X'
 const SYNC = 0x53 // 'S'
 const SIMPLE_QUERY = 0x51 // 'Q'
 const PARSE = 0x50 // 'P'
+const BIND = 0x42 // 'B'
+const DESCRIBE = 0x44 // 'D'
+const CLOSE = 0x43 // 'C'
+const STATEMENT = 0x53 // 'S', in Describe and Close: a prepared statement (else 'P', a portal)
 /** Extended-protocol messages: the connection keeps the backend until its Sync. */
 const EXTENDED = new Set([0x50, 0x42, 0x44, 0x45, 0x43, 0x48]) // Parse Bind Describe Execute Close Flush
 
@@ -222,6 +230,37 @@ function copyInRefused(message: Uint8Array): Uint8Array | undefined {
   )
 }
 
+/** Where an extended-protocol message names a prepared statement: the name's start in the message. */
+function statementNameStart(message: Buffer): number | undefined {
+  switch (message[0]) {
+    case PARSE:
+      return 5
+    case BIND:
+      // After the portal's name.
+      return message.indexOf(0, 5) + 1
+    case DESCRIBE:
+    case CLOSE:
+      return message[5] === STATEMENT ? 6 : undefined
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The message with its prepared statement's name made the connection's own
+ * (`c<connection>_<name>`), and that name; the unnamed statement (an empty
+ * name) is left as it is: each connection's Parse replaces it anyway.
+ */
+function ownStatementName(handlerId: number, message: Uint8Array): { message: Uint8Array; name?: string } {
+  const body = Buffer.from(message.buffer, message.byteOffset, message.length)
+  const start = statementNameStart(body)
+  if (start === undefined || body[start] === 0) return { message }
+  const end = body.indexOf(0, start)
+  const name = `c${handlerId}_${body.toString('utf8', start, end)}`
+  const payload = Buffer.concat([body.subarray(5, start), Buffer.from(name, 'utf8'), body.subarray(end)])
+  return { message: frame(body[0]!, payload), name }
+}
+
 function frame(type: number, payload: Buffer): Uint8Array {
   const header = Buffer.alloc(5)
   header[0] = type
@@ -267,6 +306,8 @@ class SessionQueue {
   private readonly sessions = new Map<number, Settings>()
   /** Connections inside an extended-protocol batch (Parse … Sync). */
   private readonly openBatches = new Set<number>()
+  /** Each connection's named prepared statements (as PGlite knows them), deallocated when it goes away. */
+  private readonly statements = new Map<number, Set<string>>()
   /** Connections whose SQL may have changed a setting since their settings were saved. */
   private readonly dirty = new Set<number>()
   /** The connection whose settings the backend holds now. */
@@ -368,7 +409,14 @@ class SessionQueue {
     }
     if ((type === SIMPLE_QUERY || type === PARSE) && mayChangeSettings(message)) this.dirty.add(handlerId)
 
-    const forwarded = copyInRefused(message) ?? message
+    const own = ownStatementName(handlerId, message)
+    if (own.name !== undefined) {
+      const names = this.statements.get(handlerId) ?? new Set()
+      this.statements.set(handlerId, names)
+      if (type === PARSE) names.add(own.name)
+      else if (type === CLOSE) names.delete(own.name)
+    }
+    const forwarded = copyInRefused(own.message) ?? own.message
     let bytes = 0
     await this.db.runExclusive(() =>
       this.db.execProtocolRawStream(forwarded, {
@@ -412,6 +460,11 @@ class SessionQueue {
       if (this.db.isInTransaction()) await this.db.exec('ROLLBACK')
       this.owner = null
     }
+    for (const name of this.statements.get(handlerId) ?? []) {
+      // A Parse that failed left no statement of that name.
+      await this.db.exec(`DEALLOCATE ${quoteIdentifier(name)}`).catch(() => {})
+    }
+    this.statements.delete(handlerId)
     this.openBatches.delete(handlerId)
     this.sessions.delete(handlerId)
     this.dirty.delete(handlerId)

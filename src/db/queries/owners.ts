@@ -817,8 +817,13 @@ export async function selectTokenStatesAt(
   const longWay = async (keys: Keys, back: boolean) =>
     keys.length === 0
       ? []
-      : (await db.pool.query<TokenStateAtRow>(longTokenStatesAt, [...params(keys, back ? 1 : probe), back]))
-          .rows
+      : (
+          await db.pool.query<TokenStateAtRow>({
+            name: 'token_states_at_long',
+            text: longTokenStatesAt,
+            values: [...params(keys, back ? 1 : probe), back],
+          })
+        ).rows
   // Back: every token with a transfer is "long", and taken back from now.
   if (q.way === 'back') return longWay(q.keys, true)
   // Forward: every history is "short" (LIMIT NULL).
@@ -829,7 +834,11 @@ export async function selectTokenStatesAt(
     rest.length === 0
       ? []
       : db.pool
-          .query<TokenStateAtRow & { long: boolean }>(shortTokenStatesAt, params(rest, long))
+          .query<TokenStateAtRow & { long: boolean }>({
+            name: 'token_states_at_short',
+            text: shortTokenStatesAt,
+            values: params(rest, long),
+          })
           .then((r) => r.rows),
     longWay(known, false),
   ])

@@ -17,6 +17,7 @@ import path from 'node:path'
 import fc from 'fast-check'
 import type { Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPool } from '@/db/client'
 import type { TransferEvent } from '@/indexer/events/types'
 import { importTransfersFile } from '@/indexer/import/import'
 import { commitBatch } from '@/indexer/store/commit'
@@ -178,6 +179,37 @@ describe.skipIf(embedded)('a token of thousands of transfers at a past block', (
     // Their 300 transfers, a row each, and the index descents to them (measured before the back way: 300, 707).
     expect(got.transfers).toBeLessThanOrEqual(300)
     expect(got.buffers).toBeLessThanOrEqual(707)
+  })
+})
+
+describe.skipIf(embedded)('its statements', () => {
+  it('are prepared once per connection and run on one plan whatever their values (plan_cache_mode)', async () => {
+    const pool = createPool(db.url, { max: 1 })
+    try {
+      const head = BigInt(BLOCKS)
+      for (const block of [head - 5n, 6n, 2_500n, head])
+        for (const keys of [
+          [{ collection: EDITION, tokenId: '1', transfers: BLOCKS }],
+          [{ collection: PASSED, tokenId: '7' }],
+          [
+            { collection: COMMON, tokenId: '1001' },
+            { collection: COMMON, tokenId: '1002' },
+          ],
+        ])
+          expect(byKey(await selectTokenStatesAt({ pool }, { keys, block }))).toEqual(
+            byKey(await selectTokenStatesAt(db, { keys, block, way: 'forward' })),
+          )
+      const { rows } = await pool.query<{ name: string; generic_plans: string; custom_plans: string }>(
+        `SELECT name, generic_plans::text, custom_plans::text FROM pg_prepared_statements ORDER BY name`,
+      )
+      expect(rows.map((r) => r.name)).toEqual(['token_states_at_long', 'token_states_at_short'])
+      for (const row of rows) {
+        expect(row.custom_plans, row.name).toBe('0')
+        expect(Number(row.generic_plans), row.name).toBeGreaterThan(1)
+      }
+    } finally {
+      await pool.end()
+    }
   })
 })
 

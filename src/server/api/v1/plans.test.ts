@@ -438,18 +438,21 @@ function measuringContext(pool: pg.Pool) {
         buffers: (await explainAnalyze(pool, sql, params)).buffers,
       })
   }
+  // Named statements come as a query config (src/db/queries/owners.ts).
+  type Query = string | { text: string; values?: unknown[] }
+  const recordQuery = (query: Query, params?: unknown[]) =>
+    typeof query === 'string' ? record(query, params) : record(query.text, query.values)
   const measuring = {
-    async query(sql: string, params?: unknown[]) {
-      await record(sql, params)
-      return pool.query(sql, params)
+    async query(query: Query, params?: unknown[]) {
+      await recordQuery(query, params)
+      return pool.query(query, params)
     },
     // A snapshot's statement runs on one connection, in its own transaction.
     async connect() {
       const client = await pool.connect()
       return {
-        async query(query: string | { text: string; values?: unknown[] }, params?: unknown[]) {
-          if (typeof query === 'string') await record(query, params)
-          else await record(query.text, query.values)
+        async query(query: Query, params?: unknown[]) {
+          await recordQuery(query, params)
           return client.query(query, params)
         },
         release: () => client.release(),
