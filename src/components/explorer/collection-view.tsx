@@ -241,7 +241,7 @@ function Gallery({
  * 1,000 values, so the page reads the types alone and a type's values when it is opened, and
  * they are in the page only while it is open, the first VALUES_SHOWN of them until "Show all"
  * is pressed. Values one filter cannot tell apart (the number 1 and the string "1") are one
- * choice; a type with a colon, which a filter cannot name, lists its values without choices.
+ * choice; a type without a name, which a filter cannot name, lists its values without choices.
  */
 function TraitFilters({
   address,
@@ -354,7 +354,7 @@ function TraitValues({
     <fieldset className="trait-values">
       {legend}
       {filterable || options.length === 0 ? null : (
-        <p className="muted small flush">A trait type with a colon cannot be filtered on.</p>
+        <p className="muted small flush">A trait type without a name cannot be filtered on.</p>
       )}
       {options.length === 0 ? <p className="muted small flush">No values counted.</p> : null}
       {shown.map((option) => (

@@ -29,10 +29,12 @@ describe('traitOptions', () => {
     ])
   })
 
-  it('offers no filter for a type a filter cannot name (a colon in it)', () => {
+  it("escapes a type's colons and backslashes in its filter; offers none for the empty type", () => {
     expect(traitOptions(type('Kind:Sub', [['x', 1]]))).toEqual([
-      { key: 'x', label: 'x', filter: null, tokens: 1 },
+      { key: 'x', label: 'x', filter: 'Kind\\:Sub:x', tokens: 1 },
     ])
+    expect(traitOptions(type('C:\\dir', [['a:b', 1]]))[0]!.filter).toBe('C\\:\\\\dir:a:b')
+    expect(traitOptions(type('', [['x', 1]]))).toEqual([{ key: 'x', label: 'x', filter: null, tokens: 1 }])
   })
 
   it('keeps a value with colons whole (the filter splits at the first colon only)', () => {
@@ -41,14 +43,16 @@ describe('traitOptions', () => {
 })
 
 describe('traitPicked', () => {
-  it('is whether a filter names the type: the part before its first colon, exactly', () => {
+  it('is whether a filter names the type: the part before its first colon not escaped, exactly', () => {
     expect(traitPicked('Hat', ['Hat:Cap'])).toBe(true)
     expect(traitPicked('Hat', ['Hat:a:b'])).toBe(true)
     expect(traitPicked('Ha', ['Hat:Cap'])).toBe(false)
     expect(traitPicked('hat', ['Hat:Cap'])).toBe(false)
     expect(traitPicked('Hat', [])).toBe(false)
-    // No filter can name a type with a colon, or the empty type.
+    // A type with a colon is named with it escaped; no filter names the empty type.
+    expect(traitPicked('Kind:Sub', ['Kind\\:Sub:x'])).toBe(true)
     expect(traitPicked('Kind:Sub', ['Kind:Sub:x'])).toBe(false)
+    expect(traitPicked('Kind', ['Kind:Sub:x'])).toBe(true)
     expect(traitPicked('', [':x'])).toBe(false)
   })
 })

@@ -2,7 +2,7 @@
  * The choices of a collection's trait filters (docs/explorer.md, "Hostile input"), from a
  * /traits answer. Pure, so it is unit-tested.
  */
-import type { ResponseOf } from '@/client'
+import { type ResponseOf, splitTraitParam, traitParam } from '@/client'
 
 type TraitType = ResponseOf<'/v1/collections/{address}/traits'>['data']['trait_types'][number]
 
@@ -14,7 +14,7 @@ export interface TraitOption {
   key: string
   /** The value as the filter spells it. */
   label: string
-  /** The `trait` parameter (`Type:Value`); null when no filter can name the type. */
+  /** The `trait` parameter (`Type:Value`); null when no filter can name the type (an empty one). */
   filter: string | null
   /** Tokens with the value: the sum of the counts of the values the choice stands for. */
   tokens: number
@@ -23,11 +23,11 @@ export interface TraitOption {
 /**
  * One choice per filter: `trait=Type:Value` matches a value as the string it is and as the number
  * or boolean it spells, so the number 1 and the string "1" — two values in /traits — are one
- * choice, counted together (a token holding both counts twice). The filter splits at the first
- * colon, so a type with a colon cannot be named: its values are listed without a filter.
+ * choice, counted together (a token holding both counts twice). A type's colons are escaped in
+ * the filter (traitParam); only an empty type cannot be named: its values are listed without one.
  */
 export function traitOptions(type: TraitType): TraitOption[] {
-  const nameable = type.trait_type !== '' && !type.trait_type.includes(':')
+  const nameable = type.trait_type !== ''
   const byLabel = new Map<string, TraitOption>()
   for (const v of type.values) {
     const label = String(v.value)
@@ -37,7 +37,7 @@ export function traitOptions(type: TraitType): TraitOption[] {
       byLabel.set(label, {
         key: label,
         label,
-        filter: nameable ? `${type.trait_type}:${label}` : null,
+        filter: nameable ? traitParam(type.trait_type, label) : null,
         tokens: v.token_count,
       })
   }
@@ -45,10 +45,10 @@ export function traitOptions(type: TraitType): TraitOption[] {
 }
 
 /**
- * Whether a `trait` filter among `selected` names this type (the part before the filter's first
- * colon is the type): its values are then read and shown open. Never for a type no filter can name.
+ * Whether a `trait` filter among `selected` names this type: its values are then read and shown
+ * open. Never for a type no filter can name.
  */
 export function traitPicked(traitType: string, selected: string[]): boolean {
-  if (traitType === '' || traitType.includes(':')) return false
-  return selected.some((filter) => filter.startsWith(`${traitType}:`))
+  if (traitType === '') return false
+  return selected.some((filter) => splitTraitParam(filter)?.type === traitType)
 }

@@ -280,7 +280,7 @@ const traitParam = repeatableParam(
     .max(TRAIT_FILTER_LIMITS.params, `at most ${TRAIT_FILTER_LIMITS.params} trait parameters`),
 )
   .meta({
-    description: `Extension: only tokens with this trait, as \`Type:Value\` (split at the first colon; URL-encoded). Repeatable, at most ${TRAIT_FILTER_LIMITS.params}: all of the types, any of the values given for one type. The type is matched exactly; the value matches the string it is and also the number or boolean it spells (\`Level:3\` matches 3 and "3"). Only tokens whose metadata was fetched (metadata_status ok) match. Pages stay exact with the same cursor.`,
+    description: `Extension: only tokens with this trait, as \`Type:Value\` (split at the first colon not escaped: in the type, \`\\:\` is a colon and \`\\\\\` a backslash; URL-encoded). Repeatable, at most ${TRAIT_FILTER_LIMITS.params}: all of the types, any of the values given for one type. The type is matched exactly; the value matches the string it is and also the number or boolean it spells (\`Level:3\` matches 3 and "3"). Only tokens whose metadata was fetched (metadata_status ok) match. Pages stay exact with the same cursor.`,
   })
   .optional()
 

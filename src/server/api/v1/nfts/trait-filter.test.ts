@@ -1,5 +1,6 @@
 /** Parsing `trait=Type:Value` (docs/api.md, "Traits"): pure functions, no database. */
 import { describe, expect, it } from 'vitest'
+import { splitTraitParam, traitParam } from '@/client/trait-param'
 import { validateParams } from '@/components/try/endpoints'
 import { traitParamProblem } from '@/lib/trait-param'
 import { containmentDocuments, traitFilters } from './trait-filter'
@@ -10,6 +11,26 @@ describe('trait parameters', () => {
       { trait_type: 'Hat', values: ['"Cap"', '"Crown"'] },
       { trait_type: 'Eyes', values: ['"a:b"'] },
       { trait_type: 'Note', values: ['""'] },
+    ])
+  })
+
+  it('end the type at the first colon not escaped: \\: is a colon and \\\\ a backslash in the type', () => {
+    expect(splitTraitParam('Mouth\\:Style:a:b')).toEqual({ type: 'Mouth:Style', value: 'a:b' })
+    expect(splitTraitParam('C\\:\\\\dir:x')).toEqual({ type: 'C:\\dir', value: 'x' })
+    // Any other backslash is itself, in the type and in the value.
+    expect(splitTraitParam('a\\b:\\:')).toEqual({ type: 'a\\b', value: '\\:' })
+    expect(splitTraitParam('Only\\:escaped')).toBeUndefined()
+    for (const [type, value] of [
+      ['Kind:Sub', 'x'],
+      ['C:\\', ':'],
+      ['\\\\:', 'v\\'],
+      ['Plain', ''],
+    ])
+      expect(splitTraitParam(traitParam(type!, value!)), type).toEqual({ type, value })
+    expect(traitParam('Hat', 'Cap')).toBe('Hat:Cap')
+    expect(traitFilters(['Mouth\\:Style:a', 'Mouth:Style'])).toEqual([
+      { trait_type: 'Mouth:Style', values: ['"a"'] },
+      { trait_type: 'Mouth', values: ['"Style"'] },
     ])
   })
 
@@ -35,7 +56,15 @@ describe('trait parameters', () => {
   it('refuse what the API answers 400 to', () => {
     expect(traitParamProblem('Hat:Cap')).toBeUndefined()
     expect(traitParamProblem(`${'T'.repeat(256)}:${'v'.repeat(1_024)}`)).toBeUndefined()
-    for (const bad of ['NoColon', ':Cap', `${'T'.repeat(257)}:v`, `T:${'v'.repeat(1_025)}`, 'T:\u0000'])
+    for (const bad of [
+      'NoColon',
+      'Escaped\\:only',
+      '\\:',
+      ':Cap',
+      `${'T'.repeat(257)}:v`,
+      `T:${'v'.repeat(1_025)}`,
+      'T:\u0000',
+    ])
       expect(traitParamProblem(bad), bad).toBeDefined()
   })
 

@@ -1,11 +1,14 @@
 /**
  * `trait=Type:Value` on a collection's NFT list (docs/api.md, "Traits"):
- * split at the first ':'; the type is matched exactly, the value as the
+ * split at the first colon not escaped (splitTraitParam, `\:` in the type);
+ * the type is matched exactly, the value as the
  * string it is, and also as the number or boolean it spells (`Level:3`
  * matches 3 and "3"; `Shiny:true` matches true and "true"). Several values
  * of one type: any of them; several types: all of them. The parameters were
  * checked by the input schema (src/lib/trait-param.ts).
  */
+
+import { splitTraitParam } from '@/client/trait-param'
 
 export interface TraitFilter {
   trait_type: string
@@ -33,9 +36,8 @@ function storableNumber(text: string): boolean {
 export function traitFilters(params: readonly string[]): TraitFilter[] {
   const byType = new Map<string, TraitFilter>()
   for (const param of params) {
-    const colon = param.indexOf(':')
-    const type = param.slice(0, colon)
-    const text = param.slice(colon + 1)
+    // Checked by the input schema: every parameter splits.
+    const { type, value: text } = splitTraitParam(param)!
     const filter = byType.get(type) ?? { trait_type: type, values: [] }
     byType.set(type, filter)
     filter.values.push(JSON.stringify(text))
