@@ -284,9 +284,15 @@ test('a collection at the /traits caps (100 types of 1,000 values): the types ar
   await first.getByRole('button', { name: /Show all 1,000 values/ }).click()
   await expect(inputs).toHaveCount(1000)
   await expect(first).toContainText('and 500 rarer values')
-  // The types came without values; the opened type's values alone, by name.
+  // Closed, its choices leave the page; reopened, it is read again and shows all of them again.
+  await first.locator('summary').click()
+  await expect(inputs).toHaveCount(0)
+  await first.locator('summary').click()
+  await expect(inputs).toHaveCount(1000)
+  // The types came without values; the opened type's values alone, by name, once per opening.
   expect(asked.map((p) => [p.get('values_limit'), p.getAll('trait_type')])).toEqual([
     ['0', []],
+    [null, ['Type 0']],
     [null, ['Type 0']],
   ])
   await page.unrouteAll({ behavior: 'ignoreErrors' })

@@ -288,6 +288,8 @@ function TraitType({
 }) {
   const picked = traitPicked(type.trait_type, selected)
   const [open, setOpen] = useState(picked)
+  // Kept here, not in TraitValues (gone while the type is closed): a type reopened shows as many values as before.
+  const [all, setAll] = useState(false)
   // A type with a picked value opens (a link, the back button); the reader may close it again.
   useEffect(() => {
     if (picked) setOpen(true)
@@ -299,7 +301,14 @@ function TraitType({
         <span className="muted small">({type.value_count})</span>
       </summary>
       {open ? (
-        <TraitValues address={address} traitType={type.trait_type} selected={selected} onChange={onChange} />
+        <TraitValues
+          address={address}
+          traitType={type.trait_type}
+          selected={selected}
+          onChange={onChange}
+          all={all}
+          onShowAll={() => setAll(true)}
+        />
       ) : null}
     </details>
   )
@@ -311,13 +320,17 @@ function TraitValues({
   traitType,
   selected,
   onChange,
+  all,
+  onShowAll,
 }: {
   address: string
   traitType: string
   selected: string[]
   onChange: (traits: string[]) => void
+  /** "Show all" was pressed. */
+  all: boolean
+  onShowAll: () => void
 }) {
-  const [all, setAll] = useState(false)
   const values = useApi(
     (signal) =>
       explorerClient('low').get('/v1/collections/{address}/traits', {
@@ -362,7 +375,7 @@ function TraitValues({
       ))}
       {shown.length < options.length ? (
         <p className="small flush">
-          <button type="button" className="link-button" onClick={() => setAll(true)}>
+          <button type="button" className="link-button" onClick={onShowAll}>
             Show all {options.length.toLocaleString('en')} values
           </button>
         </p>
