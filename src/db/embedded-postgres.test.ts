@@ -83,6 +83,13 @@ describe('embedded PostgreSQL (PGlite)', () => {
       await third.connect()
       const c = await third.query({ name: 'shared_name', text: 'SELECT $1::int * 2 AS v', values: [21] })
       expect(c.rows).toEqual([{ v: 42 }])
+      // One that leaves while another holds the backend (a transaction) is deallocated after it.
+      await third.query('BEGIN')
+      await second.end()
+      const inside = await third.query({ name: 'shared_name', text: 'SELECT $1::int * 2 AS v', values: [4] })
+      expect(inside.rows).toEqual([{ v: 8 }])
+      await third.query('COMMIT')
+      expect(await prepared()).toBe(before + 1)
     } finally {
       await Promise.all(clients.map((client) => client.end().catch(() => {})))
     }

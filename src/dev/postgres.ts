@@ -308,6 +308,8 @@ class SessionQueue {
   private readonly openBatches = new Set<number>()
   /** Each connection's named prepared statements (as PGlite knows them), deallocated when it goes away. */
   private readonly statements = new Map<number, Set<string>>()
+  /** Statements of connections gone while another held the backend: deallocated once it is free. */
+  private orphaned: string[] = []
   /** Connections whose SQL may have changed a setting since their settings were saved. */
   private readonly dirty = new Set<number>()
   /** The connection whose settings the backend holds now. */
@@ -395,8 +397,24 @@ class SessionQueue {
     return this.jobs.findIndex((job) => job.handlerId === this.owner)
   }
 
+  /**
+   * Deallocates the statements of connections that are gone, unless another connection holds
+   * the backend (a transaction, or a batch a simple query would cut: it drops the unnamed
+   * statement and portal).
+   */
+  private async deallocateOrphaned(): Promise<void> {
+    if (this.owner !== null || this.orphaned.length === 0) return
+    const names = this.orphaned
+    this.orphaned = []
+    for (const name of names) {
+      // A Parse that failed left no statement of that name.
+      await this.db.exec(`DEALLOCATE ${quoteIdentifier(name)}`).catch(() => {})
+    }
+  }
+
   private async run(job: MessageJob): Promise<number> {
     const { handlerId, message } = job
+    await this.deallocateOrphaned()
     const type = message[0]
     if (isStartupMessage(message)) {
       this.sessions.set(handlerId, { ...this.baseline, ...startupSettings(message) })
@@ -460,11 +478,9 @@ class SessionQueue {
       if (this.db.isInTransaction()) await this.db.exec('ROLLBACK')
       this.owner = null
     }
-    for (const name of this.statements.get(handlerId) ?? []) {
-      // A Parse that failed left no statement of that name.
-      await this.db.exec(`DEALLOCATE ${quoteIdentifier(name)}`).catch(() => {})
-    }
+    this.orphaned.push(...(this.statements.get(handlerId) ?? []))
     this.statements.delete(handlerId)
+    await this.deallocateOrphaned()
     this.openBatches.delete(handlerId)
     this.sessions.delete(handlerId)
     this.dirty.delete(handlerId)
