@@ -25,7 +25,7 @@ export { type ClientErrorEnvelope, type ErrorCode, type ErrorEnvelope, NftDataAp
 export { eventKey, type FollowOptions, type StreamQuery } from './follow.js'
 export { type RetryOptions, retryAfterMs, retryDelayMs, retryingFetch } from './retry.js'
 export type { components, operations, paths } from './schema.js'
-export { splitTraitParam, traitParam } from './trait-param.js'
+export { traitParam } from './trait-param.js'
 export {
   type ActivityPushEvent,
   verifyWebhook,

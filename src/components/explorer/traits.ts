@@ -2,7 +2,8 @@
  * The choices of a collection's trait filters (docs/explorer.md, "Hostile input"), from a
  * /traits answer. Pure, so it is unit-tested.
  */
-import { type ResponseOf, splitTraitParam, traitParam } from '@/client'
+import { type ResponseOf, traitParam } from '@/client'
+import { splitTraitParam } from '@/lib/trait-param'
 
 type TraitType = ResponseOf<'/v1/collections/{address}/traits'>['data']['trait_types'][number]
 

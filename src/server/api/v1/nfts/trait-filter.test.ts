@@ -1,8 +1,8 @@
 /** Parsing `trait=Type:Value` (docs/api.md, "Traits"): pure functions, no database. */
 import { describe, expect, it } from 'vitest'
-import { splitTraitParam, traitParam } from '@/client/trait-param'
+import { traitParam } from '@/client/trait-param'
 import { validateParams } from '@/components/try/endpoints'
-import { traitParamProblem } from '@/lib/trait-param'
+import { splitTraitParam, traitParamProblem } from '@/lib/trait-param'
 import { containmentDocuments, traitFilters } from './trait-filter'
 
 describe('trait parameters', () => {

@@ -8,7 +8,7 @@
  * checked by the input schema (src/lib/trait-param.ts).
  */
 
-import { splitTraitParam } from '@/client/trait-param'
+import { splitTraitParam } from '@/lib/trait-param'
 
 export interface TraitFilter {
   trait_type: string
