@@ -5,7 +5,7 @@ import { sendRequest } from './request'
 import { readWhileBehind } from './retry'
 import type { RequestContext, RequestOptions, Rpc } from './types'
 
-export { isTransientRpcError } from './transient'
+export { isExecutionFailure, isTransientRpcError } from './transient'
 export type { LogFilter, RequestOptions, Rpc } from './types'
 
 export interface RpcOptions extends Partial<Omit<EndpointPoolOptions, 'urls'>> {

@@ -235,6 +235,30 @@ describe('endpoint pool', () => {
     expect(batches).toEqual([5, 1])
   })
 
+  it('asks a call that halted once: a revert or an EVM halt under -32603 is the call’s own answer', async () => {
+    // How nodes word a call that ran and failed: revm-based ones (anvil, reth) under the
+    // internal-error code -32603, which otherwise means a fault worth retrying.
+    const failures = [
+      { code: -32603, message: 'EVM error InvalidFEOpcode' },
+      { code: -32603, message: 'EVM error OutOfGas(Basic)' },
+      { code: -32000, message: 'invalid opcode: INVALID' },
+      { code: 3, message: 'execution reverted', data: '0x08c379a0' },
+    ]
+    const asked: string[] = []
+    const url = await server((body, res) => {
+      const item = body as { id: number; params: [{ data: string }] }
+      asked.push(item.params[0].data)
+      answer(res, { jsonrpc: '2.0', id: item.id, error: failures[Number(item.params[0].data)] })
+    })
+    const rpc = createRpc({ url, logger })
+    for (const [i, failure] of failures.entries()) {
+      const err = await rpc.request('eth_call', [{ to: '0x1', data: String(i) }, 'latest']).catch((e) => e)
+      expect(String(err.cause ?? err)).toContain(failure.message)
+      expect(isTransientRpcError(err)).toBe(false)
+    }
+    expect(asked).toEqual(['0', '1', '2', '3'])
+  })
+
   it('sends eth_getLogs by range in requests of their own, never batched with the same tick', async () => {
     const requests: string[][] = []
     const url = await server((body, res) => {

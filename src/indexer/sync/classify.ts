@@ -1,10 +1,9 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { encodeFunctionData, type Hex, parseAbi } from 'viem'
-import { errorChain } from '../errors'
 import { type PendingTransfer, wordToAddress } from '../events/types'
 import type { Rpc } from '../rpc/client'
-import { isTransientRpcError } from '../rpc/client'
+import { isExecutionFailure, isTransientRpcError } from '../rpc/client'
 import { knownVerdicts, rejectContract } from '../store/classification'
 
 const abi = parseAbi([
@@ -90,27 +89,10 @@ export class ContractClassifier {
       try {
         return await this.rpc.request<Hex>('eth_call', [{ to, data }, tag])
       } catch (err) {
-        // Before the transient test: revm-based nodes (anvil, reth) answer a halt with -32603.
         if (isExecutionFailure(err)) return null
         if (isTransientRpcError(err)) throw err
       }
     }
     return null
   }
-}
-
-/**
- * The call ran and failed: a revert, or a halt without one (an INVALID opcode, a bad jump, out of
- * gas: how contracts compiled before Solidity 0.4.10 answer an unknown function). Nodes word it
- * differently; none of it is worth asking again.
- */
-const EXECUTION_FAILURE =
-  /revert|invalid opcode|out of gas|outofgas|execution error|evm error|invalid ?(fe)?opcode|invalid ?jump|opcode ?not ?found|stack ?(underflow|overflow)/i
-
-function isExecutionFailure(err: unknown): boolean {
-  for (const e of errorChain(err)) {
-    const code = (e as { code?: unknown }).code
-    if (code === 3 || EXECUTION_FAILURE.test(e.message)) return true
-  }
-  return false
 }
