@@ -148,15 +148,28 @@ export async function runMetadataQueue(
     },
   )
 
+  // Asked once for all the steps that start together; asked again only after a failed answer.
+  let detecting: Promise<boolean> | undefined
+  const detectMulticall = () => {
+    detecting ??= hasMulticall3(rpc).then(
+      (found) => {
+        logger.info(`tokenURI reads via ${found ? 'Multicall3' : 'batched eth_call'}`)
+        return found
+      },
+      (err: unknown) => {
+        detecting = undefined
+        throw err
+      },
+    )
+    return detecting
+  }
+
   /** Runs a step again after failures, with backoff, until shutdown. */
   const keepRunning = async (name: string, step: () => Promise<void>) => {
     let failures = 0
     while (!signal.aborted) {
       try {
-        if (multicall === null) {
-          multicall = await hasMulticall3(rpc)
-          logger.info(`tokenURI reads via ${multicall ? 'Multicall3' : 'batched eth_call'}`)
-        }
+        if (multicall === null) multicall = await detectMulticall()
         await step()
         failures = 0
       } catch (err) {

@@ -246,13 +246,16 @@ describe('endpoint pool', () => {
     ]
     const asked: string[] = []
     const url = await server((body, res) => {
-      const item = body as { id: number; params: [{ data: string }] }
+      const item = body as unknown as { id: number; params: [{ data: string }] }
       asked.push(item.params[0].data)
       answer(res, { jsonrpc: '2.0', id: item.id, error: failures[Number(item.params[0].data)] })
     })
     const rpc = createRpc({ url, logger })
     for (const [i, failure] of failures.entries()) {
-      const err = await rpc.request('eth_call', [{ to: '0x1', data: String(i) }, 'latest']).catch((e) => e)
+      const err: Error = await rpc
+        .request<string>('eth_call', [{ to: '0x1', data: String(i) }, 'latest'])
+        .then(() => new Error('answered'))
+        .catch((e: Error) => e)
       expect(String(err.cause ?? err)).toContain(failure.message)
       expect(isTransientRpcError(err)).toBe(false)
     }
