@@ -274,6 +274,11 @@ async function buildCases(pool: pg.Pool): Promise<Case[]> {
     ),
   )
   cases.push({ name: 'GET /v1/collections?search= (trigram)', first: '/v1/collections?search=apes%201234' })
+  // Eleven matches of 20,000 that the planner guesses are 185: a walk of the whole list if left to it.
+  cases.push({
+    name: 'GET /v1/collections?search= (trigram, rare)',
+    first: '/v1/collections?search=s%201493',
+  })
   cases.push({ name: 'GET /v1/collections?search= (short)', first: '/v1/collections?search=q' })
   cases.push({ name: 'GET /v1/collections/{address}', first: `/v1/collections/${BIG}` })
 

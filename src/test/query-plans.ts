@@ -12,6 +12,8 @@ export interface PlanNode {
   'Node Type': string
   'Relation Name'?: string
   'Index Name'?: string
+  /** A function scan's function (its own statement's plan is not in the caller's). */
+  'Function Name'?: string
   /** The index scan's bounds and conditions, as EXPLAIN prints them. */
   'Index Cond'?: string
   /** EXPLAIN ANALYZE: rows the node returned, per loop (fractional from PostgreSQL 18). */

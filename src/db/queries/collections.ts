@@ -64,15 +64,13 @@ export async function selectCollection(db: ReadDb, address: string): Promise<Col
 /**
  * Listed collections newest first by (created_at, id), at most `rows`:
  * all of them (the page's ids from collections_listed_created_idx alone, then
- * the rows), one `address` (exact), or those whose name or symbol contains
- * `search` (pg_trgm).
+ * the rows), or one `address` (exact).
  */
 export async function selectListedCollections(
   db: ReadDb,
   filter: {
     before?: BeforeKey | undefined
     address?: string | undefined
-    search?: string | undefined
     rows: number
     /** Default ERC721: the specification's list. */
     standard?: StandardFilter
@@ -80,26 +78,75 @@ export async function selectListedCollections(
 ): Promise<CollectionRow[]> {
   const params: unknown[] = []
   const where = listedWhere(filter.before, params, filter.standard ?? 'ERC721')
-  const param = (value: unknown) => {
-    params.push(value)
-    return `$${params.length}`
+  if (filter.address !== undefined) {
+    params.push(filter.address)
+    where.push(`c.address = $${params.length}`)
   }
-  if (filter.address !== undefined) where.push(`c.address = ${param(filter.address)}`)
-  if (filter.search !== undefined) {
-    const pattern = param(substringPattern(filter.search))
-    where.push(`(c.name ILIKE ${pattern} OR c.symbol ILIKE ${pattern})`)
-  }
+  params.push(filter.rows)
+  const limit = `$${params.length}`
   const sql =
-    filter.address === undefined && filter.search === undefined
+    filter.address === undefined
       ? `SELECT ${COLLECTION_COLUMNS}
              FROM (SELECT c.id FROM collections c WHERE ${where.join(' AND ')}
-                    ORDER BY c.created_at DESC, c.id DESC LIMIT ${param(filter.rows)}) page
+                    ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit}) page
              JOIN collections c ON c.id = page.id
             ORDER BY c.created_at DESC, c.id DESC`
       : `SELECT ${COLLECTION_COLUMNS} FROM collections c WHERE ${where.join(' AND ')}
-            ORDER BY c.created_at DESC, c.id DESC LIMIT ${param(filter.rows)}`
+            ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit}`
   const { rows } = await db.pool.query<CollectionRow>(sql, params)
   return rows
+}
+
+/**
+ * Listed collections whose name or symbol contains `search`, newest first by
+ * (created_at, id), at most `rows`, in two parts (docs/database.md, "Search"):
+ *  - near: the next `window` collections of the list, walked in order and
+ *    filtered; a term that is not rare fills the page here and the walk stops
+ *    early;
+ *  - far: only when near holds fewer than `rows`, the matches older than the
+ *    window, read through the trigram indexes alone (`collections_matching`:
+ *    a bitmap of the matches, never a walk of the list) and sorted.
+ */
+export async function selectListedCollectionsMatching(
+  db: ReadDb,
+  filter: {
+    before?: BeforeKey | undefined
+    search: string
+    rows: number
+    window: number
+    standard?: StandardFilter
+  },
+): Promise<CollectionRow[]> {
+  const params: unknown[] = []
+  const listed = listedWhere(filter.before, params, filter.standard ?? 'ERC721').join(' AND ')
+  const n = params.length
+  const [pattern, rows, window] = [`$${n + 1}`, `$${n + 2}`, `$${n + 3}`]
+  const { rows: found } = await db.pool.query<CollectionRow>(
+    `WITH near AS MATERIALIZED (
+       SELECT w.id, w.created_at FROM (
+         SELECT c.id, c.created_at, c.name, c.symbol FROM collections c WHERE ${listed}
+          ORDER BY c.created_at DESC, c.id DESC LIMIT ${window}) w
+        WHERE w.name ILIKE ${pattern} OR w.symbol ILIKE ${pattern}
+        ORDER BY w.created_at DESC, w.id DESC LIMIT ${rows}),
+     window_end AS MATERIALIZED (
+       SELECT c.created_at, c.id FROM collections c
+        WHERE (SELECT count(*) FROM near) < ${rows} AND ${listed}
+        ORDER BY c.created_at DESC, c.id DESC OFFSET ${window} - 1 LIMIT 1),
+     far AS MATERIALIZED (
+       SELECT c.id, c.created_at FROM collections_matching(${pattern}) c
+        WHERE EXISTS (SELECT FROM window_end) AND ${listed}
+          AND (c.created_at, c.id) < (SELECT created_at, id FROM window_end)),
+     page AS (
+       SELECT id, created_at FROM near
+       UNION ALL
+       (SELECT id, created_at FROM far ORDER BY created_at DESC, id DESC LIMIT ${rows}))
+     SELECT ${COLLECTION_COLUMNS}
+       FROM (SELECT id, created_at FROM page ORDER BY created_at DESC, id DESC LIMIT ${rows}) p
+       JOIN collections c ON c.id = p.id
+      ORDER BY c.created_at DESC, c.id DESC`,
+    [...params, substringPattern(filter.search), filter.rows, filter.window],
+  )
+  return found
 }
 
 /**

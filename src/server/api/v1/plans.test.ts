@@ -27,7 +27,7 @@ import { listTransfers } from '@/server/api/v1/transfers/transfers.handler'
 import { fixturePool } from '@/test/api-fixtures'
 import { buildVolume, type VolumeIndex, volume } from '@/test/api-volume'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
-import { explain, explainAnalyze, type PlanNode } from '@/test/query-plans'
+import { analyzingPool, explain, explainAnalyze, type PlanNode } from '@/test/query-plans'
 import { computeRarity } from '@/test/rarity-fixtures'
 
 let db: TestDatabase
@@ -126,7 +126,12 @@ describe.skipIf(embedded)('query plans at a few thousand rows', () => {
         () => listCollections(ctx, { before_timestamp: Date.now() * 1000, before_id: 1500 }),
         'collections_listed_created_idx',
       )
-      await check(() => listCollections(ctx, { search: 'birds 1234' }), /collections_(name|symbol)_trgm_idx/)
+      // The window of the list, then the trigram indexes through collections_matching (the test below).
+      const search = await check(
+        () => listCollections(ctx, { search: 'birds 1234' }),
+        'collections_listed_created_idx',
+      )
+      expect(search.some((n) => n['Function Name'] === 'collections_matching')).toBe(true)
       await check(() => listCollections(ctx, { search: index.collections[7]! }), 'collections_address_key')
       // The production window (1,000) is a third of this small table; a smaller one shows the plan of a large table.
       await check(
@@ -294,6 +299,68 @@ describe.skipIf(embedded)('short searches', () => {
     expect(found.sort()).toEqual(rows.map((r) => r.address).sort())
     expect(requests).toBeGreaterThan(3)
     expect(plans.length).toBe(requests)
+  })
+})
+
+describe.skipIf(embedded)('trigram searches', () => {
+  it('walk at most the window in list order, then read the trigram indexes, and page every match once in order', async () => {
+    const { pool, plans } = analyzingPool(db.pool)
+    const ctx: ReadContext = {
+      config: { NETWORK: 'devnet', PUBLIC_URL: 'http://api.test', MEDIA_ORIGIN: undefined },
+      db: { pool },
+      snapshot: () => indexerSnapshot(db.pool, 'devnet', 0),
+    }
+    const window = 100
+    // Names are "Azure|Crimson Apes|Punks|Birds|Glyphs <n>" (src/test/api-volume.ts): common, rarer,
+    // rare (a few matches, the oldest among them far past the window) and none at all.
+    for (const search of ['azure', 'Punks 1', 's 123', 'Glyphs 99', 'no such name']) {
+      const { rows } = await db.pool.query(
+        `SELECT address FROM collections
+          WHERE listed AND standard IS DISTINCT FROM 'ERC1155' AND (name ILIKE $1 OR symbol ILIKE $1)
+          ORDER BY created_at DESC, id DESC`,
+        [`%${search}%`],
+      )
+      const found: string[] = []
+      let cursor: { before_timestamp: number; before_id: number } | undefined
+      for (;;) {
+        plans.length = 0
+        const page = await listCollections(ctx, { search, limit: 7, ...cursor }, { searchWindow: window })
+        // Rows read in list order (collections_listed_created_idx): the window, and the window
+        // again to find where it ends; never the rest of the list.
+        const walked = plans
+          .flatMap((p) => p.nodes)
+          .filter((n) => n['Index Name'] === 'collections_listed_created_idx')
+        const read = walked.reduce(
+          (sum, n) => sum + (n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0),
+          0,
+        )
+        expect(read, `${search}: rows walked in list order`).toBeLessThanOrEqual(2 * window)
+        found.push(...page.data.map((c) => c.contract_address))
+        if (!page.pagination.has_more) break
+        cursor = page.pagination.next_page_params
+      }
+      expect(found, search).toEqual(rows.map((r) => r.address))
+    }
+    // The far part's own statement, as the function defines it, under its settings: the trigram
+    // indexes alone (a walk of the list or a scan of the table is not allowed to it).
+    const client = await db.pool.connect()
+    try {
+      await client.query('BEGIN')
+      const { rows } = await client.query(
+        `SELECT prosrc, proconfig FROM pg_proc
+          WHERE proname = 'collections_matching' AND pronamespace = current_schema()::regnamespace`,
+      )
+      for (const setting of rows[0].proconfig as string[]) {
+        const [name, value] = setting.split('=')
+        await client.query(`SET LOCAL ${name} = ${value}`)
+      }
+      for (const pattern of ['%azure%', '%s 123%', '%no such name%']) {
+        expectIndexUse(await explain(client, rows[0].prosrc, [pattern]), /collections_(name|symbol)_trgm_idx/)
+      }
+    } finally {
+      await client.query('ROLLBACK')
+      client.release()
+    }
   })
 })
 

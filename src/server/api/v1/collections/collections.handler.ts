@@ -5,8 +5,9 @@
  * (collections_listed_created_idx). `search`:
  *  - a full contract address (any letter case) is an exact lookup;
  *  - a pattern with a run of three or more letters or digits is a
- *    case-insensitive substring match served by the pg_trgm GIN indexes on
- *    name and symbol;
+ *    case-insensitive substring match: the next SEARCH_WINDOW collections of
+ *    the list walked in order, then, when they hold less than a page, the
+ *    older matches through the pg_trgm GIN indexes on name and symbol;
  *  - anything shorter cannot use trigrams, so it is matched while walking the
  *    list index, at most SHORT_SEARCH_WINDOW collections per request: a page
  *    may then hold fewer than `limit` matches (even none) with has_more true
@@ -17,6 +18,7 @@ import {
   type StandardFilter,
   selectCollection,
   selectListedCollections,
+  selectListedCollectionsMatching,
   selectListedCollectionsWindow,
 } from '@/db/queries/collections'
 import type { BeforeKey } from '@/db/queries/sql'
@@ -30,6 +32,9 @@ import { ApiError } from '@/server/errors/api-error'
 import type { Collection, CollectionPage, ListCollectionsInput } from './collection.schema'
 
 export const SHORT_SEARCH_WINDOW = 1000
+
+/** Collections a trigram search walks in list order before it turns to the trigram indexes. */
+export const SEARCH_WINDOW = 1000
 
 const FULL_ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const TRIGRAM_RUN = /[\p{L}\p{N}]{3,}/u
@@ -50,7 +55,7 @@ const cursorOf = (row: CollectionRow): TimeCursor => ({
 export async function listCollections(
   ctx: ReadContext,
   input: ListCollectionsInput,
-  options: { shortSearchWindow?: number } = {},
+  options: { shortSearchWindow?: number; searchWindow?: number } = {},
 ): Promise<CollectionPage> {
   assertNetwork(ctx, input.network)
   const limit = pageLimit(input.limit)
@@ -69,10 +74,21 @@ export async function listCollections(
         standard,
       })
     }
+    if (mode === 'trigram') {
+      const window = options.searchWindow ?? SEARCH_WINDOW
+      return {
+        rows: await selectListedCollectionsMatching(ctx.db, {
+          before,
+          search,
+          rows: limit + 1,
+          window,
+          standard,
+        }),
+      }
+    }
     const rows = await selectListedCollections(ctx.db, {
       before,
       address: mode === 'address' ? search.toLowerCase() : undefined,
-      search: mode === 'trigram' ? search : undefined,
       rows: limit + 1,
       standard,
     })
