@@ -7,9 +7,9 @@
  * Each case forward (the history up to the block, as every token was computed before the back way)
  * and as the API asks, with the same answer (it throws if they differ): p50 / p95 of sequential runs
  * (ms) and the buffers of their statements (EXPLAIN (ANALYZE, BUFFERS)), as a Markdown table. As the
- * API asks, twice: on the pool the API runs (createPool: the statements prepared, one generic plan
- * per connection; docs/database.md, "Prepared statements") and unnamed, parsed and planned for
- * their values each time.
+ * API asks, twice: as the API runs them (queryOnGenericPlan: prepared, one generic plan per
+ * connection; docs/database.md, "Prepared statements") and unnamed, parsed and planned for their
+ * values each time.
  */
 import { isDeepStrictEqual } from 'node:util'
 import pg from 'pg'

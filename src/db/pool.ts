@@ -33,10 +33,6 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
   const { connectionString, settings } = splitSessionSettings(url)
   const schema = options.schema ?? schemaFromSettings(settings) ?? 'public'
   settings.set('search_path', searchPathFor(schema))
-  // Named (prepared) statements are the few written to run on a plan made once
-  // per connection, whatever their values (docs/database.md, "Prepared
-  // statements"); every other statement is unnamed and planned for its values.
-  settings.set('plan_cache_mode', 'force_generic_plan')
   if (options.statementTimeoutMs !== undefined) {
     settings.set('statement_timeout', String(options.statementTimeoutMs))
   }

@@ -24,7 +24,7 @@ import type pg from 'pg'
 import { ZERO_ADDRESS } from '@/lib/schemas'
 import type { CollectionHistoryRow } from './collections'
 import { MEDIA_JOINS } from './media'
-import { type BeforeKey, fromMicrosSql, microsInt8Sql, type ReadDb } from './sql'
+import { type BeforeKey, fromMicrosSql, microsInt8Sql, queryOnGenericPlan, type ReadDb } from './sql'
 import type { NftColumnOptions, NftRow } from './tokens'
 import { nftColumns } from './tokens'
 import { TRANSFER_COLUMNS, type TransferRow } from './transfers'
@@ -817,13 +817,11 @@ export async function selectTokenStatesAt(
   const longWay = async (keys: Keys, back: boolean) =>
     keys.length === 0
       ? []
-      : (
-          await db.pool.query<TokenStateAtRow>({
-            name: 'token_states_at_long',
-            text: longTokenStatesAt,
-            values: [...params(keys, back ? 1 : probe), back],
-          })
-        ).rows
+      : await queryOnGenericPlan<TokenStateAtRow>(db, {
+          name: 'token_states_at_long',
+          text: longTokenStatesAt,
+          values: [...params(keys, back ? 1 : probe), back],
+        })
   // Back: every token with a transfer is "long", and taken back from now.
   if (q.way === 'back') return longWay(q.keys, true)
   // Forward: every history is "short" (LIMIT NULL).
@@ -833,13 +831,11 @@ export async function selectTokenStatesAt(
   const [first, knownStates] = await Promise.all([
     rest.length === 0
       ? []
-      : db.pool
-          .query<TokenStateAtRow & { long: boolean }>({
-            name: 'token_states_at_short',
-            text: shortTokenStatesAt,
-            values: params(rest, long),
-          })
-          .then((r) => r.rows),
+      : queryOnGenericPlan<TokenStateAtRow & { long: boolean }>(db, {
+          name: 'token_states_at_short',
+          text: shortTokenStatesAt,
+          values: params(rest, long),
+        }),
     longWay(known, false),
   ])
   const states: TokenStateAtRow[] = knownStates

@@ -1,6 +1,7 @@
 /**
  * What the read queries share: the handle they run on and SQL fragments.
  */
+import type pg from 'pg'
 import type { Database } from '@/db/database'
 
 /** The database a read runs on (a /v1 request's `ctx.db`: the primary or a replica). */
@@ -29,4 +30,34 @@ export interface BeforeKey {
   /** RFC 3339 with microseconds, for a `timestamptz` parameter. */
   timestamp: string
   id: number
+}
+
+/**
+ * Runs a named statement on its generic plan (docs/database.md, "Prepared statements"), in a
+ * transaction of its own whose `SET LOCAL plan_cache_mode` ends with it: the setting holds for
+ * every statement on a connection, unnamed ones included, and these must not inherit it. A
+ * stand-in that only runs queries (the tests' and benchmarks' EXPLAIN wrappers) runs the
+ * statement as it is.
+ */
+export async function queryOnGenericPlan<R extends pg.QueryResultRow>(
+  db: ReadDb,
+  statement: pg.QueryConfig & { name: string },
+): Promise<R[]> {
+  if (typeof db.pool.connect !== 'function') return (await db.pool.query<R>(statement)).rows
+  const client = await db.pool.connect()
+  let broken: Error | undefined
+  try {
+    await client.query('BEGIN; SET LOCAL plan_cache_mode = force_generic_plan')
+    const { rows } = await client.query<R>(statement)
+    await client.query('COMMIT')
+    return rows
+  } catch (err) {
+    // A connection that cannot end its transaction is closed, never reused.
+    await client.query('ROLLBACK').catch((rollback: Error) => {
+      broken = rollback
+    })
+    throw err
+  } finally {
+    client.release(broken)
+  }
 }
