@@ -99,7 +99,7 @@ export async function selectListedCollections(
 
 /**
  * Listed collections whose name or symbol contains `search`, newest first by
- * (created_at, id), at most `rows`, in two parts (docs/database.md, "Search"):
+ * (created_at, id), at most `rows`, in two parts (docs/database.md, "Collection search"):
  *  - near: the next `window` collections of the list, walked in order and
  *    filtered; a term that is not rare fills the page here and the walk stops
  *    early;
@@ -119,6 +119,10 @@ export async function selectListedCollectionsMatching(
 ): Promise<CollectionRow[]> {
   const params: unknown[] = []
   const listed = listedWhere(filter.before, params, filter.standard ?? 'ERC721').join(' AND ')
+  // Where far starts: the window's end counted over every listed collection, read from the list
+  // index alone (index-only). It is never older than the end of near's walk, which may reach
+  // further (near skips other standards): near and far may then share matches, hence UNION.
+  const listedAny = listedWhere(filter.before, params, 'all').join(' AND ')
   const n = params.length
   const [pattern, rows, window] = [`$${n + 1}`, `$${n + 2}`, `$${n + 3}`]
   const { rows: found } = await db.pool.query<CollectionRow>(
@@ -130,7 +134,7 @@ export async function selectListedCollectionsMatching(
         ORDER BY w.created_at DESC, w.id DESC LIMIT ${rows}),
      window_end AS MATERIALIZED (
        SELECT c.created_at, c.id FROM collections c
-        WHERE (SELECT count(*) FROM near) < ${rows} AND ${listed}
+        WHERE (SELECT count(*) FROM near) < ${rows} AND ${listedAny}
         ORDER BY c.created_at DESC, c.id DESC OFFSET ${window} - 1 LIMIT 1),
      far AS MATERIALIZED (
        SELECT c.id, c.created_at FROM collections_matching(${pattern}) c
@@ -138,7 +142,7 @@ export async function selectListedCollectionsMatching(
           AND (c.created_at, c.id) < (SELECT created_at, id FROM window_end)),
      page AS (
        SELECT id, created_at FROM near
-       UNION ALL
+       UNION
        (SELECT id, created_at FROM far ORDER BY created_at DESC, id DESC LIMIT ${rows}))
      SELECT ${COLLECTION_COLUMNS}
        FROM (SELECT id, created_at FROM page ORDER BY created_at DESC, id DESC LIMIT ${rows}) p

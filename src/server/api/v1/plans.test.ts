@@ -311,35 +311,73 @@ describe.skipIf(embedded)('trigram searches', () => {
       snapshot: () => indexerSnapshot(db.pool, 'devnet', 0),
     }
     const window = 100
-    // Names are "Azure|Crimson Apes|Punks|Birds|Glyphs <n>" (src/test/api-volume.ts): common, rarer,
-    // rare (a few matches, the oldest among them far past the window) and none at all.
-    for (const search of ['azure', 'Punks 1', 's 123', 'Glyphs 99', 'no such name']) {
-      const { rows } = await db.pool.query(
-        `SELECT address FROM collections
-          WHERE listed AND standard IS DISTINCT FROM 'ERC1155' AND (name ILIKE $1 OR symbol ILIKE $1)
-          ORDER BY created_at DESC, id DESC`,
-        [`%${search}%`],
-      )
-      const found: string[] = []
-      let cursor: { before_timestamp: number; before_id: number } | undefined
-      for (;;) {
-        plans.length = 0
-        const page = await listCollections(ctx, { search, limit: 7, ...cursor }, { searchWindow: window })
-        // Rows read in list order (collections_listed_created_idx): the window, and the window
-        // again to find where it ends; never the rest of the list.
-        const walked = plans
-          .flatMap((p) => p.nodes)
-          .filter((n) => n['Index Name'] === 'collections_listed_created_idx')
-        const read = walked.reduce(
-          (sum, n) => sum + (n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0),
-          0,
-        )
-        expect(read, `${search}: rows walked in list order`).toBeLessThanOrEqual(2 * window)
-        found.push(...page.data.map((c) => c.contract_address))
-        if (!page.pagination.has_more) break
-        cursor = page.pagination.next_page_params
+    // ERC-1155 collections among the newest, matching too: the default list's walk passes over
+    // them, so it reaches further than the window's end counted over every listed collection.
+    const editions = Array.from(
+      { length: 40 },
+      (_, i) => `0x${(0xe1155e00 + i).toString(16).padStart(40, '0')}`,
+    )
+    await db.pool.query(
+      `INSERT INTO collections (address, name, symbol, standard, listed, metadata_status, created_at)
+       SELECT a, 'Azure Editions ' || i, 'AED', 'ERC1155', true, 'ok', now() + i * interval '1 second'
+         FROM unnest($1::text[]) WITH ORDINALITY AS e(a, i)`,
+      [editions],
+    )
+    // A name past the window's end that the default list's walk still reaches: near and far both find it.
+    const { rows: reached } = await db.pool.query(
+      `SELECT name FROM collections WHERE listed AND standard IS DISTINCT FROM 'ERC1155'
+        ORDER BY created_at DESC, id DESC OFFSET 80 LIMIT 1`,
+    )
+    const ofStandard = {
+      ERC721: "standard IS DISTINCT FROM 'ERC1155'",
+      ERC1155: "standard = 'ERC1155'",
+      all: 'true',
+    }
+    try {
+      // Names are "Azure|Crimson Apes|Punks|Birds|Glyphs <n>" (src/test/api-volume.ts): common, rarer,
+      // rare (a few matches, the oldest among them far past the window) and none at all.
+      for (const standard of ['ERC721', 'ERC1155', 'all'] as const) {
+        for (const search of [
+          'azure',
+          'Punks 1',
+          's 123',
+          'Glyphs 99',
+          'Editions 3',
+          reached[0].name,
+          'no such',
+        ]) {
+          const { rows } = await db.pool.query(
+            `SELECT address FROM collections
+              WHERE listed AND ${ofStandard[standard]} AND (name ILIKE $1 OR symbol ILIKE $1)
+              ORDER BY created_at DESC, id DESC`,
+            [`%${search}%`],
+          )
+          const found: string[] = []
+          let cursor: { before_timestamp: number; before_id: number } | undefined
+          for (;;) {
+            plans.length = 0
+            const input = { search, limit: 7, standard, ...cursor }
+            const page = await listCollections(ctx, input, { searchWindow: window })
+            // Rows read in list order: the window (and the ERC-1155 rows the default list passes
+            // over, as its plain list does), and the window again to find where it ends; never the
+            // rest of the list.
+            const read = plans
+              .flatMap((p) => p.nodes)
+              .filter((n) => /^collections_(listed_created|erc1155_listed)_idx$/.test(n['Index Name'] ?? ''))
+              .reduce((sum, n) => sum + (n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0), 0)
+            const passedOver = standard === 'ERC721' ? editions.length : 0
+            expect(read, `${standard} ${search}: rows walked in list order`).toBeLessThanOrEqual(
+              2 * window + passedOver,
+            )
+            found.push(...page.data.map((c) => c.contract_address))
+            if (!page.pagination.has_more) break
+            cursor = page.pagination.next_page_params
+          }
+          expect(found, `${standard} ${search}`).toEqual(rows.map((r) => r.address))
+        }
       }
-      expect(found, search).toEqual(rows.map((r) => r.address))
+    } finally {
+      await db.pool.query('DELETE FROM collections WHERE address = ANY($1)', [editions])
     }
     // The far part's own statement, as the function defines it, under its settings: the trigram
     // indexes alone (a walk of the list or a scan of the table is not allowed to it).
