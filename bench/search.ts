@@ -14,8 +14,7 @@
  */
 import { createPool } from '@/db/client'
 import { selectListedCollectionsMatching } from '@/db/queries/collections'
-import type { ReadDb } from '@/db/queries/sql'
-import { substringPattern } from '@/db/queries/sql'
+import { type ReadDb, substringPattern } from '@/db/queries/sql'
 import { SEARCH_WINDOW } from '@/server/api/v1/collections/collections.handler'
 import { analyzingPool, rowsRead } from '@/test/query-plans'
 import { benchDatabaseUrl } from './seed'

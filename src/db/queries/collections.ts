@@ -118,11 +118,14 @@ export async function selectListedCollectionsMatching(
   },
 ): Promise<CollectionRow[]> {
   const params: unknown[] = []
-  const listed = listedWhere(filter.before, params, filter.standard ?? 'ERC721').join(' AND ')
-  // Where far starts: the window's end counted over every listed collection, read from the list
-  // index alone (index-only). It is never older than the end of near's walk, which may reach
-  // further (near skips other standards): near and far may then share matches, hence UNION.
-  const listedAny = listedWhere(filter.before, params, 'all').join(' AND ')
+  const conditions = listedWhere(filter.before, params, filter.standard ?? 'ERC721')
+  const listed = conditions.join(' AND ')
+  // Where far starts: the window's end counted over every listed collection (the same
+  // conditions without the standard's), read from the list index alone (index-only). It is never
+  // older than the end of near's walk, which may reach further (near skips other standards):
+  // near and far may then share matches, hence UNION.
+  const ofStandard = collectionStandardSql('c', filter.standard ?? 'ERC721')
+  const listedAny = conditions.filter((c) => c !== ofStandard).join(' AND ')
   const n = params.length
   const [pattern, rows, window] = [`$${n + 1}`, `$${n + 2}`, `$${n + 3}`]
   const { rows: found } = await db.pool.query<CollectionRow>(
