@@ -6,6 +6,7 @@
 import { initTRPC } from '@trpc/server'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { transfer, transferPage } from '@/server/api/v1/transfers/transfer.schema'
+import { toApiError } from '@/server/errors/to-api-error'
 import { responseSchema } from './response-schema'
 
 const t = initTRPC.create()
@@ -83,5 +84,24 @@ describe('responseSchema', () => {
     const caller = t.createCallerFactory(router)({})
     // tRPC falls back to parseAsync after a parse error without zod issues; the second call proves it did not.
     for (let i = 0; i < 2; i++) await expect(caller.page()).rejects.toThrow(/Output validation failed/)
+  })
+
+  it("answers a refused response as the server's fault: a 500, never a client's 400", async () => {
+    vi.resetModules()
+    vi.stubEnv('NODE_ENV', 'test')
+    const { responseSchema: fresh } = await import('./response-schema')
+    for (const response of [offContract, { ...validPage, internal: true }]) {
+      const router = t.router({
+        page: t.procedure.output(fresh(transferPage)).query(() => response as never),
+      })
+      const error = await t
+        .createCallerFactory(router)({})
+        .page()
+        .then(
+          () => undefined,
+          (err: unknown) => toApiError(err),
+        )
+      expect(error).toMatchObject({ status: 500, code: 'INTERNAL_ERROR' })
+    }
   })
 })

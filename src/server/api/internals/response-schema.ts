@@ -9,7 +9,8 @@
  *  - production: returns the response as it is;
  *  - development and tests: parses, and also refuses a response the parse
  *    would change (a key it would strip, a value it would transform), so what
- *    tests see is byte for byte what production sends.
+ *    tests see is byte for byte what production sends. A refused response is
+ *    the server's fault: a 500, never the 400 a client's bad parameter gets.
  *
  * Library internals: the copy is made from zod's `schema._zod.def`, and its
  * `parse`/`parseAsync` are replaced (docs/api.md, "Library internals and the
@@ -18,6 +19,15 @@
 import { isDeepStrictEqual } from 'node:util'
 import { z } from 'zod'
 import { productionMode } from '@/config/env'
+import { describeZodError } from '@/server/errors/to-api-error'
+
+/**
+ * A response that is not exactly its schema. Deliberately no ZodError in its cause chain: a
+ * ZodError there is a bad parameter (400), and this is the server's own fault (500).
+ */
+export class ResponseSchemaViolation extends Error {
+  override name = 'ResponseSchemaViolation'
+}
 
 export function responseSchema<T extends z.ZodType>(schema: T, validate = !productionMode()): T {
   const copies = validate ? checkedCopies : uncheckedCopies
@@ -48,17 +58,13 @@ export const isUncheckedResponseSchema = (schema: unknown): boolean =>
   typeof schema === 'object' && schema !== null && unchecked.has(schema)
 
 function parseUnchanged<T extends z.ZodType>(schema: T, data: unknown): z.output<T> {
-  const parsed = schema.parse(data)
-  // Compared as JSON, as a client receives it (key order aside).
-  if (!isDeepStrictEqual(JSON.parse(JSON.stringify(parsed)), JSON.parse(JSON.stringify(data)))) {
-    throw new z.ZodError([
-      {
-        code: 'custom',
-        path: [],
-        input: data,
-        message: 'The response is not exactly its schema: parsing it would change it',
-      },
-    ])
+  const result = schema.safeParse(data)
+  if (!result.success) {
+    throw new ResponseSchemaViolation(`The response is off its schema: ${describeZodError(result.error)}`)
   }
-  return parsed
+  // Compared as JSON, as a client receives it (key order aside).
+  if (!isDeepStrictEqual(JSON.parse(JSON.stringify(result.data)), JSON.parse(JSON.stringify(data)))) {
+    throw new ResponseSchemaViolation('The response is not exactly its schema: parsing it would change it')
+  }
+  return result.data
 }
