@@ -1005,7 +1005,7 @@ export interface components {
        * @enum {string}
        */
       contract_type?: 'ERC721' | 'ERC1155'
-      /** @description Extension, with `standard` only: the token's supply — ERC-1155: minted minus burned; ERC-721: '1', '0' once burned. */
+      /** @description Extension, with `standard` only: the token's supply — ERC-1155: minted minus burned in the indexed blocks, below zero when they burn units minted before the first of them (coverage.start_block); ERC-721: '1', '0' once burned. */
       total_supply?: string
       /** @description Extension, with `standard` only: holders with a positive balance — ERC-721: 1, 0 once burned. */
       holder_count?: number

@@ -24,6 +24,9 @@ export const balanceString = z.string().regex(/^[0-9]{1,155}$/, 'must be a decim
 /** Decimal string for block numbers and counters that can exceed 2^53. */
 export const decimalString = z.string().regex(/^[0-9]+$/)
 
+/** A signed decimal string: a net count that history before the indexed window can take below zero. */
+export const signedDecimalString = z.string().regex(/^-?[0-9]+$/)
+
 export const isoDateTime = z.string().meta({ format: 'date-time', description: 'RFC 3339 timestamp, UTC' })
 
 export const coverageStatus = z.enum(['unknown', 'partial', 'complete'])

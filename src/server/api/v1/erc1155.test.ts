@@ -302,6 +302,30 @@ describe('with `standard`', () => {
     ])
   })
 
+  it('serves a negative supply as a signed decimal: burns of units minted before the indexed window', async () => {
+    // As the indexer leaves such a token: minted before START_BLOCK, 3 burned after it.
+    await db.pool.query(
+      `INSERT INTO tokens (collection_address, token_id, current_owner, is_burned, transfer_count, total_supply,
+                           holder_count, metadata_status)
+       VALUES ($1, 4, $2, true, 1, -3, 0, 'ok')`,
+      [multi, ZERO],
+    )
+    api.refresh()
+    try {
+      expect((await ok(`/v1/nfts/${multi}/4?standard=ERC1155`)).data).toMatchObject({
+        current_owner: null,
+        is_burned: true,
+        total_supply: '-3',
+        holder_count: 0,
+      })
+      const burned = (await ok(`/v1/collections/${multi}/nfts?standard=all&include_burned=true`)).data
+      expect(burned.map((n: Json) => [n.token_id, n.total_supply])).toContainEqual(['4', '-3'])
+    } finally {
+      await db.pool.query('DELETE FROM tokens WHERE collection_address = $1 AND token_id = 4', [multi])
+      api.refresh()
+    }
+  })
+
   it('lists transfers and activity with their amount', async () => {
     const feed = (await ok('/v1/activity?standard=ERC1155&limit=100')).data
     expect(feed.map((t: Json) => [t.event_type, t.token_id, t.amount, t.batch_index])).toEqual([

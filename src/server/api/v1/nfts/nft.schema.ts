@@ -14,6 +14,7 @@ import {
   pageOf,
   repeatableParam,
   requireTogether,
+  signedDecimalString,
   standardParam,
   tokenCursor,
   tokenId,
@@ -149,9 +150,9 @@ export const nft = z
       .enum(['ERC721', 'ERC1155'])
       .describe("Extension, with `standard` only: the token's standard.")
       .optional(),
-    total_supply: decimalString
+    total_supply: signedDecimalString
       .describe(
-        "Extension, with `standard` only: the token's supply — ERC-1155: minted minus burned; ERC-721: '1', '0' once burned.",
+        "Extension, with `standard` only: the token's supply — ERC-1155: minted minus burned in the indexed blocks, below zero when they burn units minted before the first of them (coverage.start_block); ERC-721: '1', '0' once burned.",
       )
       .optional(),
     holder_count: z
