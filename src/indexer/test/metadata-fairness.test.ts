@@ -240,7 +240,7 @@ describe('metadata queue: fairness between hosts', () => {
     // 429 + Retry-After: the host is backed off as a whole, not asked once per token.
     const early = limitedHits.filter((t) => t - limitedSince < 3_000).length
     expect(early).toBeLessThanOrEqual(4)
-    // The slow host was never asked for more than its share of the 2,040 tokens.
+    // The slow host was never asked for more than its share of its 50,040 tokens.
     expect(slow.hits.length).toBeLessThan(100)
     // Visible in the status: the backlog by outcome and the backed-off hosts.
     const { rows } = await db.pool.query('SELECT metadata_queue FROM indexer_state')
