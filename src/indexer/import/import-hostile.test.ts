@@ -92,6 +92,26 @@ describe('the historical import and hostile files', () => {
     })
   })
 
+  it('the Unix epoch itself is rejected: a feed cursor (before_timestamp, at least 1) could not page past it', async () => {
+    const C = coll(0xa005)
+    const p = file('epoch.csv', [
+      HEADER,
+      `${C},1,${ZERO},${ALICE},10,0,${tx(0xa0050)},0`,
+      `${C},2,${ZERO},${ALICE},11,1970-01-01T00:00:00Z,${tx(0xa0051)},0`,
+      `${C},3,${ZERO},${ALICE},12,1,${tx(0xa0052)},0`,
+    ])
+    const report = await importTransfersFile(db.pool, p, { startBlock: 1000n })
+    expect(report.rejected).toEqual([
+      { line: 2, reason: 'block_timestamp must lie after 1970-01-01T00:00:00Z and not after now' },
+      { line: 3, reason: 'block_timestamp must lie after 1970-01-01T00:00:00Z and not after now' },
+    ])
+    const { rows } = await db.pool.query(
+      'SELECT token_id::text AS t FROM transfers WHERE collection_address = $1',
+      [C],
+    )
+    expect(rows).toEqual([{ t: '3' }])
+  })
+
   it('an impossible calendar date is rejected, not shifted to another day', async () => {
     const C = coll(0xa003)
     const p = file('feb30.csv', [HEADER, `${C},1,${ZERO},${ALICE},10,2021-02-30T00:00:00Z,${tx(0xa0031)},0`])

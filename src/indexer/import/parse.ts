@@ -100,9 +100,11 @@ function integer(value: unknown, field: string, max: number): number {
 const RFC_3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i
 
 /**
- * RFC 3339 date-time, or Unix seconds. Whole seconds, like block timestamps, from 1970 to now
- * (a block is never in the future; PostgreSQL cannot store a year past 9999 or before 1). A
- * date that does not exist (February 30th, hour 24) is refused, not rolled over.
+ * RFC 3339 date-time, or Unix seconds. Whole seconds, like block timestamps, after the Unix
+ * epoch and not after now (a block is never in the future; PostgreSQL cannot store a year past
+ * 9999 or before 1; a time-ordered feed's cursor, `before_timestamp`, is at least 1, so a row at
+ * the epoch itself could not be paged past). A date that does not exist (February 30th, hour 24)
+ * is refused, not rolled over.
  */
 function timestamp(value: unknown, now = Date.now()): bigint {
   const v = text(value, 'block_timestamp')
@@ -124,8 +126,8 @@ function timestamp(value: unknown, now = Date.now()): bigint {
       throw new RowError('block_timestamp must be RFC 3339 (2021-03-04T05:06:07Z) or Unix seconds')
     seconds = BigInt(Math.floor(Date.parse(v) / 1000))
   }
-  if (seconds < 0n || seconds > BigInt(Math.floor(now / 1000)))
-    throw new RowError('block_timestamp must lie between 1970-01-01 and now')
+  if (seconds < 1n || seconds > BigInt(Math.floor(now / 1000)))
+    throw new RowError('block_timestamp must lie after 1970-01-01T00:00:00Z and not after now')
   return seconds
 }
 
