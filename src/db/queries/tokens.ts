@@ -37,12 +37,14 @@ export const NFT_DOCUMENT_COLUMNS = `t.description, t.attributes, t.animation_ur
  * The ERC-1155 extension's columns (docs/api.md, "ERC-1155"), read only when
  * the request names a `standard`: an ERC-1155 token's supply and holder
  * count (NULL on ERC-721 tokens), and its only holder when one holder has the
- * whole supply (token_balances_holders_idx; an ERC-721 token never looks).
+ * whole supply (token_balances_holders_idx; an ERC-721 token never looks). A
+ * negative balance (history before the indexed window) is nobody's holding, even
+ * when it equals a supply that such history took below zero.
  */
 export const NFT_STANDARD_COLUMNS = `t.total_supply::text AS total_supply, t.holder_count,
   (SELECT b.owner FROM token_balances b
     WHERE t.holder_count = 1 AND b.collection_address = t.collection_address AND b.token_id = t.token_id
-      AND b.balance = t.total_supply
+      AND b.balance = t.total_supply AND b.balance > 0
     ORDER BY b.balance DESC, b.owner LIMIT 1) AS sole_holder`
 
 /** What a token read selects beyond NFT_COLUMNS. */

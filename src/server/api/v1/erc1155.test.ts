@@ -303,24 +303,35 @@ describe('with `standard`', () => {
   })
 
   it('serves a negative supply as a signed decimal: burns of units minted before the indexed window', async () => {
-    // As the indexer leaves such a token: minted before START_BLOCK, 3 burned after it.
+    // As the indexer leaves such a token: minted to dave and frank before START_BLOCK; after it,
+    // dave burned 3 and frank sent 2 to erin. Erin is its one holder; dave's -3 is the supply.
     await db.pool.query(
       `INSERT INTO tokens (collection_address, token_id, current_owner, is_burned, transfer_count, total_supply,
                            holder_count, metadata_status)
-       VALUES ($1, 4, $2, true, 1, -3, 0, 'ok')`,
+       VALUES ($1, 4, $2, true, 2, -3, 1, 'ok')`,
       [multi, ZERO],
     )
+    for (const [owner, balance] of [
+      [holders.dave, -3],
+      [holders.erin, 2],
+      [holders.frank, -2],
+    ] as const)
+      await db.pool.query('INSERT INTO token_balances VALUES ($1, 4, $2, $3)', [multi, owner, balance])
     api.refresh()
     try {
+      // Not dave, whose negative balance equals the supply: nobody holds all of it.
       expect((await ok(`/v1/nfts/${multi}/4?standard=ERC1155`)).data).toMatchObject({
         current_owner: null,
         is_burned: true,
         total_supply: '-3',
-        holder_count: 0,
+        holder_count: 1,
       })
       const burned = (await ok(`/v1/collections/${multi}/nfts?standard=all&include_burned=true`)).data
       expect(burned.map((n: Json) => [n.token_id, n.total_supply])).toContainEqual(['4', '-3'])
     } finally {
+      await db.pool.query('DELETE FROM token_balances WHERE collection_address = $1 AND token_id = 4', [
+        multi,
+      ])
       await db.pool.query('DELETE FROM tokens WHERE collection_address = $1 AND token_id = 4', [multi])
       api.refresh()
     }
