@@ -268,6 +268,9 @@ export interface IndexerSnapshotRecord {
   history_rewritten_at: string
 }
 
+/** indexer_state.history_rewritten_at in microseconds, as text (exact, unlike a Date). */
+export const HISTORY_STAMP_SQL = '(extract(epoch FROM history_rewritten_at) * 1000000)::bigint::text'
+
 /** The snapshot row of `network`, undefined before the indexer created it. */
 export async function selectIndexerSnapshot(
   db: Queryable,
@@ -278,7 +281,7 @@ export async function selectIndexerSnapshot(
             last_indexed_block::text, coverage_verified_at, updated_at, last_verified_block::text,
             verification_mismatches::text, verification_repairs::text, verification_spans,
             log_index_untrusted, head_observed_at, rpc_endpoints, metadata_queue,
-            (extract(epoch FROM history_rewritten_at) * 1000000)::bigint::text AS history_rewritten_at
+            ${HISTORY_STAMP_SQL} AS history_rewritten_at
        FROM indexer_state WHERE network = $1`,
     [network],
   )

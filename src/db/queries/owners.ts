@@ -23,6 +23,7 @@
 import type pg from 'pg'
 import { ZERO_ADDRESS } from '@/lib/schemas'
 import type { CollectionHistoryRow } from './collections'
+import { HISTORY_STAMP_SQL } from './indexer-state'
 import { MEDIA_JOINS } from './media'
 import { type BeforeKey, fromMicrosSql, microsInt8Sql, queryOnGenericPlan, type ReadDb } from './sql'
 import type { NftColumnOptions, NftRow } from './tokens'
@@ -39,7 +40,7 @@ export const SNAPSHOT_WORK_MEM = '64MB'
 
 /**
  * A snapshot statement may run this many times the pool's statement timeout
- * (DB_STATEMENT_TIMEOUT_MS: 30 s by default). It runs once per snapshot, its
+ * (DB_STATEMENT_TIMEOUT_MS: 5 s by default). It runs once per snapshot, its
  * result is kept (the snapshot cache, single flight, at most
  * SNAPSHOT_COMPUTATIONS at a time), and a snapshot that outlives the timeout
  * would outlive it on every retry: the middle of the history of a collection
@@ -47,41 +48,89 @@ export const SNAPSHOT_WORK_MEM = '64MB'
  */
 export const SNAPSHOT_TIMEOUT_FACTOR = 6
 
+/** The confirmed history a snapshot is asked of: the indexer state as the request read it. */
+export interface SnapshotBasis {
+  network: string
+  /** indexer_state.history_rewritten_at (HISTORY_STAMP_SQL), the key its snapshots are kept under. */
+  historyRewrittenAt: string
+}
+
 /**
- * Runs one snapshot statement in a read-only transaction with
- * SNAPSHOT_WORK_MEM and SNAPSHOT_TIMEOUT_FACTOR times the statement timeout.
- * Memoize is off: every way reads each token or holder once, so its cache
- * only missed (10 % of a token-by-token snapshot of 1,500,000 tokens).
+ * The confirmed history was rewritten (a reorganisation deeper than CONFIRMATIONS, a repair)
+ * after the request read the indexer state and before its snapshot's transaction began: the
+ * snapshot would describe the new history under the old one's key, or a block no longer
+ * confirmed. Nothing is kept; the request may be retried at once.
  */
-export async function snapshotStatement<Row extends pg.QueryResultRow>(
+export class HistoryRewrittenMeanwhile extends Error {
+  override name = 'HistoryRewrittenMeanwhile'
+}
+
+/** Runs one statement of a snapshot's transaction. */
+export type SnapshotRun = <Row extends pg.QueryResultRow>(sql: string, params: unknown[]) => Promise<Row[]>
+
+/**
+ * Runs a snapshot's statements in one read-only REPEATABLE READ transaction,
+ * with SNAPSHOT_WORK_MEM and SNAPSHOT_TIMEOUT_FACTOR times the statement
+ * timeout: the statements that bound the block and the one that computes
+ * the snapshot see one state of the database, whatever the indexer commits
+ * meanwhile, and with a `basis`, that state is the request's (its
+ * history_rewritten_at, read in the same transaction first; otherwise
+ * HistoryRewrittenMeanwhile). Memoize is off: every way reads each token or
+ * holder once, so its cache only missed (10 % of a token-by-token snapshot
+ * of 1,500,000 tokens).
+ */
+export async function inSnapshotTransaction<T>(
   db: ReadDb,
-  sql: string,
-  params: unknown[],
-): Promise<Row[]> {
+  basis: SnapshotBasis | undefined,
+  work: (run: SnapshotRun) => Promise<T>,
+): Promise<T> {
   const client = await db.pool.connect()
   try {
-    await client.query('BEGIN READ ONLY')
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
     const { rows: settings } = await client.query<{ ms: string }>(
       `SELECT set_config('work_mem', '${SNAPSHOT_WORK_MEM}', true), set_config('enable_memoize', 'off', true),
               set_config('statement_timeout', t.ms::text, true), t.ms
          FROM (SELECT (extract(epoch FROM current_setting('statement_timeout')::interval)
                  * 1000 * ${SNAPSHOT_TIMEOUT_FACTOR})::int8 AS ms) t`,
     )
+    if (basis) {
+      const { rows } = await client.query<{ stamp: string }>(
+        `SELECT ${HISTORY_STAMP_SQL} AS stamp FROM indexer_state WHERE network = $1`,
+        [basis.network],
+      )
+      if ((rows[0]?.stamp ?? '') !== basis.historyRewrittenAt)
+        throw new HistoryRewrittenMeanwhile(
+          'The confirmed history was rewritten while the snapshot was asked for.',
+        )
+    }
     // The client's own bound (db/pool.ts: twice the statement timeout) stretched the same way.
     const timeout = Number(settings[0]!.ms)
-    const { rows } = await client.query<Row>({
-      text: sql,
-      values: params,
-      ...(timeout > 0 ? { query_timeout: 2 * timeout } : {}),
-    })
+    const run: SnapshotRun = async (sql, params) =>
+      (
+        await client.query({
+          text: sql,
+          values: params,
+          ...(timeout > 0 ? { query_timeout: 2 * timeout } : {}),
+        })
+      ).rows
+    const result = await work(run)
     await client.query('COMMIT')
-    return rows
+    return result
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined)
     throw err
   } finally {
     client.release()
   }
+}
+
+/** One snapshot statement in a transaction of its own (inSnapshotTransaction). */
+export function snapshotStatement<Row extends pg.QueryResultRow>(
+  db: ReadDb,
+  sql: string,
+  params: unknown[],
+): Promise<Row[]> {
+  return inSnapshotTransaction(db, undefined, (run) => run<Row>(sql, params))
 }
 
 /** The chain order of transfers, newest first (as the indexer's rebuild of a token's state). */
@@ -336,12 +385,25 @@ export function mintsDecideArm(i: HoldersAtCostInputs): boolean {
  * cost (chooseHoldersAtArm; `arm` forces one, for tests: each gives the same
  * answer).
  */
-export async function selectCollectionOwnersAt(
+export function selectCollectionOwnersAt(
   db: ReadDb,
-  q: { address: string; block: bigint; multi: boolean; head: bigint; since: bigint; arm?: HoldersAtArm },
+  q: HoldersAtQuery & { basis?: SnapshotBasis },
 ): Promise<HolderAtRow[]> {
+  return inSnapshotTransaction(db, q.basis, (run) => collectionOwnersAt(run, q))
+}
+
+interface HoldersAtQuery {
+  address: string
+  block: bigint
+  multi: boolean
+  head: bigint
+  since: bigint
+  arm?: HoldersAtArm
+}
+
+async function collectionOwnersAt(run: SnapshotRun, q: HoldersAtQuery): Promise<HolderAtRow[]> {
   const block = q.block.toString()
-  const bounds = await blockBounds(db, q.address, block, q.multi)
+  const bounds = await blockBounds(run, q.address, block, q.multi)
   let arm = q.multi ? 'forward' : q.arm
   if (arm === undefined) {
     const inputs: HoldersAtCostInputs = {
@@ -353,13 +415,12 @@ export async function selectCollectionOwnersAt(
       tokens: Number(bounds.tokens),
       holders: Number(bounds.holders),
     }
-    if (mintsDecideArm(inputs)) inputs.minted = await mintsUntil(db, q.address, bounds.until, bounds.tokens)
+    if (mintsDecideArm(inputs)) inputs.minted = await mintsUntil(run, q.address, bounds.until, bounds.tokens)
     arm = chooseHoldersAtArm(inputs)
   }
   const params = [q.address, block, ZERO_ADDRESS]
-  if (arm === 'back') return snapshotStatement<HolderAtRow>(db, holdersBackFromNow, [...params, bounds.after])
-  if (arm === 'per-token')
-    return snapshotStatement<HolderAtRow>(db, holdersPerToken, [...params, bounds.until])
+  if (arm === 'back') return run<HolderAtRow>(holdersBackFromNow, [...params, bounds.after])
+  if (arm === 'per-token') return run<HolderAtRow>(holdersPerToken, [...params, bounds.until])
   const sql = q.multi
     ? `WITH history AS (
          SELECT tr.token_id, tr.from_address, tr.to_address, coalesce(tr.amount, 1) AS amount FROM transfers tr
@@ -382,7 +443,7 @@ export async function selectCollectionOwnersAt(
                 ORDER BY tr.token_id, ${CHAIN_ORDER_DESC}) last
         WHERE last.owner <> $3
         GROUP BY last.owner ORDER BY token_count DESC, last.owner`
-  return snapshotStatement<HolderAtRow>(db, sql, [...params, bounds.until])
+  return run<HolderAtRow>(sql, [...params, bounds.until])
 }
 
 /** Every event type: a collection's transfers in time order are ranges of transfers_collection_event_type_feed_idx. */
@@ -424,12 +485,12 @@ const lastTransferAtOrBefore = (at: string) => `(
  * The same statement reads the counters the choice of a way is made from.
  */
 async function blockBounds(
-  db: ReadDb,
+  run: SnapshotRun,
   address: string,
   block: string,
   multi: boolean,
 ): Promise<{ until: string; after: string; transfers: string; tokens: string; holders: string }> {
-  const { rows } = await db.pool.query<{
+  const rows = await run<{
     until: string | null
     after: string | null
     transfers: string | null
@@ -483,8 +544,8 @@ async function blockBounds(
  * of transfers_collection_event_type_feed_idx, index entries only where the
  * table's pages are all visible.
  */
-async function mintsUntil(db: ReadDb, address: string, until: string, cap: string): Promise<number> {
-  const { rows } = await db.pool.query<{ n: string }>(
+async function mintsUntil(run: SnapshotRun, address: string, until: string, cap: string): Promise<number> {
+  const rows = await run<{ n: string }>(
     `SELECT count(*)::text AS n FROM (
        SELECT 1 FROM transfers tr
         WHERE tr.collection_address = $1 AND tr.event_type = 'mint' AND tr.block_timestamp <= $2
@@ -597,17 +658,23 @@ export function chooseHoldingsAtArm(q: {
  * stored transfer) minus what it received since the block plus what it sent.
  * The cost of the holdings now and the changes since, not of the history.
  */
-export async function selectOwnerHoldingsAt(
+export function selectOwnerHoldingsAt(
   db: ReadDb,
-  q: {
-    owner: string
-    block: bigint
-    standard: 'ERC721' | 'ERC1155' | 'all'
-    head: bigint
-    since: bigint
-    arm?: HoldingsAtArm
-  },
+  q: HoldingsAtQuery & { basis?: SnapshotBasis },
 ): Promise<HoldingAtRow[]> {
+  return inSnapshotTransaction(db, q.basis, (run) => ownerHoldingsAt(run, q))
+}
+
+interface HoldingsAtQuery {
+  owner: string
+  block: bigint
+  standard: 'ERC721' | 'ERC1155' | 'all'
+  head: bigint
+  since: bigint
+  arm?: HoldingsAtArm
+}
+
+async function ownerHoldingsAt(run: SnapshotRun, q: HoldingsAtQuery): Promise<HoldingAtRow[]> {
   const arm = q.arm ?? chooseHoldingsAtArm(q)
   const back = arm === 'back'
   // The zero address's tokens now are the burned ERC-721 ones and every ERC-1155 token (whose row
@@ -662,9 +729,8 @@ export async function selectOwnerHoldingsAt(
       UNION
       SELECT tr.collection_address, tr.token_id FROM transfers tr WHERE ${since('from_address', 'tr.amount IS NULL')})`
   const params: unknown[] = [q.owner, q.block.toString()]
-  if (back) params.push(await walletBound(db, q.owner, params[1] as string))
-  return snapshotStatement<HoldingAtRow>(
-    db,
+  if (back) params.push(await walletBound(run, q.owner, params[1] as string))
+  return run<HoldingAtRow>(
     // Each held token's row by its key (tokens_collection_token_key) where the way did not read it:
     // LIMIT 1 keeps the lookup one per held token, never a hash of the whole tokens table. The
     // condition on current_owner, a column of the row only, keeps the planner from answering the
@@ -691,11 +757,11 @@ export async function selectOwnerHoldingsAt(
  * rows (block 0) are older than the indexed window and left out. Block
  * timestamps never decrease along the chain.
  */
-async function walletBound(db: ReadDb, owner: string, block: string): Promise<string> {
+async function walletBound(run: SnapshotRun, owner: string, block: string): Promise<string> {
   const last = (side: string) => `(SELECT tr.block_timestamp FROM transfers tr
      WHERE tr.${side} = $1 AND tr.block_number <= $2 AND tr.block_number > 0
      ORDER BY tr.block_timestamp DESC, tr.id DESC LIMIT 1)`
-  const { rows } = await db.pool.query<{ bound: string | null }>(
+  const rows = await run<{ bound: string | null }>(
     `SELECT greatest(${last('to_address')}, ${last('from_address')})::text AS bound`,
     [owner, block],
   )

@@ -8,6 +8,7 @@
 import { TRPCError } from '@trpc/server'
 import { ZodError, type z } from 'zod'
 import { isDatabaseUnavailable, isStatementTimeout } from '@/db/client'
+import { HistoryRewrittenMeanwhile } from '@/db/queries/owners'
 import { ApiError } from './api-error'
 
 type Issue = z.core.$ZodIssue
@@ -46,6 +47,13 @@ export function toApiError(err: unknown): ApiError {
   if (api) return api
   const zod = findCause(err, (e): e is ZodError => e instanceof ZodError)
   if (zod) return new ApiError('INVALID_ARGUMENT', describeZodError(zod), { cause: err })
+  if (err instanceof HistoryRewrittenMeanwhile) {
+    return new ApiError(
+      'SERVICE_UNAVAILABLE',
+      'The confirmed history was rewritten (a reorganisation or a repair) while this snapshot was asked for; retry.',
+      { cause: err },
+    )
+  }
   // query_canceled: a statement outlived DB_STATEMENT_TIMEOUT_MS (overload, a held lock). Not the request's fault.
   if (isStatementTimeout(err)) {
     return new ApiError('SERVICE_UNAVAILABLE', 'The database did not answer in time; retry with backoff.', {

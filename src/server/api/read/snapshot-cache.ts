@@ -30,6 +30,7 @@
  * these few lines, with no runtime dependency added for them.
  */
 
+import type { SnapshotBasis } from '@/db/queries/owners'
 import { ApiError } from '@/server/errors/api-error'
 import type { IndexerSnapshot } from './indexer-snapshot'
 
@@ -177,6 +178,18 @@ export function snapshotKey(
   ...parts: Array<string | bigint>
 ): string {
   return `${parts.join('|')}|${indexer.historyRewrittenAt}`
+}
+
+/**
+ * The history a snapshot kept under snapshotKey(indexer, …) must be computed from: its
+ * transaction checks it (db/queries/owners.ts, inSnapshotTransaction), so that a rewrite
+ * after the request read the indexer state is never kept under the old history's key.
+ */
+export function snapshotBasis(
+  network: string,
+  indexer: Pick<IndexerSnapshot, 'historyRewrittenAt'>,
+): SnapshotBasis {
+  return { network, historyRewrittenAt: indexer.historyRewrittenAt }
 }
 
 const caches = new WeakMap<object, SnapshotCache>()

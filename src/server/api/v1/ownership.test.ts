@@ -9,8 +9,16 @@
  * (block, log index, batch index), never against the API's own SQL; every
  * response is validated against /openapi.json.
  */
+
+import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { selectCollectionOwnersAt } from '@/db/queries/owners'
+import { HISTORY_STAMP_SQL } from '@/db/queries/indexer-state'
+import {
+  HistoryRewrittenMeanwhile,
+  selectCollectionOwnersAt,
+  selectOwnerHoldingsAt,
+} from '@/db/queries/owners'
+import { toApiError } from '@/server/errors/to-api-error'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { OpenApiContract, type OpenApiDoc } from '@/test/api-contract'
 import { buildDataset, c, people } from '@/test/api-dataset'
@@ -476,6 +484,80 @@ describe('at_block snapshots', () => {
       }
     }
     expect(seen).toBeGreaterThan(50)
+  })
+
+  it('computes a snapshot from one state of the database, and only from the history the request read', async () => {
+    const expected = holdersOf(await model(blocks.moved), tied)
+    const { rows: lasts } = await db.pool.query(
+      `SELECT token_id::text, block_number::text, block_timestamp FROM transfers
+        WHERE collection_address = $1 AND block_number <= $2 ORDER BY block_timestamp DESC, id DESC LIMIT 1`,
+      [tied, blocks.moved],
+    )
+    const last = lasts[0]!
+    // A transfer of that token after its last one up to the block, in the same block, committed by
+    // another connection once the block's bounds are read and before the holders are: a reader
+    // between two states of the database would count it.
+    const intruder = `0x${'de'.repeat(20)}`
+    let committed = false
+    const commitBetween = async () => {
+      await db.pool.query(
+        `INSERT INTO transfers (collection_address, token_id, from_address, to_address, event_type, block_number,
+                                block_timestamp, transaction_hash, log_index)
+         SELECT t.collection_address, t.token_id, t.to_address, $3, 'transfer', $4, $5, $6, 9999 FROM transfers t
+          WHERE t.collection_address = $1 AND t.token_id = $2::numeric ORDER BY t.id DESC LIMIT 1`,
+        [tied, last.token_id, intruder, last.block_number, last.block_timestamp, `0x${'de'.repeat(32)}`],
+      )
+      committed = true
+    }
+    type Query = string | { text: string; values?: unknown[] }
+    /** Runs a statement where it was sent, then commits the intruder after the bounds' statement. */
+    const then = async (result: Promise<unknown>, query: Query) => {
+      const done = await result
+      if (/WITH RECURSIVE/.test(typeof query === 'string' ? query : query.text)) await commitBetween()
+      return done
+    }
+    const interleaving = {
+      query: (query: Query, params?: unknown[]) => then(db.pool.query(query as string, params), query),
+      async connect() {
+        const client = await db.pool.connect()
+        return {
+          query: (query: Query, params?: unknown[]) => then(client.query(query as string, params), query),
+          release: () => client.release(),
+        }
+      },
+    } as unknown as pg.Pool
+    try {
+      const got = await selectCollectionOwnersAt(
+        { pool: interleaving },
+        { address: tied, block: blocks.moved, multi: false, head: blocks.head, since: 0n, arm: 'forward' },
+      )
+      expect(committed).toBe(true)
+      expect(got.map((h) => ({ owner: h.owner, token_count: h.token_count }))).toEqual(expected)
+    } finally {
+      await db.pool.query('DELETE FROM transfers WHERE to_address = $1', [intruder])
+    }
+
+    // Asked of the history the request read: the indexer state's history_rewritten_at, read in the
+    // snapshot's own transaction. A rewrite after the request's read: nothing is computed or kept.
+    const { rows: state } = await db.pool.query(
+      `SELECT network, ${HISTORY_STAMP_SQL} AS stamp FROM indexer_state`,
+    )
+    const q = { address: tied, block: blocks.moved, multi: false, head: blocks.head, since: 0n }
+    const basis = { network: state[0]!.network, historyRewrittenAt: state[0]!.stamp }
+    expect((await selectCollectionOwnersAt(db, { ...q, basis })).length).toBe(expected.length)
+    const stale = { ...basis, historyRewrittenAt: String(BigInt(basis.historyRewrittenAt) - 1n) }
+    const refused = await selectCollectionOwnersAt(db, { ...q, basis: stale }).catch((err: unknown) => err)
+    expect(refused).toBeInstanceOf(HistoryRewrittenMeanwhile)
+    expect(toApiError(refused)).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' })
+    const holdings = selectOwnerHoldingsAt(db, {
+      owner: people.alice,
+      block: blocks.moved,
+      standard: 'all',
+      head: blocks.head,
+      since: 0n,
+      basis: stale,
+    })
+    await expect(holdings).rejects.toBeInstanceOf(HistoryRewrittenMeanwhile)
   })
 
   it('lists a wallet’s holdings at a block, with each token’s state at that block', async () => {

@@ -16,7 +16,7 @@ import { snapshotBlock } from '@/server/api/read/at-block'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
 import { buildPage, pageLimit } from '@/server/api/read/page'
-import { snapshotCache, snapshotKey } from '@/server/api/read/snapshot-cache'
+import { snapshotBasis, snapshotCache, snapshotKey } from '@/server/api/read/snapshot-cache'
 import { HolderColumns } from '@/server/api/read/snapshot-columns'
 import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { ApiError } from '@/server/errors/api-error'
@@ -90,6 +90,7 @@ async function ownersAtBlock(
           multi,
           head: snapshot.lastSeenBlock,
           since,
+          basis: snapshotBasis(ctx.config.NETWORK, snapshot),
         }),
       ),
     (columns) => columns.bytes,

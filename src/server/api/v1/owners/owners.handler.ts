@@ -29,7 +29,7 @@ import { snapshotBlock } from '@/server/api/read/at-block'
 import type { ReadContext } from '@/server/api/read/context'
 import { globalCoverage } from '@/server/api/read/coverage'
 import { beforeKey, buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
-import { snapshotCache, snapshotKey } from '@/server/api/read/snapshot-cache'
+import { snapshotBasis, snapshotCache, snapshotKey } from '@/server/api/read/snapshot-cache'
 import { HoldingColumns, type HoldingCursor } from '@/server/api/read/snapshot-columns'
 import { apiStandard, type Standards, standardsOf } from '@/server/api/read/standard'
 import { nftRowAtBlock, stateKey } from '@/server/api/v1/nfts/nft-at-block'
@@ -101,6 +101,7 @@ async function ownerNftsAtBlock(
           standard: standards.filter,
           head: snapshot.lastSeenBlock,
           since: snapshot.coverageStartBlock ?? 0n,
+          basis: snapshotBasis(ctx.config.NETWORK, snapshot),
         }),
       ),
     (columns) => columns.bytes,
