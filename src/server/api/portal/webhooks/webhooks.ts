@@ -16,7 +16,7 @@ import {
   type WebhookEndpointRow,
 } from '@/db/queries/webhooks'
 import type { StandardParam } from '@/lib/schemas'
-import { webhookUrlRefusal } from '@/net/webhook-url'
+import { AddressCheckBusy, webhookUrlRefusal } from '@/net/webhook-url'
 import type { PortalContext } from '@/server/api/trpc/portal'
 import {
   newWebhookSecret,
@@ -98,7 +98,10 @@ export async function listWebhooks(ctx: UserContext, input: z.infer<typeof listW
 
 export async function createWebhook(ctx: UserContext, input: z.infer<typeof createWebhookInput>) {
   const settings = settingsOf(ctx)
-  const refusal = await webhookUrlRefusal(input.url, settings.allowHosts)
+  const refusal = await webhookUrlRefusal(input.url, settings.allowHosts).catch((err: unknown) => {
+    if (!(err instanceof AddressCheckBusy)) throw err
+    throw new ApiError('SERVICE_UNAVAILABLE', `${err.message} Try again in a few seconds.`, { cause: err })
+  })
   if (refusal) throw new ApiError('INVALID_ARGUMENT', `url ${refusal}.`)
   const secret = newWebhookSecret()
   return withTransaction(ctx.db, async (q) => {
