@@ -7,6 +7,12 @@
 import type { Database } from '@/db/database'
 import type { Tx } from './transaction'
 
+/** Live secrets a key keeps at most (docs/portal.md, "Rotation"): a rotation past it ends the oldest's grace. */
+export const MAX_LIVE_SECRETS_PER_KEY = 10
+
+/** Revoked keys a listing shows beside the active ones: the newest (older ones stay in the audit trail). */
+export const LISTED_REVOKED_KEYS = 50
+
 /** What the portal shows of a key (with its secrets' prefixes and lifetimes). */
 const keySelect = {
   id: true,
@@ -18,8 +24,14 @@ const keySelect = {
   rotatedAt: true,
   revokedAt: true,
   lastUsedAt: true,
-  secrets: { select: { prefix: true, createdAt: true, expiresAt: true } },
-} as const
+  // The newest: a key's live secrets are always its newest (an older one never outlives a newer
+  // one), and rotation keeps at most MAX_LIVE_SECRETS_PER_KEY of them live.
+  secrets: {
+    select: { prefix: true, createdAt: true, expiresAt: true },
+    orderBy: [{ createdAt: 'desc' as const }, { id: 'desc' as const }],
+    take: MAX_LIVE_SECRETS_PER_KEY,
+  },
+}
 
 export interface ApiKeyRecord {
   id: bigint
@@ -34,13 +46,25 @@ export interface ApiKeyRecord {
   secrets: { prefix: string; createdAt: Date; expiresAt: Date | null }[]
 }
 
-/** A user's keys, newest first. */
-export function findUserKeys(db: Database, userId: bigint): Promise<ApiKeyRecord[]> {
-  return db.prisma.apiKey.findMany({
-    where: { userId },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    select: keySelect,
-  })
+/**
+ * A user's keys, newest first: every active one (MAX_ACTIVE_KEYS_PER_USER at most) and the
+ * newest LISTED_REVOKED_KEYS revoked ones, so that a listing stays bounded however many keys
+ * an account has created and revoked.
+ */
+export async function findUserKeys(db: Database, userId: bigint): Promise<ApiKeyRecord[]> {
+  const orderBy = [{ createdAt: 'desc' as const }, { id: 'desc' as const }]
+  const [active, revoked] = await Promise.all([
+    db.prisma.apiKey.findMany({ where: { userId, status: 'active' }, orderBy, select: keySelect }),
+    db.prisma.apiKey.findMany({
+      where: { userId, status: { not: 'active' } },
+      orderBy,
+      take: LISTED_REVOKED_KEYS,
+      select: keySelect,
+    }),
+  ])
+  return [...active, ...revoked].sort(
+    (a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (b.id > a.id ? 1 : b.id < a.id ? -1 : 0),
+  )
 }
 
 /** A user's key's last use; null when the key is not that user's. */

@@ -11,7 +11,7 @@
  */
 
 import type { Database } from '@/db/database'
-import { type ApiKeyRecord, findUserKeys } from '@/db/queries/api-keys'
+import { type ApiKeyRecord, findUserKeys, MAX_LIVE_SECRETS_PER_KEY } from '@/db/queries/api-keys'
 import { type TxQueries, withTransaction } from '@/db/queries/transaction'
 import { upsertUser } from '@/db/queries/users'
 import { parseOrigin } from '@/lib/origins'
@@ -207,12 +207,15 @@ export async function rotateApiKey(
     const { status } = await lockOwnKey(q, actor, input.keyId)
     if (status !== 'active') throw new ApiError('CONFLICT', 'A revoked key cannot be rotated.')
     const previous = await q.apiKeys.findLiveSecrets(input.keyId, now)
-    // What each previous secret really gets: the grace period, or its own earlier end.
+    // What each previous secret really gets: the grace period, or its own earlier end; the
+    // oldest end now when the new one would leave more than MAX_LIVE_SECRETS_PER_KEY live.
+    const ending = Math.max(0, previous.length + 1 - MAX_LIVE_SECRETS_PER_KEY)
     const applied: { prefix: string; expires_at: string }[] = []
-    for (const s of previous) {
-      if (s.expiresAt === null || s.expiresAt > oldExpiry) {
-        await q.apiKeys.setSecretExpiry(s.id, oldExpiry)
-        applied.push({ prefix: s.prefix, expires_at: oldExpiry.toISOString() })
+    for (const [i, s] of previous.entries()) {
+      const end = i < ending ? now : oldExpiry
+      if (s.expiresAt === null || s.expiresAt > end) {
+        await q.apiKeys.setSecretExpiry(s.id, end)
+        applied.push({ prefix: s.prefix, expires_at: end.toISOString() })
       } else {
         applied.push({ prefix: s.prefix, expires_at: s.expiresAt.toISOString() })
       }

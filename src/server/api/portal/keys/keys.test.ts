@@ -6,6 +6,7 @@
 import { TRPCError } from '@trpc/server'
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { LISTED_REVOKED_KEYS, MAX_LIVE_SECRETS_PER_KEY } from '@/db/queries/api-keys'
 import { sha256Hex } from '@/db/sha256'
 import { SCOPES } from '@/lib/scopes'
 import { ensureUser, MAX_ACTIVE_KEYS_PER_USER } from '@/server/api/portal/keys/api-keys'
@@ -209,6 +210,42 @@ describe('keys router', () => {
     expect(revoked.key.status).toBe('revoked')
     expect(revoked.key.active_secrets).toEqual([])
     expect(await trpcCode(caller(alice).rotate({ id: key.id }))).toBe('CONFLICT')
+  })
+
+  it(`keeps at most ${MAX_LIVE_SECRETS_PER_KEY} live secrets per key and lists the newest ${LISTED_REVOKED_KEYS} revoked keys`, async () => {
+    const carol = await ensureUser(asDatabase(tdb), '0x00000000000000000000000000000000000ca401')
+    const c = caller(carol)
+    const { key, secret } = await c.create({ name: 'rotated often' })
+    const secrets = [secret]
+    for (let i = 0; i < MAX_LIVE_SECRETS_PER_KEY + 2; i++)
+      secrets.push((await c.rotate({ id: key.id, grace_seconds: 86400 })).secret)
+    const { rows } = await tdb.pool.query<{ live: number }>(
+      'SELECT count(*)::int AS live FROM api_key_secrets WHERE key_id = $1 AND (expires_at IS NULL OR expires_at > now())',
+      [key.id],
+    )
+    expect(rows[0]!.live).toBe(MAX_LIVE_SECRETS_PER_KEY)
+    const listed = (await c.list()).find((k) => k.id === key.id)!
+    // The newest live, newest first; the two oldest ended at the rotations that passed the bound.
+    expect(listed.active_secrets.map((s) => s.prefix)).toEqual(
+      secrets
+        .slice(-MAX_LIVE_SECRETS_PER_KEY)
+        .reverse()
+        .map((s) => s.slice(0, 13)),
+    )
+
+    // Created and revoked past the listing's bound: every active key, the newest revoked ones.
+    const revoked: string[] = []
+    for (let i = 0; i < LISTED_REVOKED_KEYS + 3; i++) {
+      const made = await c.create({ name: `short-lived ${i}` })
+      await c.revoke({ id: made.key.id })
+      revoked.push(made.key.id)
+    }
+    const keys = await c.list()
+    expect(keys.filter((k) => k.status === 'active').map((k) => k.id)).toEqual([key.id])
+    expect(keys.filter((k) => k.status === 'revoked').map((k) => k.id)).toEqual(
+      revoked.slice(-LISTED_REVOKED_KEYS).reverse(),
+    )
+    expect(keys.at(-1)!.id).toBe(key.id)
   })
 
   it('audits the expiry each previous secret really got, not the one asked for', async () => {
