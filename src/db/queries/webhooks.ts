@@ -122,16 +122,27 @@ async function insertEndpoint(
 }
 
 /** The user's endpoints (of one key when given), oldest first. */
+/**
+ * Endpoints a listing holds at most: every active key's (25 keys of 10 endpoints at most),
+ * then the newest of revoked keys', so that a listing stays bounded however many keys an
+ * account has revoked (docs/portal.md, "Keys and audit trail").
+ */
+export const LISTED_ENDPOINTS = 300
+
 export async function listEndpointsOfUser(
   db: ReadDb,
   userId: bigint,
   keyId?: bigint,
+  limit = LISTED_ENDPOINTS,
 ): Promise<WebhookEndpointRow[]> {
-  const params: string[] = [userId.toString()]
+  const params: string[] = [userId.toString(), String(limit)]
   if (keyId !== undefined) params.push(keyId.toString())
   const { rows } = await db.pool.query<WebhookEndpointRow>(
-    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints e
-      WHERE e.user_id = $1 ${keyId !== undefined ? 'AND e.key_id = $2' : ''}
+    `WITH listed AS (
+       SELECT e.id FROM webhook_endpoints e JOIN api_keys k ON k.id = e.key_id
+        WHERE e.user_id = $1 ${keyId !== undefined ? 'AND e.key_id = $3' : ''}
+        ORDER BY k.status = 'active' DESC, e.id DESC LIMIT $2)
+     SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints e JOIN listed l ON l.id = e.id
       ORDER BY e.id`,
     params,
   )

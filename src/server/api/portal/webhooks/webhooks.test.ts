@@ -8,6 +8,7 @@
 import http from 'node:http'
 import { TRPCError } from '@trpc/server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { LISTED_ENDPOINTS, listEndpointsOfUser } from '@/db/queries/webhooks'
 import { parseAllowHosts } from '@/net/guarded-lookup'
 import { ensureUser } from '@/server/api/portal/keys/api-keys'
 import { portalRouter } from '@/server/api/portal/router'
@@ -118,6 +119,31 @@ describe('webhooks router', () => {
       url: url(),
       standard: 'all',
     })
+  })
+
+  it('lists every active key’s endpoints first when the listing is bounded, in id order', async () => {
+    const dave = await ensureUser(asDatabase(tdb), '0x00000000000000000000000000000000000da4e0')
+    const keys = caller(dave).keys
+    const [gone, kept] = [
+      (await keys.create({ name: 'gone' })).key.id,
+      (await keys.create({ name: 'kept' })).key.id,
+    ]
+    const made: Record<string, string[]> = { gone: [], kept: [] }
+    for (const [name, key] of [
+      ['kept', kept],
+      ['gone', gone],
+    ] as const)
+      for (let i = 0; i < 3; i++)
+        made[name]!.push(
+          (await caller(dave).webhooks.create({ key_id: key, url: url(`/${name}/${i}`) })).endpoint.id,
+        )
+    await keys.revoke({ id: gone })
+    const ids = async (limit: number) =>
+      (await listEndpointsOfUser(asDatabase(tdb), BigInt(dave.id), undefined, limit)).map((e) => e.id)
+    expect(await ids(LISTED_ENDPOINTS)).toEqual([...made.kept!, ...made.gone!])
+    // Bounded: the active key's endpoints, then the revoked key's newest.
+    expect(await ids(4)).toEqual([...made.kept!, made.gone!.at(-1)])
+    expect((await caller(dave).webhooks.list({})).map((e) => e.id)).toEqual([...made.kept!, ...made.gone!])
   })
 
   it('refuses bad input with 400: not https, a private address, bad filters', async () => {
