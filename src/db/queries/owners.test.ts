@@ -5,6 +5,7 @@
  * others' and with a model in src/server/api/v1/ownership.test.ts, and with
  * the chain in src/indexer/test/ownership-truth.test.ts.
  */
+import type pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ZERO_ADDRESS } from '@/lib/schemas'
 import { testServerUrl } from '@/test/db'
@@ -14,10 +15,11 @@ import {
   chooseHoldingsAtArm,
   type HoldersAtCostInputs,
   holdersAtCosts,
+  inSnapshotTransaction,
   mintsDecideArm,
   SNAPSHOT_TIMEOUT_FACTOR,
-  snapshotStatement,
 } from './owners'
+import type { ReadDb } from './sql'
 
 /** bench:seed's BIG: 5,000,000 transfers over 2,000,000 blocks, 500,000 tokens, 176,314 holders now. */
 const big: HoldersAtCostInputs = {
@@ -114,6 +116,10 @@ describe('chooseHoldersAtArm', () => {
     )
   })
 })
+
+/** One statement in a snapshot's transaction. */
+const snapshotStatement = <Row extends pg.QueryResultRow>(db: ReadDb, sql: string, params: unknown[]) =>
+  inSnapshotTransaction(db, undefined, (run) => run<Row>(sql, params))
 
 describe('a snapshot statement', () => {
   // A pool bounded as the web process's is (statement timeout, and the client's own twice that).

@@ -124,15 +124,6 @@ export async function inSnapshotTransaction<T>(
   }
 }
 
-/** One snapshot statement in a transaction of its own (inSnapshotTransaction). */
-export function snapshotStatement<Row extends pg.QueryResultRow>(
-  db: ReadDb,
-  sql: string,
-  params: unknown[],
-): Promise<Row[]> {
-  return inSnapshotTransaction(db, undefined, (run) => run<Row>(sql, params))
-}
-
 /** The chain order of transfers, newest first (as the indexer's rebuild of a token's state). */
 export const CHAIN_ORDER_DESC = `tr.block_timestamp DESC, tr.block_number DESC, tr.log_index DESC,
   tr.batch_index DESC, tr.id DESC`
