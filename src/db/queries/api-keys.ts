@@ -7,7 +7,7 @@
 import type { Database } from '@/db/database'
 import type { Tx } from './transaction'
 
-/** Live secrets a key keeps at most (docs/portal.md, "Rotation"): a rotation past it ends the oldest's grace. */
+/** Live secrets a key keeps at most (docs/portal.md, "Keys and audit trail"): a rotation past it ends the oldest's grace. */
 export const MAX_LIVE_SECRETS_PER_KEY = 10
 
 /** Revoked keys a listing shows beside the active ones: the newest (older ones stay in the audit trail). */
