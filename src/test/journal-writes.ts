@@ -15,6 +15,9 @@ import { createTestDatabase, type TestDatabase } from './db'
 
 const hex = (n: number, bytes: number) => `0x${n.toString(16).padStart(bytes * 2, '0')}` as Hex
 
+/** PostgreSQL's deadlock_detected. */
+const DEADLOCK_DETECTED = '40P01'
+
 export const JOURNAL_COLLECTION = hex(0xf1, 20)
 export const OTHER_COLLECTION = hex(0xf2, 20)
 export const ERC1155_COLLECTION = hex(0x1155, 20)
@@ -25,11 +28,24 @@ export class JournalWriter {
 
   constructor(private readonly pool: pg.Pool) {}
 
-  /** Empties the chain tables and the journal, and starts the indexer state over. */
+  /**
+   * Empties the chain tables and the journal, and starts the indexer state over. TRUNCATE locks
+   * its tables one after another, so a server of the previous test still reading two of them
+   * (a stream's journal query) can deadlock with it; PostgreSQL then cancels the TRUNCATE, which
+   * is run again (the server's reads never lock tables against each other in production: the
+   * indexer deletes rows, it never truncates).
+   */
   async reset() {
-    await this.pool.query(
-      'TRUNCATE transfers, tokens, collections, collection_holders, token_balances, erc1155_uris, blocks, indexed_ranges, indexer_state, activity_journal',
-    )
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.pool.query(
+          'TRUNCATE transfers, tokens, collections, collection_holders, token_balances, erc1155_uris, blocks, indexed_ranges, indexer_state, activity_journal',
+        )
+        break
+      } catch (err) {
+        if ((err as { code?: string }).code !== DEADLOCK_DETECTED || attempt === 5) throw err
+      }
+    }
     await ensureIndexerState(this.pool, { network: 'devnet', chainId: 31337, startBlock: 1 })
     this.lastIndexed = null
   }
