@@ -25,7 +25,14 @@ import { ZERO_ADDRESS } from '@/lib/schemas'
 import type { CollectionHistoryRow } from './collections'
 import { HISTORY_STAMP_SQL } from './indexer-state'
 import { MEDIA_JOINS } from './media'
-import { type BeforeKey, fromMicrosSql, microsInt8Sql, queryOnGenericPlan, type ReadDb } from './sql'
+import {
+  type BeforeKey,
+  fromMicrosSql,
+  inClientTransaction,
+  microsInt8Sql,
+  queryOnGenericPlan,
+  type ReadDb,
+} from './sql'
 import type { NftColumnOptions, NftRow } from './tokens'
 import { nftColumns } from './tokens'
 import { TRANSFER_COLUMNS, type TransferRow } from './transfers'
@@ -79,14 +86,12 @@ export type SnapshotRun = <Row extends pg.QueryResultRow>(sql: string, params: u
  * holder once, so its cache only missed (10 % of a token-by-token snapshot
  * of 1,500,000 tokens).
  */
-export async function inSnapshotTransaction<T>(
+export function inSnapshotTransaction<T>(
   db: ReadDb,
   basis: SnapshotBasis | undefined,
   work: (run: SnapshotRun) => Promise<T>,
 ): Promise<T> {
-  const client = await db.pool.connect()
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+  return inClientTransaction(db, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', async (client) => {
     const { rows: settings } = await client.query<{ ms: string }>(
       `SELECT set_config('work_mem', '${SNAPSHOT_WORK_MEM}', true), set_config('enable_memoize', 'off', true),
               set_config('statement_timeout', t.ms::text, true), t.ms
@@ -105,23 +110,17 @@ export async function inSnapshotTransaction<T>(
     }
     // The client's own bound (db/pool.ts: twice the statement timeout) stretched the same way.
     const timeout = Number(settings[0]!.ms)
-    const run: SnapshotRun = async (sql, params) =>
-      (
-        await client.query({
-          text: sql,
-          values: params,
-          ...(timeout > 0 ? { query_timeout: 2 * timeout } : {}),
-        })
-      ).rows
-    const result = await work(run)
-    await client.query('COMMIT')
-    return result
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined)
-    throw err
-  } finally {
-    client.release()
-  }
+    return work(
+      async (sql, params) =>
+        (
+          await client.query({
+            text: sql,
+            values: params,
+            ...(timeout > 0 ? { query_timeout: 2 * timeout } : {}),
+          })
+        ).rows,
+    )
+  })
 }
 
 /** The chain order of transfers, newest first (as the indexer's rebuild of a token's state). */

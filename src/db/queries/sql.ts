@@ -33,6 +33,34 @@ export interface BeforeKey {
 }
 
 /**
+ * Runs `work` on one connection of the pool inside a transaction opened by `begin` (a BEGIN,
+ * with its options and SET LOCALs), committed when `work` resolves, rolled back when it throws.
+ * A connection that cannot end its transaction (a query cut by the client's own time-out) is
+ * closed, never reused.
+ */
+export async function inClientTransaction<T>(
+  db: ReadDb,
+  begin: string,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await db.pool.connect()
+  let broken: Error | undefined
+  try {
+    await client.query(begin)
+    const result = await work(client)
+    await client.query('COMMIT')
+    return result
+  } catch (err) {
+    await client.query('ROLLBACK').catch((rollback: Error) => {
+      broken = rollback
+    })
+    throw err
+  } finally {
+    client.release(broken)
+  }
+}
+
+/**
  * Runs a named statement on its generic plan (docs/database.md, "Prepared statements"), in a
  * transaction of its own whose `SET LOCAL plan_cache_mode` ends with it: the setting holds for
  * every statement on a connection, unnamed ones included, and these must not inherit it. A
@@ -44,20 +72,9 @@ export async function queryOnGenericPlan<R extends pg.QueryResultRow>(
   statement: pg.QueryConfig & { name: string },
 ): Promise<R[]> {
   if (typeof db.pool.connect !== 'function') return (await db.pool.query<R>(statement)).rows
-  const client = await db.pool.connect()
-  let broken: Error | undefined
-  try {
-    await client.query('BEGIN; SET LOCAL plan_cache_mode = force_generic_plan')
-    const { rows } = await client.query<R>(statement)
-    await client.query('COMMIT')
-    return rows
-  } catch (err) {
-    // A connection that cannot end its transaction is closed, never reused.
-    await client.query('ROLLBACK').catch((rollback: Error) => {
-      broken = rollback
-    })
-    throw err
-  } finally {
-    client.release(broken)
-  }
+  return inClientTransaction(
+    db,
+    'BEGIN; SET LOCAL plan_cache_mode = force_generic_plan',
+    async (client) => (await client.query<R>(statement)).rows,
+  )
 }
