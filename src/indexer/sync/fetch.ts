@@ -121,14 +121,14 @@ export async function rangeFromLogs(
   for (const n of known.keys()) needed.delete(n)
   const headers = new Map(known)
   for (const [n, header] of await getHeaders(ctx.rpc, [...needed])) headers.set(n, header)
-  // A log's block timestamp (a field nodes add) is one answer: taken only between the range's
-  // first and last headers, as the chain's must be; outside them the block's header is read.
-  const low = headers.get(fromBlock)!.timestamp
-  const high = headers.get(toBlock)!.timestamp
-  const implausible = [...decoded.timestamps]
-    .filter(([n, ts]) => !headers.has(n) && (ts < low || ts > high))
-    .map(([n]) => n)
-  for (const [n, header] of await getHeaders(ctx.rpc, implausible)) headers.set(n, header)
+  // A log's block timestamp (a field nodes add) is one answer: taken only where it fits the
+  // chain, between the range's first and last headers and in block order (transfers are
+  // folded in time order: a later block dated before an earlier one would put a move before
+  // the mint it follows); where it does not, the block's header is read.
+  for (let suspect = outOfChainTime(decoded.timestamps, headers); suspect.length > 0; ) {
+    for (const [n, header] of await getHeaders(ctx.rpc, suspect)) headers.set(n, header)
+    suspect = outOfChainTime(decoded.timestamps, headers)
+  }
   for (const log of logs) {
     const header = headers.get(BigInt(log.blockNumber))
     if (header && header.hash.toLowerCase() !== log.blockHash.toLowerCase()) {
@@ -237,6 +237,26 @@ export async function decodeLogs(ctx: FetchContext, logs: RawLog[]) {
   }
   for (const e of await ctx.classifier.keepNftTransfers(legacy)) transfers.push(e)
   return { transfers, metadataUpdates, timestamps }
+}
+
+/**
+ * The blocks whose claimed timestamp (no header read for them) breaks the chain's order with
+ * its neighbours, headers included: both sides of every inversion, since either may be the
+ * lie. Each round reads at least one header, so rangeFromLogs's loop ends.
+ */
+function outOfChainTime(claimed: Map<bigint, bigint>, headers: Map<bigint, RpcBlock>): bigint[] {
+  const times = [
+    ...[...headers.values()].map((h) => ({ n: h.number, ts: h.timestamp, read: true })),
+    ...[...claimed].filter(([n]) => !headers.has(n)).map(([n, ts]) => ({ n, ts, read: false })),
+  ].sort((a, b) => (a.n < b.n ? -1 : a.n > b.n ? 1 : 0))
+  const suspect = new Set<bigint>()
+  for (let i = 1; i < times.length; i++) {
+    const [earlier, later] = [times[i - 1]!, times[i]!]
+    if (earlier.ts <= later.ts) continue
+    if (!earlier.read) suspect.add(earlier.n)
+    if (!later.read) suspect.add(later.n)
+  }
+  return [...suspect]
 }
 
 function withTimestamps(

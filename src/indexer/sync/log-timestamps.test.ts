@@ -3,7 +3,8 @@
  * every log). The block's header, where it was read and linked by hash, wins; elsewhere a
  * log's timestamp is taken only between its range's first and last headers (sync/fetch.ts).
  * So a followed block stores its header's time, a backfilled one never a time outside its
- * range, and a rollback, which finds the rows to delete by block time (store/rollback.ts
+ * range nor out of the chain's order (a later block dated before an earlier one: folded in
+ * that order, a transfer would come before the mint it follows), and a rollback, which finds the rows to delete by block time (store/rollback.ts
  * orphanedTransfers), removes every row of a block a reorganisation replaced.
  */
 import type { Address, Hex } from 'viem'
@@ -15,12 +16,13 @@ import { type RunningIndexer, startIndexer, testConfig } from '../test/indexer'
 import { expectDatabaseMatchesChain, waitFor, waitForIndexed } from '../test/oracle'
 import { type JsonRpcItem, type RewritingRelay, startRewritingRelay } from '../test/rewriting-relay'
 
-/** Block numbers whose logs the proxy dates to 1970-01-01T00:00:01Z. */
-const lieAbout = new Set<number>()
+/** Block numbers whose logs the proxy dates to 1970-01-01T00:00:01Z, or to the time given. */
+const lieAbout = new Map<number, Hex>()
 const LIE: Hex = '0x1'
 
 function rewriteLog(log: Record<string, unknown>) {
-  if (typeof log.blockNumber === 'string' && lieAbout.has(Number(log.blockNumber))) log.blockTimestamp = LIE
+  const lie = typeof log.blockNumber === 'string' ? lieAbout.get(Number(log.blockNumber)) : undefined
+  if (lie) log.blockTimestamp = lie
 }
 
 /** Honest but for the blockTimestamp of lieAbout's logs. */
@@ -42,6 +44,8 @@ let nft: Address
 let lied: { number: bigint; hash: Hex; timestamp: bigint }
 /** A block of the backfill the provider lies about. */
 let backfilled: { number: bigint; timestamp: bigint }
+/** A backfilled move of token 20 that the provider dates inside its range, before token 20's mint. */
+let movedBack: { number: bigint; timestamp: bigint }
 
 beforeAll(async () => {
   ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
@@ -56,14 +60,27 @@ beforeAll(async () => {
         timestamp: (await chain.clients.public.getBlock({ blockNumber: block })).timestamp,
       }
   }
-  lieAbout.add(Number(backfilled.number))
+  lieAbout.set(Number(backfilled.number), LIE)
+  // Token 20 is minted 100 s after the blocks before it, then moved to bob; the move's logs
+  // claim a time 50 s before the mint's block: inside the range, out of the chain's order.
+  await chain.clients.test.increaseTime({ seconds: 100 })
+  const minted = await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[0], 20n])
+  const mintedAt = (await chain.clients.public.getBlock({ blockNumber: minted })).timestamp
+  const moved = await chain.call(nft, 'TestNFT', 'move', [chain.accounts[0], chain.accounts[1], 20n])
+  movedBack = {
+    number: moved,
+    timestamp: (await chain.clients.public.getBlock({ blockNumber: moved })).timestamp,
+  }
+  lieAbout.set(Number(moved), `0x${(mintedAt - 50n).toString(16)}`)
+  // Blocks after the move keep it in the middle of the backfill's range.
+  for (let i = 21n; i <= 23n; i++) await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[0], i])
   const config = testConfig({ DATABASE_URL: db.url, RPC_URL: proxy.url, CONFIRMATIONS: '2' })
   indexer = startIndexer(config, db.pool, { metadata: { enabled: false } })
   await waitForIndexed(db.pool, chain.clients)
 
   // The block to lie about is mined while the indexer follows the head: every block is stored
   // (blocks), so the rollback below has a common ancestor just under it.
-  lieAbout.add(Number((await chain.head()) + 1n))
+  lieAbout.set(Number((await chain.head()) + 1n), LIE)
   const number = await chain.call(nft, 'TestNFT', 'mint', [chain.accounts[2], 77n])
   expect(lieAbout.has(Number(number))).toBe(true)
   const block = await chain.clients.public.getBlock({ blockNumber: number })
@@ -108,6 +125,19 @@ describe("a provider that lies about logs' blockTimestamp", () => {
       [backfilled.number.toString()],
     )
     expect(rows).toEqual([{ ts: backfilled.timestamp.toString() }])
+  })
+
+  it('a backfilled block dated before an earlier one of its range: its header is read, and the token has its owner', async () => {
+    const { rows } = await db.pool.query(
+      `SELECT extract(epoch FROM block_timestamp)::bigint::text AS ts FROM transfers WHERE block_number = $1`,
+      [movedBack.number.toString()],
+    )
+    expect(rows).toEqual([{ ts: movedBack.timestamp.toString() }])
+    const owner = await db.pool.query(
+      `SELECT current_owner FROM tokens WHERE collection_address = $1 AND token_id = 20`,
+      [nft.toLowerCase()],
+    )
+    expect(owner.rows).toEqual([{ current_owner: chain.accounts[1].toLowerCase() }])
   })
 
   it('a reorganisation that replaces the block removes its transfer and the token it minted', async () => {
