@@ -520,6 +520,35 @@ describe('webhook delivery', () => {
     })
   }, 40_000)
 
+  it('a job whose every run fails to record its attempt is queued again, not left pending', async () => {
+    // The first three requests are answered 200, and each time the write of the outcome is
+    // killed: the job fails its run and pg-boss's two retries, which ends pg-boss's own retrying.
+    const { endpoint } = await createEndpoint()
+    await journal.commitBlock(1, 1)
+    let killed = 0
+    fallback = (res) => {
+      if (killed < 3) {
+        killed++
+        void killNextWriteOf(endpoint.id, () => res.writeHead(200).end())
+        return
+      }
+      res.writeHead(204).end()
+    }
+    await startDelivery({ workers: 1, strandedRetrySeconds: 1 })
+    const state = async () =>
+      (
+        await db.pool.query<{ status: string; attempts: number }>(
+          'SELECT status, attempts FROM webhook_deliveries',
+        )
+      ).rows[0]
+    await until('the delivery recorded', async () => (await state())?.status === 'delivered', 30_000)
+    expect({ killed, requests: received.length, delivery: await state() }).toEqual({
+      killed: 3,
+      requests: 4,
+      delivery: { status: 'delivered', attempts: 1 },
+    })
+  }, 45_000)
+
   it("a revoked key's endpoints receive nothing", async () => {
     const key = (await portal(allowAll()).keys.create({ name: 'short-lived' })).key.id
     await portal(allowAll()).webhooks.create({ key_id: key, url: `http://127.0.0.1:${port}/revoked` })

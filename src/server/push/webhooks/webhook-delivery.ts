@@ -43,6 +43,12 @@ import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule, retryDelayMs } from './sche
 import { type AttemptResult, sendWebhook } from './send'
 
 export const DELIVERY_QUEUE = 'webhook-delivery'
+/**
+ * pg-boss's dead-letter queue of DELIVERY_QUEUE: a job whose runs all failed (its process
+ * died, or its outcome could not be recorded, three times) lands here and is queued again,
+ * so that no delivery stays pending with nothing to run it (docs/push.md, "At least once").
+ */
+export const STRANDED_QUEUE = 'webhook-delivery-stranded'
 
 export interface WebhookDeliveryOptions {
   db: ReadDb
@@ -67,6 +73,8 @@ export interface WebhookDeliveryOptions {
   workers?: number
   /** Jobs a worker fetches at once and attempts side by side; default 25. */
   batchSize?: number
+  /** The wait before a stranded job (pg-boss's retries of it spent) is queued again; default 60 s. */
+  strandedRetrySeconds?: number
   /** Deliveries kept in the log; default 7 days. */
   logRetentionMs?: number
   /** The process's metrics (METRICS_PORT), if any. */
@@ -120,9 +128,17 @@ export class WebhookDelivery {
     boss.on('error', (err) => options.logger.warn({ err }, 'webhook job queue error'))
     this.boss = boss
     await boss.start()
-    await boss.createQueue(DELIVERY_QUEUE).catch(async (err) => {
-      // Another web process created it first.
-      if (!(await boss.getQueue(DELIVERY_QUEUE))) throw err
+    for (const queue of [STRANDED_QUEUE, DELIVERY_QUEUE])
+      await boss.createQueue(queue).catch(async (err) => {
+        // Another web process created it first.
+        if (!(await boss.getQueue(queue))) throw err
+      })
+    await boss.work<DeliveryJob>(STRANDED_QUEUE, async ([job]) => {
+      options.logger.warn({ deliveryId: job!.data.deliveryId }, 'webhook job failed every run: queued again')
+      await this.boss!.send(DELIVERY_QUEUE, job!.data, {
+        deadLetter: STRANDED_QUEUE,
+        startAfter: options.strandedRetrySeconds ?? 60,
+      })
     })
     const workers = this.options.workers ?? 8
     for (let i = 0; i < workers; i++) {
@@ -261,7 +277,11 @@ export class WebhookDelivery {
     await this.boss.send(
       DELIVERY_QUEUE,
       { deliveryId: deliveryId.toString(), attempt } satisfies DeliveryJob,
-      { db: tx.jobs, ...(startAfterSeconds ? { startAfter: startAfterSeconds } : {}) },
+      {
+        db: tx.jobs,
+        deadLetter: STRANDED_QUEUE,
+        ...(startAfterSeconds ? { startAfter: startAfterSeconds } : {}),
+      },
     )
   }
 
