@@ -74,7 +74,9 @@ export function guardedLookup(hostname: string, options: { all?: boolean }, call
     if (bad || addresses.length === 0) {
       const error = new BlockedAddressError(
         bad
-          ? `Refused ${hostname} -> ${bad.address} (${blockedReason(bad.address)})`
+          ? // Not the address: the message reaches users (the webhook form and delivery log), and
+            // what an internal name resolves to is not theirs to learn.
+            `Refused ${hostname}: it resolves to a blocked address (${blockedReason(bad.address)})`
           : `No address for ${hostname}`,
       )
       return callback(error as NodeJS.ErrnoException, [])

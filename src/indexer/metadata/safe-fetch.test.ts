@@ -68,7 +68,7 @@ describe('safeFetch', () => {
   it('checks the address a host name resolves to (DNS), not the name', async () => {
     const err = await failure(`${publicLike.origin}/to-localhost-name`)
     expect(err.outcome).toBe('blocked_address')
-    expect(err.message).toMatch(/localhost -> (127\.0\.0\.1|::1)/)
+    expect(err.message).toMatch(/localhost: it resolves to a blocked address \(loopback\)/)
     expect(internal.hits).toEqual([])
   })
 
