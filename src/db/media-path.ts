@@ -10,6 +10,19 @@ export function mediaPath(mediaDir: string, sha256: string): string {
   return join(mediaDir, sha256.slice(0, 2), sha256.slice(2, 4), sha256)
 }
 
+/**
+ * The longest `url` GET /v1/media takes (a data: URI can be long): a media_url is given only
+ * for a location this long or shorter (src/server/api/v1/nfts/nft-shape.ts).
+ */
+export const MAX_MEDIA_URL_LENGTH = 8192
+
+/**
+ * The longest tokenURI or image location the API serves (docs/api.md, "Long locations"): a
+ * contract's view function can return a `data:` URI megabytes long for nothing, and a page
+ * repeats it per token. Longer ones are read as if not declared (servedLocationSql).
+ */
+export const MAX_SERVED_LOCATION_CHARS = 65_536
+
 /** Widths of the thumbnails GET /v1/media?url=…&width= makes of a stored image (docs/api.md, "Media path"). */
 export const THUMBNAIL_WIDTHS = [64, 256, 512] as const
 export type ThumbnailWidth = (typeof THUMBNAIL_WIDTHS)[number]

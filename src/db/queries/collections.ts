@@ -3,10 +3,12 @@
  * leave PostgreSQL as text and stay strings (never JS numbers).
  */
 import type { StandardParam } from '@/lib/schemas'
+import { servedLocationSql } from './media'
 import { type BeforeKey, isoSql, microsSql, type ReadDb, substringPattern } from './sql'
 
 /** Columns of `collections` aliased `c`. */
-export const COLLECTION_COLUMNS = `c.id::text AS id, c.address, c.name, c.symbol, c.description, c.image_url,
+export const COLLECTION_COLUMNS = `c.id::text AS id, c.address, c.name, c.symbol, c.description,
+  ${servedLocationSql('c.image_url')} AS image_url,
   c.total_supply::text AS total_supply, c.unique_holders::text AS unique_holders,
   c.total_transfers::text AS total_transfers, c.creator_address, c.deploy_tx_hash,
   ${isoSql('c.created_at')} AS created_at, ${microsSql('c.created_at')} AS created_us,

@@ -3,6 +3,7 @@
  * location by the SHA-256 of its url, and the same lookup as joins for the
  * token queries. The file itself is at mediaPath (src/db/media-path.ts).
  */
+import { MAX_SERVED_LOCATION_CHARS } from '@/db/media-path'
 import { sha256Hex } from '@/db/sha256'
 import type { ReadDb } from './sql'
 
@@ -23,6 +24,11 @@ export async function findMedia(db: ReadDb, url: string): Promise<StoredMediaObj
   )
   const row = rows[0]
   return row ? { sha256: row.sha256, mediaType: row.media_type, byteSize: row.byte_size } : null
+}
+
+/** A stored location as served: NULL when longer than MAX_SERVED_LOCATION_CHARS (docs/api.md, "Long locations"). */
+export function servedLocationSql(column: string): string {
+  return `CASE WHEN length(${column}) <= ${MAX_SERVED_LOCATION_CHARS} THEN ${column} END`
 }
 
 /** SQL joins (over `t`, tokens) that find the stored media of `t.image_url`. */

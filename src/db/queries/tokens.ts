@@ -10,7 +10,7 @@
 
 import { ZERO_ADDRESS } from '@/lib/schemas'
 import type { CollectionHistoryRow, StandardFilter } from './collections'
-import { ANIMATION_MEDIA_TYPE, MEDIA_JOINS } from './media'
+import { ANIMATION_MEDIA_TYPE, MEDIA_JOINS, servedLocationSql } from './media'
 import { isoSql, type ReadDb } from './sql'
 import { traitDocumentParams, traitFilterSql } from './traits'
 
@@ -22,7 +22,8 @@ export interface TokenAttributeRow {
 
 /** Output columns over `t` (tokens), `ms`/`mo` (media joins); the caller adds collection_name/symbol. */
 export const NFT_COLUMNS = `t.id::text AS id, t.collection_address, t.token_id::text AS token_id, t.current_owner,
-  t.is_burned, t.transfer_count, t.metadata_uri, t.image_url, t.name, t.metadata_status, mo.media_type`
+  t.is_burned, t.transfer_count, ${servedLocationSql('t.metadata_uri')} AS metadata_uri,
+  ${servedLocationSql('t.image_url')} AS image_url, t.name, t.metadata_status, mo.media_type`
 
 /**
  * The document's normalized fields (include_metadata=true): read only when asked for. The stored

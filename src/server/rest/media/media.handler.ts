@@ -23,7 +23,7 @@ import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
-import { mediaPath, THUMBNAIL_WIDTHS } from '@/db/media-path'
+import { MAX_MEDIA_URL_LENGTH, mediaPath, THUMBNAIL_WIDTHS } from '@/db/media-path'
 import { findMedia } from '@/db/queries/media'
 import { queryInput } from '@/server/api/internals/routes'
 import { RequestAccess } from '@/server/credentials/access'
@@ -44,9 +44,6 @@ export function isMediaRequest(url: string | undefined): boolean {
   const path = (q === -1 ? url : url.slice(0, q)).toLowerCase()
   return path === MEDIA_PATH || path === `${MEDIA_PATH}/`
 }
-
-/** A data: URI can be long; anything beyond this cannot have been stored as an image location. */
-export const MAX_MEDIA_URL_LENGTH = 8192
 
 export const MEDIA_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 export const MEDIA_CACHE_CONTROL = 'public, max-age=31536000, immutable'

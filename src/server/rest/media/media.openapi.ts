@@ -3,8 +3,8 @@
  * (media.handler.ts), not by a tRPC procedure, so it is described by hand;
  * openapi.ts adds it to the generated document.
  */
-import { THUMBNAIL_WIDTHS } from '@/db/media-path'
-import { MAX_MEDIA_URL_LENGTH, MEDIA_CACHE_CONTROL, MEDIA_CSP } from './media.handler'
+import { MAX_MEDIA_URL_LENGTH, THUMBNAIL_WIDTHS } from '@/db/media-path'
+import { MEDIA_CACHE_CONTROL, MEDIA_CSP } from './media.handler'
 
 const envelope = { $ref: '#/components/schemas/ErrorEnvelope' }
 const requestId = { description: 'Unique id of this request.', schema: { type: 'string' } }

@@ -1,10 +1,11 @@
 /**
  * The JSON form of a token row (src/db/queries/tokens.ts).
  *
- * `media_url` and `media_type` come from the media store's own records, so a
- * media_url is only ever given out when GET /v1/media will serve it.
+ * `media_url` and `media_type` come from the media store's own records, and
+ * the location must fit the media path's `url`, so a media_url is only ever
+ * given out when GET /v1/media will serve it.
  */
-import { hasThumbnails, THUMBNAIL_WIDTHS } from '@/db/media-path'
+import { hasThumbnails, MAX_MEDIA_URL_LENGTH, THUMBNAIL_WIDTHS } from '@/db/media-path'
 import type { NftRow } from '@/db/queries/tokens'
 import type { Nft } from '@/server/api/v1/nfts/nft.schema'
 
@@ -13,7 +14,9 @@ export function mediaOrigin(config: { PUBLIC_URL: string; MEDIA_ORIGIN?: string 
   return (config.MEDIA_ORIGIN ?? config.PUBLIC_URL).replace(/\/+$/, '')
 }
 
-export function mediaUrl(origin: string, originalUrl: string): string {
+/** The media path of a stored location, or undefined for one longer than the path takes (the client uses the location itself). */
+export function mediaUrl(origin: string, originalUrl: string): string | undefined {
+  if (originalUrl.length > MAX_MEDIA_URL_LENGTH) return undefined
   return `${origin}/v1/media?url=${encodeURIComponent(originalUrl)}`
 }
 
@@ -41,18 +44,24 @@ export function toNft(
   }
   if (row.metadata_uri !== null) out.metadata_uri = row.metadata_uri
   if (row.image_url !== null) out.image_url = row.image_url
-  if (row.image_url !== null && row.media_type !== null) {
-    out.media_url = mediaUrl(origin, row.image_url)
-    out.media_type = row.media_type
+  const media =
+    row.image_url !== null && row.media_type !== null ? mediaUrl(origin, row.image_url) : undefined
+  if (media) {
+    out.media_url = media
+    out.media_type = row.media_type!
   }
   if (row.name !== null) out.name = row.name
   // include_metadata=true: the document's fields, each when known (selected only then).
   if (row.description != null) out.description = row.description
   if (row.attributes != null) out.attributes = row.attributes
   if (row.animation_url != null) out.animation_url = row.animation_url
-  if (row.animation_url != null && row.animation_media_type != null) {
-    out.animation_media_url = mediaUrl(origin, row.animation_url)
-    out.animation_media_type = row.animation_media_type
+  const animation =
+    row.animation_url != null && row.animation_media_type != null
+      ? mediaUrl(origin, row.animation_url)
+      : undefined
+  if (animation) {
+    out.animation_media_url = animation
+    out.animation_media_type = row.animation_media_type!
   }
   // Selected with the document's fields: thumbnails of the stored image (GET /v1/media, width).
   if (row.animation_media_type !== undefined && out.media_url && hasThumbnails(row.media_type!)) {
