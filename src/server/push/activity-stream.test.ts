@@ -5,7 +5,7 @@
  * the head moved while the stream waited for its client to drain (docs/push.md, "Live stream").
  */
 import { EventEmitter } from 'node:events'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ensureIndexerState } from '@/indexer/store/state'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { asDatabase } from '@/test/serve-api'
@@ -104,6 +104,42 @@ describe('live stream with min_confirmations under backpressure', () => {
       sink.drain()
       await until(() => sink.ids().length === 501, 3_000)
       expect(sink.ids().length).toBe(501)
+    } finally {
+      stream.close()
+    }
+  })
+})
+
+describe('live stream after a failed read', () => {
+  it('reads again by itself: a failed read is not left until the journal or the head moves', async () => {
+    await db.pool.query('TRUNCATE activity_journal')
+    await db.pool.query(
+      `INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
+         event_type, block_number, block_hash, block_timestamp, transaction_hash, log_index, batch_index, head_block)
+       SELECT 'added', g, '0x01', g, '0x00', '0x02', 'mint', 1, '0x0a', now(), '0x' || lpad(to_hex(g), 64, '0'), 0, 0, 1
+         FROM generate_series(1, 3) g`,
+    )
+    const oldest = BigInt((await db.pool.query(`SELECT min(seq)::text AS n FROM activity_journal`)).rows[0].n)
+    const tail = new JournalTail(asDatabase(db), 'devnet')
+    // The first read fails (a statement timeout, a pool that could not connect); the listener
+    // then sends nothing: no entry is committed and the head does not move.
+    const refresh = vi
+      .spyOn(tail, 'refresh')
+      .mockRejectedValueOnce(new Error('canceling statement due to statement timeout'))
+    const sink = new SlowSink()
+    sink.drain()
+    const stream = new ActivityStream(sink, {
+      tail,
+      listener: drivenListener().listener,
+      network: 'devnet',
+      filter: { minConfirmations: 0 },
+      after: oldest - 1n,
+      heartbeatMs: 60_000,
+      retryMs: 200,
+    })
+    try {
+      expect(await until(() => sink.ids().length === 3, 5_000)).toBe(true)
+      expect(refresh.mock.calls.length).toBeGreaterThanOrEqual(2)
     } finally {
       stream.close()
     }

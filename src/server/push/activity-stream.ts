@@ -34,6 +34,8 @@ export interface ActivityStreamOptions {
   after: bigint
   /** Between heartbeat comments (ms). */
   heartbeatMs: number
+  /** Before a failed read is made again (ms); default 2,000. */
+  retryMs?: number
   logger?: Logger
 }
 
@@ -53,6 +55,7 @@ export class ActivityStream {
   private again = false
   private closed = false
   private readonly heartbeat: NodeJS.Timeout
+  private retry: NodeJS.Timeout | undefined
   private readonly unsubscribe: () => void
   private drainWaiter: (() => void) | undefined
 
@@ -96,8 +99,11 @@ export class ActivityStream {
       try {
         await this.sendDue()
       } catch (err) {
-        // The database failed: the listener's poll (or the next notification) wakes the stream again.
+        // The database failed. Read again soon: the listener wakes a stream only when the journal
+        // or the head moves, which on a quiet chain may be long after.
         this.options.logger?.warn({ err }, 'live stream read failed')
+        clearTimeout(this.retry)
+        if (!this.closed) this.retry = setTimeout(() => this.wake(), this.options.retryMs ?? 2_000)
       }
     } while (this.again && !this.closed)
   }
@@ -145,6 +151,7 @@ export class ActivityStream {
     if (this.closed) return
     this.closed = true
     clearInterval(this.heartbeat)
+    clearTimeout(this.retry)
     this.unsubscribe()
     if (this.drainWaiter) {
       this.sink.off('drain', this.drainWaiter)
