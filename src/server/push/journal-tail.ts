@@ -107,6 +107,14 @@ export class JournalTail {
     const pulse = await journalPulse(this.db, this.network)
     // A new window starts at the newest entry: what came before is read from the database.
     if (this.base === null) this.base = pulse.newest
+    // Further behind than it keeps (no stream read it for a while): it starts again among the
+    // newest entries rather than reading the whole backlog into memory to trim it after.
+    const last = this.entries.length > 0 ? BigInt(this.entries.at(-1)!.seq) : this.base
+    if (pulse.newest - last > BigInt(this.capacity)) {
+      this.entries = []
+      this.removals.clear()
+      this.base = pulse.newest - BigInt(this.capacity)
+    }
     for (;;) {
       const after = this.entries.length > 0 ? BigInt(this.entries.at(-1)!.seq) : this.base
       const rows = await readJournal(this.db, { after, limit: READ_BATCH })
