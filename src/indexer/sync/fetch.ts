@@ -150,14 +150,14 @@ export async function rangeFromLogs(
 }
 
 /** Realtime mode (unconfirmed blocks): headers already linked; logs by block hash (EIP-234). */
-export async function fetchRealtimeBlocks(ctx: FetchContext, headers: RpcBlock[]): Promise<FetchedRange> {
+export async function fetchRealtimeBlocks(ctx: FetchContext, allHeaders: RpcBlock[]): Promise<FetchedRange> {
   // Each block's logs by hash and, where the node offers receipts, its proof at the same time:
   // a proven block is verified at once, so the head shows no omitted log even before it is
   // confirmed. Unproven blocks are verified once confirmed (sync/verify-confirmed.ts).
   const proving = ctx.verify && canProve(ctx.rpc)
-  const [perBlock, proofs] = await Promise.all([
+  const [allRead, allProofs] = await Promise.all([
     Promise.all(
-      headers.map(async (h) => {
+      allHeaders.map(async (h) => {
         let endpoint: Endpoint | undefined
         const onServed = (e: Endpoint) => {
           endpoint = e
@@ -174,8 +174,17 @@ export async function fetchRealtimeBlocks(ctx: FetchContext, headers: RpcBlock[]
         return logs
       }),
     ),
-    proving ? Promise.all(headers.map((h) => provenBlock(ctx, h.number, h.hash).catch(() => null))) : null,
+    proving ? Promise.all(allHeaders.map((h) => provenBlock(ctx, h.number, h.hash).catch(() => null))) : null,
   ])
+  // As many leading blocks as one commit's ERC-2309 rows allow (each block is capped on its own);
+  // the syncer reads the rest in its next step. The reads of the blocks left are not kept.
+  const count = blocksWithinRowBudget(
+    allProofs?.every((p) => p !== null) ? (allProofs as RawLog[][]) : allRead,
+  )
+  for (const h of allHeaders.slice(count)) ctx.followed.delete(h.number)
+  const headers = allHeaders.slice(0, count)
+  const perBlock = allRead.slice(0, count)
+  const proofs = allProofs?.slice(0, count) ?? null
   const read = normaliseLogs(perBlock.flat())
   const provenByBlock = proofs?.every((p) => p !== null) ? (proofs as RawLog[][]) : null
   const proven = provenByBlock ? normaliseLogs(provenByBlock.flat()) : null
@@ -202,6 +211,16 @@ export async function fetchRealtimeBlocks(ctx: FetchContext, headers: RpcBlock[]
     verified: !ctx.verify || proven !== null,
     verifiedBy: ctx.verify && proven !== null ? { method: 'receipts_proof', sampleRate: null } : undefined,
   }
+}
+
+/** How many leading blocks' logs expand to at most MAX_CONSECUTIVE_RANGE ERC-2309 rows together; at least one. */
+function blocksWithinRowBudget(perBlock: RawLog[][]): number {
+  let rows = 0
+  for (let i = 0; i < perBlock.length; i++) {
+    rows += perBlock[i]!.reduce((sum, log) => sum + consecutiveRows(log), 0)
+    if (rows > Number(MAX_CONSECUTIVE_RANGE)) return Math.max(i, 1)
+  }
+  return perBlock.length
 }
 
 export async function decodeLogs(ctx: FetchContext, logs: RawLog[]) {

@@ -137,7 +137,7 @@ describe("a provider that lies about logs' blockTimestamp", () => {
       `SELECT current_owner FROM tokens WHERE collection_address = $1 AND token_id = 20`,
       [nft.toLowerCase()],
     )
-    expect(owner.rows).toEqual([{ current_owner: chain.accounts[1].toLowerCase() }])
+    expect(owner.rows).toEqual([{ current_owner: chain.accounts[1]!.toLowerCase() }])
   })
 
   it('a reorganisation that replaces the block removes its transfer and the token it minted', async () => {
