@@ -178,7 +178,7 @@ export function collectionsOf(events: TransferEvent[]) {
 export async function markMetadataStale(client: pg.PoolClient, all: MetadataUpdateEvent[]): Promise<void> {
   await markCollectionsStale(client, [...new Set(all.filter((u) => u.contract).map((u) => u.collection))])
   await storeUriEvents(client, all)
-  const updates = all.filter((u) => !u.contract)
+  const updates = mergeTokenRanges(all.filter((u) => !u.contract))
   if (updates.length === 0) return
   await client.query(
     `UPDATE tokens t SET metadata_status = 'pending', metadata_attempts = 0, metadata_next_attempt_at = now(),
@@ -191,6 +191,38 @@ export async function markMetadataStale(client: pg.PoolClient, all: MetadataUpda
       numericArray(updates.map((u) => u.toTokenId)),
     ],
   )
+}
+
+/**
+ * The token ranges of ERC-4906 / URI events, merged per collection where they overlap or touch:
+ * a contract can emit the same whole-collection BatchMetadataUpdate a thousand times in one
+ * block for little gas, and the UPDATE joins every range with every token it names.
+ */
+export function mergeTokenRanges(
+  events: Pick<MetadataUpdateEvent, 'collection' | 'fromTokenId' | 'toTokenId'>[],
+): { collection: string; fromTokenId: bigint; toTokenId: bigint }[] {
+  const sorted = events
+    .filter((e) => e.fromTokenId <= e.toTokenId)
+    .map((e) => ({ collection: e.collection, fromTokenId: e.fromTokenId, toTokenId: e.toTokenId }))
+    .sort((a, b) =>
+      a.collection !== b.collection
+        ? a.collection < b.collection
+          ? -1
+          : 1
+        : a.fromTokenId < b.fromTokenId
+          ? -1
+          : a.fromTokenId > b.fromTokenId
+            ? 1
+            : 0,
+    )
+  const out: typeof sorted = []
+  for (const range of sorted) {
+    const last = out.at(-1)
+    if (last && last.collection === range.collection && range.fromTokenId <= last.toTokenId + 1n) {
+      if (range.toTokenId > last.toTokenId) last.toTokenId = range.toTokenId
+    } else out.push(range)
+  }
+  return out
 }
 
 /** What transferKey reads: a decoded log, or a stored row as storedTransferKeys selects it. */
