@@ -234,8 +234,10 @@ export async function processToken(
 }
 
 /**
- * Media failures do not fail the metadata: the image URL (or animation_url) is
- * still served, only without stored bytes. An animation may be larger
+ * Media fetch failures do not fail the metadata: the image URL (or animation_url)
+ * is still served, only without stored bytes. A failure to store the bytes
+ * (the disk, the database) is thrown: the token is processed again once the
+ * fault clears (docs/metadata.md, "Outcomes"). An animation may be larger
  * (maxAnimationBytes) and waits for one of the animation slots, which bound
  * the memory such fetches hold at once.
  */
