@@ -14,14 +14,19 @@ export interface PendingCollectionRow {
 }
 
 /**
- * Collections to read: not read yet (or asked again, ERC-7572) in the order
- * they were found, then those whose last read failed and whose retry is due
- * (collections_metadata_queue_idx).
+ * Collections to read (collections_metadata_queue_idx): those never read in the order they
+ * were found; then those asked again (ERC-7572), the oldest request first, so that a contract
+ * asking in every block keeps neither unnamed collections (not listed until named) nor other
+ * re-reads waiting; then those whose last read failed and whose retry is due.
  */
 export async function pendingCollections(db: Queryable, limit: number): Promise<PendingCollectionRow[]> {
   const { rows } = await db.query<PendingCollectionRow>(
     `(SELECT address, first_seen_block::text, metadata_attempts FROM collections
-       WHERE metadata_status = 'pending' ORDER BY id LIMIT $1)
+       WHERE metadata_status = 'pending' AND metadata_next_attempt_at IS NULL ORDER BY id LIMIT $1)
+     UNION ALL
+     (SELECT address, first_seen_block::text, metadata_attempts FROM collections
+       WHERE metadata_status = 'pending' AND metadata_next_attempt_at IS NOT NULL
+       ORDER BY metadata_next_attempt_at LIMIT $1)
      UNION ALL
      (SELECT address, first_seen_block::text, metadata_attempts FROM collections
        WHERE metadata_status = 'failed' AND metadata_next_attempt_at <= now()
@@ -42,12 +47,17 @@ export async function markCollectionFailed(db: Queryable, address: string, retry
   )
 }
 
-/** ERC-7572 ContractURIUpdated: read the collections again (what is stored is served meanwhile). */
+/**
+ * ERC-7572 ContractURIUpdated: read the collections again (what is stored is served meanwhile),
+ * queued by the time asked (pendingCollections); one never read keeps its place.
+ */
 export async function markCollectionsStale(db: Queryable, addresses: string[]): Promise<void> {
   if (addresses.length === 0) return
   await db.query(
     `UPDATE collections SET metadata_status = 'pending', metadata_attempts = 0,
-            metadata_next_attempt_at = NULL, updated_at = now()
+            metadata_next_attempt_at = CASE WHEN metadata_status = 'pending' AND metadata_next_attempt_at IS NULL
+                                            THEN NULL ELSE clock_timestamp() END,
+            updated_at = now()
       WHERE address = ANY($1::varchar[])`,
     [addresses],
   )
