@@ -198,3 +198,26 @@ export function journalDatabase(): { db: TestDatabase; writer: JournalWriter } {
   beforeEach(() => scope.writer.reset())
   return scope
 }
+
+/**
+ * Additions written straight into the journal (no transfers behind them, no trigger): one mint
+ * per id of `ids` (its transfer id, token id and transaction), in the block `blockOf` names,
+ * seen at head `head`. For the tests of what reads the journal back (windows, streams).
+ */
+export async function insertJournalAdditions(
+  pool: pg.Pool,
+  ids: number[],
+  head: number,
+  blockOf: (id: number) => number = () => 1,
+): Promise<void> {
+  await pool.query(
+    `INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
+       event_type, block_number, block_hash, block_timestamp, transaction_hash, log_index, batch_index, head_block)
+     SELECT 'added', g, '0x01', g, '0x00', '0x02', 'mint', b, '0x0a', now(), '0x' || lpad(to_hex(g), 64, '0'), 0, 0, $3
+       FROM unnest($1::int[], $2::int[]) AS x(g, b)`,
+    [ids, ids.map(blockOf), head],
+  )
+}
+
+/** from, from + 1, …, to. */
+export const upTo = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)

@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ensureIndexerState } from '@/indexer/store/state'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { insertJournalAdditions, upTo } from '@/test/journal-writes'
 import { asDatabase } from '@/test/serve-api'
 import { ActivityStream, type StreamSink } from './activity-stream'
 import type { JournalListener, JournalSubscriber } from './journal-listener'
@@ -72,13 +73,7 @@ const until = async (check: () => boolean, ms: number) => {
 describe('live stream with min_confirmations under backpressure', () => {
   it('a head move while the stream waits for drain still releases the held addition', async () => {
     // 500 additions in block 1 (one full stream batch), then one in block 2; head 2, m = 1.
-    await db.pool.query(
-      `INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
-         event_type, block_number, block_hash, block_timestamp, transaction_hash, log_index, batch_index, head_block)
-       SELECT 'added', g, '0x01', g, '0x00', '0x02', 'mint', CASE WHEN g <= 500 THEN 1 ELSE 2 END,
-              '0x0a', now(), '0x' || lpad(to_hex(g), 64, '0'), 0, 0, 2
-         FROM generate_series(1, 501) g`,
-    )
+    await insertJournalAdditions(db.pool, upTo(1, 501), 2, (g) => (g <= 500 ? 1 : 2))
     await db.pool.query(`UPDATE indexer_state SET last_seen_block = 2`)
     const newest = BigInt((await db.pool.query(`SELECT max(seq)::text AS n FROM activity_journal`)).rows[0].n)
 
@@ -113,12 +108,7 @@ describe('live stream with min_confirmations under backpressure', () => {
 describe('live stream after a failed read', () => {
   it('reads again by itself: a failed read is not left until the journal or the head moves', async () => {
     await db.pool.query('TRUNCATE activity_journal')
-    await db.pool.query(
-      `INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
-         event_type, block_number, block_hash, block_timestamp, transaction_hash, log_index, batch_index, head_block)
-       SELECT 'added', g, '0x01', g, '0x00', '0x02', 'mint', 1, '0x0a', now(), '0x' || lpad(to_hex(g), 64, '0'), 0, 0, 1
-         FROM generate_series(1, 3) g`,
-    )
+    await insertJournalAdditions(db.pool, upTo(1, 3), 1)
     const oldest = BigInt((await db.pool.query(`SELECT min(seq)::text AS n FROM activity_journal`)).rows[0].n)
     const tail = new JournalTail(asDatabase(db), 'devnet')
     // The first read fails (a statement timeout, a pool that could not connect); the listener

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureIndexerState } from '@/indexer/store/state'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
+import { insertJournalAdditions, upTo } from '@/test/journal-writes'
 import { asDatabase } from '@/test/serve-api'
 import { JournalTail } from './journal-tail'
 
@@ -21,14 +22,7 @@ afterAll(async () => {
   await db?.drop()
 })
 
-const journal = (from: number, to: number) =>
-  db.pool.query(
-    `INSERT INTO activity_journal (kind, transfer_id, collection_address, token_id, from_address, to_address,
-       event_type, block_number, block_hash, block_timestamp, transaction_hash, log_index, batch_index, head_block)
-     SELECT 'added', g, '0x01', g, '0x00', '0x02', 'mint', 1, '0x0a', now(), '0x' || lpad(to_hex(g), 64, '0'), 0, 0, 1
-       FROM generate_series($1::int, $2::int) g`,
-    [from, to],
-  )
+const journal = (from: number, to: number) => insertJournalAdditions(db.pool, upTo(from, to), 1)
 
 describe('the journal window after an idle spell', () => {
   it('reads no more of a backlog than it keeps, and older reads still come whole from the database', async () => {
