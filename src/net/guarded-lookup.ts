@@ -6,9 +6,11 @@
  * lookup is the socket's own, so no DNS rebinding between check and connect).
  * Operators may allow private `host:port` pairs (FETCH_ALLOW_HOSTS,
  * WEBHOOK_ALLOW_HOSTS). Used by the metadata fetcher and webhook delivery.
+ * Names are resolved through a bounded, caching HostResolver (./host-resolver.ts).
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import type { LookupAddress } from 'node:dns'
 import { isIP } from 'node:net'
+import { HostResolver } from './host-resolver'
 import { blockedReason } from './ip-guard'
 
 /** The host is, or resolves to, an address that must not be contacted. */
@@ -63,28 +65,38 @@ type LookupCallback = (
   family?: number,
 ) => void
 
+type Lookup = (hostname: string, options: { all?: boolean }, callback: LookupCallback) => void
+
 /**
- * A `lookup` for node:http(s) that refuses the host when ANY resolved address
- * is in a blocked range (a BlockedAddressError, as the request's error).
+ * A `lookup` for node:http(s), over `resolver`, that refuses the host when ANY
+ * resolved address is in a blocked range (a BlockedAddressError, as the
+ * request's error). A kept answer is judged again on every use.
  */
-export function guardedLookup(hostname: string, options: { all?: boolean }, callback: LookupCallback): void {
-  dnsLookup(hostname, { all: true }, (err, addresses) => {
-    if (err) return callback(err, [])
-    const bad = addresses.find((a) => blockedReason(a.address) !== null)
-    if (bad || addresses.length === 0) {
-      const error = new BlockedAddressError(
-        bad
-          ? // Not the address: the message reaches users (the webhook form and delivery log), and
-            // what an internal name resolves to is not theirs to learn.
-            `Refused ${hostname}: it resolves to a blocked address (${blockedReason(bad.address)})`
-          : `No address for ${hostname}`,
-      )
-      return callback(error as NodeJS.ErrnoException, [])
-    }
-    if (options.all) return callback(null, addresses)
-    callback(null, addresses[0]!.address, addresses[0]!.family)
-  })
+export function createGuardedLookup(resolver: HostResolver): Lookup {
+  return (hostname, options, callback) => {
+    resolver.resolve(hostname).then(
+      (addresses) => {
+        const bad = addresses.find((a) => blockedReason(a.address) !== null)
+        // Outside the promise: an exception of the socket's callback must not become a rejection.
+        if (bad || addresses.length === 0) {
+          const error = new BlockedAddressError(
+            bad
+              ? // Not the address: the message reaches users (the webhook form and delivery log), and
+                // what an internal name resolves to is not theirs to learn.
+                `Refused ${hostname}: it resolves to a blocked address (${blockedReason(bad.address)})`
+              : `No address for ${hostname}`,
+          )
+          process.nextTick(callback, error as NodeJS.ErrnoException, [])
+        } else if (options.all) process.nextTick(callback, null, addresses)
+        else process.nextTick(callback, null, addresses[0]!.address, addresses[0]!.family)
+      },
+      (err: NodeJS.ErrnoException) => process.nextTick(callback, err, []),
+    )
+  }
 }
+
+/** The process's guarded lookup: one resolver, so one bound on lookups at once, for every use. */
+export const guardedLookup = createGuardedLookup(new HostResolver())
 
 /**
  * Resolves a host name once and says why it must not be contacted, or null
