@@ -77,7 +77,8 @@ export function createGuardedLookup(resolver: HostResolver): Lookup {
     resolver.resolve(hostname).then(
       (addresses) => {
         const bad = addresses.find((a) => blockedReason(a.address) !== null)
-        // Outside the promise: an exception of the socket's callback must not become a rejection.
+        // The callback runs outside the promise (nextTick): an exception of the socket's own
+        // callback must not become a rejection.
         if (bad || addresses.length === 0) {
           const error = new BlockedAddressError(
             bad

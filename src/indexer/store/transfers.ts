@@ -204,16 +204,11 @@ export function mergeTokenRanges(
   const sorted = events
     .filter((e) => e.fromTokenId <= e.toTokenId)
     .map((e) => ({ collection: e.collection, fromTokenId: e.fromTokenId, toTokenId: e.toTokenId }))
+    // Grouped by collection (any order of them), each group by its first token.
     .sort((a, b) =>
       a.collection !== b.collection
-        ? a.collection < b.collection
-          ? -1
-          : 1
-        : a.fromTokenId < b.fromTokenId
-          ? -1
-          : a.fromTokenId > b.fromTokenId
-            ? 1
-            : 0,
+        ? a.collection.localeCompare(b.collection)
+        : Number(a.fromTokenId > b.fromTokenId) - Number(a.fromTokenId < b.fromTokenId),
     )
   const out: typeof sorted = []
   for (const range of sorted) {

@@ -176,17 +176,15 @@ export async function fetchRealtimeBlocks(ctx: FetchContext, allHeaders: RpcBloc
     ),
     proving ? Promise.all(allHeaders.map((h) => provenBlock(ctx, h.number, h.hash).catch(() => null))) : null,
   ])
+  const allProven = allProofs?.every((p) => p !== null) ? (allProofs as RawLog[][]) : null
   // As many leading blocks as one commit's ERC-2309 rows allow (each block is capped on its own);
   // the syncer reads the rest in its next step. The reads of the blocks left are not kept.
-  const count = blocksWithinRowBudget(
-    allProofs?.every((p) => p !== null) ? (allProofs as RawLog[][]) : allRead,
-  )
+  const count = blocksWithinRowBudget(allProven ?? allRead)
   for (const h of allHeaders.slice(count)) ctx.followed.delete(h.number)
   const headers = allHeaders.slice(0, count)
   const perBlock = allRead.slice(0, count)
-  const proofs = allProofs?.slice(0, count) ?? null
+  const provenByBlock = allProven?.slice(0, count) ?? null
   const read = normaliseLogs(perBlock.flat())
-  const provenByBlock = proofs?.every((p) => p !== null) ? (proofs as RawLog[][]) : null
   const proven = provenByBlock ? normaliseLogs(provenByBlock.flat()) : null
   const from = headers[0]!.number
   const to = headers[headers.length - 1]!.number
