@@ -37,8 +37,8 @@ export async function loadUriBytes(
   maxBytes: number,
   limits: FetchLimits,
   group = '',
-  /** Queue behind the host's budget instead of being refused as busy (media of a token already read). */
-  waitWhenBusy = false,
+  /** The fetch finishes a token already in memory (its media): HostScheduler.run's `finishing`. */
+  finishing = false,
 ): Promise<Buffer> {
   const resolved = resolveUri(uri, limits.gateways, maxBytes)
   if (resolved.kind === 'inline') return resolved.bytes
@@ -55,7 +55,7 @@ export async function loadUriBytes(
           })
         ).bytes
       if (!limits.scheduler) return await fetchOnce()
-      return await limits.scheduler.run(schedulingKey(url), group, fetchOnce, { waitWhenBusy })
+      return await limits.scheduler.run(schedulingKey(url), group, fetchOnce, { finishing })
     } catch (err) {
       failure = err
       // Another gateway may have the bytes; a bad document or a refused address is the same everywhere.

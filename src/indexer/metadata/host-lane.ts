@@ -35,6 +35,8 @@ export class Lane {
   /** Moving average of a fetch's duration, for how long a queue takes to drain. */
   avgMs = 200
   lastUsed = 0
+  /** The latest turn handed to a refused finishing fetch (reserveTurn). */
+  private reservedUntil = 0
   constructor(
     readonly key: string,
     readonly budget: HostBudget,
@@ -67,6 +69,18 @@ export class Lane {
   drainMs(): number {
     const ms = ((this.queued + this.inFlight) * this.avgMs) / this.budget.concurrency
     return Math.min(Math.max(ms, 250), 10 * 60_000)
+  }
+
+  /**
+   * When a refused fetch of a token already in memory is worth trying again:
+   * each refusal takes the next turn after what the host has queued and the
+   * turns handed out before, at the host's pace, so the refused tokens come
+   * back about as fast as the host serves them (within a day).
+   */
+  reserveTurn(now: number): number {
+    const from = Math.max(this.reservedUntil, now + this.drainMs())
+    this.reservedUntil = Math.min(from + this.avgMs / this.budget.concurrency, now + 24 * 3_600_000)
+    return this.reservedUntil
   }
 
   /** May the host start one more request (its breaker and budget)? */

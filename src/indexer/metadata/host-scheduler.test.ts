@@ -225,19 +225,62 @@ describe('HostScheduler: one collection over many hosts', () => {
     await expect(s.run('evil-99:80', 'other', async () => 'ok')).resolves.toBe('ok')
   })
 
-  it('a fetch told to wait queues behind a busy host instead of being refused', async () => {
+  it('a finishing fetch (media of a token in memory) queues past the cap where a new one is refused', async () => {
     const s = new HostScheduler({
       concurrency: 1,
-      host: { concurrency: 1, maxQueued: 1, maxQueuedPerGroup: 1 },
+      host: { concurrency: 1, maxQueued: 1, maxQueuedPerGroup: 100 },
       gateway: budget,
     })
     let release!: () => void
     const first = s.run('h:80', 'c', () => new Promise<void>((r) => (release = r)))
-    const second = s.run('h:80', 'c', async () => 'second', { waitWhenBusy: true })
-    const third = s.run('h:80', 'c', async () => 'third', { waitWhenBusy: true })
+    // The cap is two waiting (twice the host's concurrency at least): a new fetch is refused at two.
+    const queued = [
+      s.run('h:80', 'c', async () => 'second', { finishing: true }),
+      s.run('h:80', 'c', async () => 'third'),
+    ]
+    const refused = await s.run('h:80', 'c', async () => 'refused').catch((e) => e)
+    expect(refused).toBeInstanceOf(HostBackedOff)
+    // A finishing fetch still waits, up to four.
+    queued.push(
+      s.run('h:80', 'c', async () => 'fourth', { finishing: true }),
+      s.run('h:80', 'c', async () => 'fifth', { finishing: true }),
+    )
+    const busy = await s.run('h:80', 'c', async () => 'sixth', { finishing: true }).catch((e) => e)
+    expect(busy).toBeInstanceOf(HostBackedOff)
+    expect(busy.reason).toBe('busy')
     await tick()
     release()
     await first
-    expect(await Promise.all([second, third])).toEqual(['second', 'third'])
+    expect(await Promise.all(queued)).toEqual(['second', 'third', 'fourth', 'fifth'])
+  })
+
+  it('a finishing fetch waits a bounded time, then is refused with the next free turn of the host', async () => {
+    const s = new HostScheduler({
+      concurrency: 1,
+      maxFinishingWaitMs: 30,
+      host: { concurrency: 1, maxQueued: 100, maxQueuedPerGroup: 100 },
+      gateway: budget,
+    })
+    let release!: () => void
+    const first = s.run('h:80', 'c', () => new Promise<void>((r) => (release = r)))
+    let ran = 0
+    const waiting = [1, 2, 3].map(() =>
+      s.run('h:80', 'c', async () => ran++, { finishing: true }).catch((e: HostBackedOff) => e),
+    )
+    const refused = (await Promise.all(waiting)) as HostBackedOff[]
+    expect(ran).toBe(0)
+    for (const err of refused) {
+      expect(err).toBeInstanceOf(HostBackedOff)
+      expect(err.reason).toBe('busy')
+    }
+    // Each refused token is given a later turn than the one before it: they come back in file.
+    const turns = refused.map((err) => err.until)
+    expect(turns[1]).toBeGreaterThan(turns[0]!)
+    expect(turns[2]).toBeGreaterThan(turns[1]!)
+    // Out of the queue: nothing waits for the host any more, and it serves the next fetch.
+    expect(s.stats().queued).toBe(0)
+    release()
+    await first
+    await expect(s.run('h:80', 'c', async () => 'next')).resolves.toBe('next')
   })
 })

@@ -11,7 +11,7 @@
  */
 import type { BackedOffHostState } from '@/db/queries/indexer-state'
 import { CircuitBreaker, type FailureOutcome } from './circuit-breaker'
-import { type HostBudget, Lane } from './host-lane'
+import { type HostBudget, Lane, type Waiter } from './host-lane'
 import { FetchFailure } from './outcome'
 
 export interface HostSchedulerOptions {
@@ -26,6 +26,11 @@ export interface HostSchedulerOptions {
   maxInFlight?: number
   /** Default 1,000 ms. */
   stalledAfterMs?: number
+  /**
+   * Longest wait in a host's queue of a fetch that finishes a token already in
+   * memory (its media); past it the fetch is refused as `busy` (default 5,000 ms).
+   */
+  maxFinishingWaitMs?: number
   /**
    * Stalled requests one collection may hold over all hosts (default 16): a
    * collection whose tokens each name another slow host is bounded too.
@@ -126,29 +131,41 @@ export class HostScheduler {
    * room, in turn with other hosts and with the host's other collections
    * (`group`). Throws HostBackedOff instead when the host, or the collection
    * on it, is backed off, or the host already has enough waiting.
+   *
+   * `finishing`: the fetch finishes a token already in memory (its image or
+   * animation). It may wait while the host has up to twice its queue cap
+   * waiting (a new token's document is refused at the cap, so tokens already
+   * read go first), and for maxFinishingWaitMs at most: a slow host never
+   * holds the tokens in memory for long. Refused, it is told the host's next
+   * free turn (Lane.reserveTurn), so refused tokens come back at the pace the
+   * host serves them (docs/metadata.md, "Slow media hosts").
    */
   async run<T>(
     host: string,
     group: string,
     fn: () => Promise<T>,
-    options: { waitWhenBusy?: boolean } = {},
+    options: { finishing?: boolean } = {},
   ): Promise<T> {
     const lane = this.lane(host)
     lane.lastUsed = this.now()
     this.checkOpen(lane, group)
     const waiting = lane.groups.get(group)
-    const cap = lane.queueCap()
-    const full = lane.queued >= cap || (waiting?.length ?? 0) >= Math.min(cap, lane.budget.maxQueuedPerGroup)
-    if (full && !options.waitWhenBusy) {
-      throw new HostBackedOff(lane.label, 'busy', this.now() + lane.drainMs(), lane.lastOutcome)
+    const finishing = options.finishing ?? false
+    const cap = lane.queueCap() * (finishing ? 2 : 1)
+    const groupCap = Math.min(cap, lane.budget.maxQueuedPerGroup * (finishing ? 2 : 1))
+    const busyUntil = (soonest: number) => (finishing ? lane.reserveTurn(this.now()) : soonest)
+    if (lane.queued >= cap || (waiting?.length ?? 0) >= groupCap) {
+      throw new HostBackedOff(lane.label, 'busy', busyUntil(this.now() + lane.drainMs()), lane.lastOutcome)
     }
     if ((this.stalledByGroup.get(group) ?? 0) >= (this.options.maxStalledPerGroup ?? 16)) {
-      throw new HostBackedOff(lane.label, 'busy', this.now() + 5_000, lane.lastOutcome)
+      throw new HostBackedOff(lane.label, 'busy', busyUntil(this.now() + 5_000), lane.lastOutcome)
     }
     const breaker = await new Promise<CircuitBreaker | undefined>((start, reject) => {
       const list = waiting ?? []
       if (!waiting) lane.groups.set(group, list)
-      list.push({ start, reject })
+      const waiter: Waiter = { start, reject }
+      if (finishing) this.limitWait(lane, group, waiter)
+      list.push(waiter)
       lane.queued++
       if (lane.queued === 1) this.ring.push(lane)
       this.pump()
@@ -184,6 +201,33 @@ export class HostScheduler {
       lane.avgMs = lane.avgMs * 0.8 + (this.now() - started) * 0.2
       this.record(lane, group, failure, probe)
       this.pump()
+    }
+  }
+
+  /**
+   * Refuses a finishing fetch still waiting after maxFinishingWaitMs as `busy`
+   * (taking it out of the host's queue); once started or refused otherwise, nothing.
+   */
+  private limitWait(lane: Lane, group: string, waiter: Waiter) {
+    const { start, reject } = waiter
+    const timer = setTimeout(() => {
+      const list = lane.groups.get(group)
+      const at = list?.indexOf(waiter) ?? -1
+      if (!list || at < 0) return
+      list.splice(at, 1)
+      if (list.length === 0) lane.groups.delete(group)
+      lane.queued--
+      if (lane.queued === 0) this.leaveRing(lane)
+      reject(new HostBackedOff(lane.label, 'busy', lane.reserveTurn(this.now()), lane.lastOutcome))
+    }, this.options.maxFinishingWaitMs ?? 5_000)
+    timer.unref?.()
+    waiter.start = (breaker) => {
+      clearTimeout(timer)
+      start(breaker)
+    }
+    waiter.reject = (err) => {
+      clearTimeout(timer)
+      reject(err)
     }
   }
 

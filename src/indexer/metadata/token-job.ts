@@ -57,6 +57,18 @@ export interface TokenJob {
   nextAttemptAt: string
   /** A settled outcome checked again (metadata_recheck_at): no quick retries, not in the backlog. */
   recheck: boolean
+  /**
+   * Set for a media retry: an `ok` token due by metadata_recheck_at, which only
+   * a busy media host puts there (fetchTokenMedia). Its stored locations are
+   * fetched again (retryMedia), not its document.
+   */
+  media: StoredMediaLocations | null
+}
+
+/** A token's stored image_url and animation_url. */
+export interface StoredMediaLocations {
+  imageUrl: string | null
+  animationUrl: string | null
 }
 
 export interface TokenResult {
@@ -107,6 +119,10 @@ function toJob(r: DueTokenRow, recheck: boolean): TokenJob {
     attempts: r.metadata_attempts,
     nextAttemptAt: r.next_at,
     recheck,
+    media:
+      recheck && r.media_retry
+        ? { imageUrl: r.image_url ?? null, animationUrl: r.animation_url ?? null }
+        : null,
   }
 }
 
@@ -171,18 +187,7 @@ export async function processToken(
   job: TokenJob,
   uriRead: UriRead,
 ): Promise<TokenResult> {
-  const result: TokenResult = {
-    outcome: 'ok',
-    uri: null,
-    metadata: null,
-    normalized: null,
-    name: null,
-    imageUrl: null,
-    mediaSha256: null,
-    retryAt: null,
-    recheckAt: null,
-    deferred: null,
-  }
+  const result = emptyResult()
   try {
     const uri = uriOf(uriRead, job.tokenId, limits.maxMetadataBytes)
     result.uri = cleanText(uri, limits.maxMetadataBytes) || null
@@ -195,14 +200,7 @@ export async function processToken(
     result.imageUrl = image === null ? null : toValidUri(image)
     // Stored under the location the API serves (image_url, media_url), not as declared; the
     // animation beside it, under its normalized animation_url (docs/metadata.md, "Animations").
-    const animationUrl = result.normalized?.animationUrl ?? null
-    const [imageSha256] = await Promise.all([
-      result.imageUrl ? fetchMedia(deps, limits, job, result.imageUrl, 'image') : null,
-      animationUrl && animationUrl !== result.imageUrl
-        ? fetchMedia(deps, limits, job, animationUrl, 'animation')
-        : null,
-    ])
-    result.mediaSha256 = imageSha256
+    await fetchTokenMedia(deps, limits, job, result, result.normalized?.animationUrl ?? null)
     return result
   } catch (err) {
     if (!(err instanceof FetchFailure)) throw err
@@ -234,6 +232,69 @@ export async function processToken(
 }
 
 /**
+ * A media retry (TokenJob.media): the image and animation of a token whose
+ * document is stored, fetched again because their host was busy the last
+ * time; the document is not fetched again.
+ */
+export async function retryMedia(
+  deps: TokenJobDeps,
+  limits: FetchLimits,
+  job: TokenJob,
+  media: StoredMediaLocations,
+): Promise<TokenResult> {
+  const result = emptyResult()
+  result.imageUrl = media.imageUrl
+  await fetchTokenMedia(deps, limits, job, result, media.animationUrl)
+  return result
+}
+
+function emptyResult(): TokenResult {
+  return {
+    outcome: 'ok',
+    uri: null,
+    metadata: null,
+    normalized: null,
+    name: null,
+    imageUrl: null,
+    mediaSha256: null,
+    retryAt: null,
+    recheckAt: null,
+    deferred: null,
+  }
+}
+
+/**
+ * Fetches and stores the token's image (result.imageUrl) and animation side
+ * by side. When a host was too busy to take one (HostBackedOff `busy`: a slow
+ * media host), the token is settled all the same and comes back as a media
+ * retry at the turn the host gave it (result.recheckAt): its tokens never wait
+ * in memory for a slow media host (docs/metadata.md, "Slow media hosts").
+ */
+async function fetchTokenMedia(
+  deps: TokenJobDeps,
+  limits: FetchLimits,
+  job: TokenJob,
+  result: TokenResult,
+  animationUrl: string | null,
+): Promise<void> {
+  const [image, animation] = await Promise.all([
+    result.imageUrl ? fetchMedia(deps, limits, job, result.imageUrl, 'image') : null,
+    animationUrl && animationUrl !== result.imageUrl
+      ? fetchMedia(deps, limits, job, animationUrl, 'animation')
+      : null,
+  ])
+  result.mediaSha256 = image?.sha256 ?? null
+  const busyUntil = Math.max(image?.busyUntil ?? 0, animation?.busyUntil ?? 0)
+  if (busyUntil > 0) result.recheckAt = new Date(busyUntil)
+}
+
+interface MediaFetch {
+  sha256: string | null
+  /** Not fetched: its host was busy; worth trying again at this time. */
+  busyUntil: number | null
+}
+
+/**
  * Media fetch failures do not fail the metadata: the image URL (or animation_url)
  * is still served, only without stored bytes. A failure to store the bytes
  * (the disk, the database) is thrown: the token is processed again once the
@@ -247,15 +308,14 @@ async function fetchMedia(
   job: TokenJob,
   url: string,
   kind: 'image' | 'animation',
-): Promise<string | null> {
+): Promise<MediaFetch> {
   const fetchAndStore = async () => {
     const maxBytes =
       kind === 'animation' ? (limits.maxAnimationBytes ?? limits.maxMediaBytes) : limits.maxMediaBytes
-    // The token is in memory already (bounded by the pipeline): its media waits its turn.
     const bytes = await loadUriBytes(url, maxBytes, limits, job.collection, true)
     const sniff = kind === 'animation' ? sniffAnimationType : sniffMediaType
     const stored = await storeMedia(deps.pool, deps.mediaDir, url, bytes, sniff)
-    return stored?.sha256 ?? null
+    return { sha256: stored?.sha256 ?? null, busyUntil: null }
   }
   try {
     return kind === 'animation' && limits.animationSlots
@@ -267,6 +327,7 @@ async function fetchMedia(
       { collection: job.collection, tokenId: job.tokenId.toString(), outcome: err.outcome, kind },
       `token ${kind} not stored: ${describeError(err)}`,
     )
-    return null
+    const busy = err instanceof HostBackedOff && err.reason === 'busy'
+    return { sha256: null, busyUntil: busy ? err.until : null }
   }
 }

@@ -11,6 +11,7 @@ const job = (id: string): TokenJob => ({
   attempts: 0,
   nextAttemptAt: 'x',
   recheck: false,
+  media: null,
 })
 const ok = (doc: Record<string, unknown>): TokenResult => ({
   outcome: 'ok',

@@ -1,15 +1,29 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import { refreshFallbackImages } from '../store/collections'
-import { saveTokenOutcomes, type TokenOutcomeRow } from '../store/metadata-queue'
+import { saveMediaRetries, saveTokenOutcomes, type TokenOutcomeRow } from '../store/metadata-queue'
 import type { MetadataOutcome } from './outcome'
 import type { TokenJob, TokenResult } from './token-job'
 
 /**
- * Writes a batch of outcomes (one statement), logs what failed, then lets
- * the collections that gained a token image use it as their fallback image.
+ * Writes a batch of outcomes (one statement; media retries one more), logs
+ * what failed, then lets the collections that gained a token image use it as
+ * their fallback image.
  */
-export async function writeOutcomes(pool: pg.Pool, logger: Logger, batch: Array<[TokenJob, TokenResult]>) {
+export async function writeOutcomes(pool: pg.Pool, logger: Logger, all: Array<[TokenJob, TokenResult]>) {
+  const batch = all.filter(([job]) => job.media === null)
+  await saveMediaRetries(
+    pool,
+    all
+      .filter(([job]) => job.media !== null)
+      .map(([job, r]) => ({
+        id: job.id,
+        media: r.mediaSha256,
+        recheckAt: r.recheckAt?.toISOString() ?? null,
+        nextAttemptAt: job.nextAttemptAt,
+        image: r.imageUrl,
+      })),
+  )
   await saveResults(pool, batch)
   logBatchOutcomes(logger, batch)
   const withImages = batch.filter(([, r]) => r.imageUrl !== null).map(([job]) => job.collection)

@@ -10,6 +10,7 @@ import {
   priorityTokens,
   processToken,
   readUris,
+  retryMedia,
   type TokenJob,
   type TokenJobDeps,
   type TokenResult,
@@ -92,19 +93,24 @@ export class TokenPipeline {
     return true
   }
 
-  /** Reads the metadata URIs of `jobs` (readUris) and hands each token on by itself. */
+  /**
+   * Reads the metadata URIs of `jobs` (readUris) and hands each token on by
+   * itself; a media retry needs no URI (its document is not fetched again).
+   */
   private async start(jobs: TokenJob[]): Promise<void> {
     for (const job of jobs) this.inMemory.add(job.id)
+    const documentJobs = jobs.filter((job) => job.media === null)
     let uris: UriRead[]
     try {
-      uris = await readUris(this.deps, jobs)
+      uris = await readUris(this.deps, documentJobs)
     } catch (err) {
       for (const job of jobs) this.inMemory.delete(job.id)
       throw err
     }
-    jobs.forEach((job, i) => {
+    documentJobs.forEach((job, i) => {
       void this.process(job, uris[i]!)
     })
+    for (const job of jobs) if (job.media !== null) void this.process(job, null)
   }
 
   async run(): Promise<void> {
@@ -141,11 +147,14 @@ export class TokenPipeline {
     }
   }
 
-  private async process(job: TokenJob, uri: UriRead) {
+  private async process(job: TokenJob, uri: UriRead | null) {
     let result: TokenResult
     try {
-      this.noteHost(job, uri)
-      result = await processToken(this.deps, this.deps.limits, job, uri)
+      if (job.media !== null) result = await retryMedia(this.deps, this.deps.limits, job, job.media)
+      else {
+        this.noteHost(job, uri!)
+        result = await processToken(this.deps, this.deps.limits, job, uri!)
+      }
     } catch (err) {
       // Not a named outcome (e.g. the media store failed): the token stays due and is tried
       // again, after a pause (kept in memory meanwhile, so the reader does not take it at once).

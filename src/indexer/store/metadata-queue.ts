@@ -23,6 +23,10 @@ export interface DueTokenRow {
   next_at: string
   /** Taken from metadata_recheck_at: a settled outcome checked again. */
   recheck: boolean
+  /** A re-check of an `ok` token: a media retry (metadata/token-job.ts, TokenJob.media), with its stored locations. */
+  media_retry?: boolean
+  image_url?: string | null
+  animation_url?: string | null
 }
 
 /**
@@ -47,14 +51,15 @@ export async function selectDueTokens(
       `SELECT * FROM (${RETRYABLE.map(
         (_, i) => `(SELECT id::text, collection_address, token_id::text, metadata_attempts,
                            metadata_next_attempt_at::text AS next_at, metadata_next_attempt_at AS due,
-                           false AS recheck
+                           false AS recheck, false AS media_retry, NULL AS image_url, NULL AS animation_url
                       FROM tokens WHERE metadata_status = $${i + 4} AND metadata_next_attempt_at <= now()
                        AND id <> ALL($2::bigint[]) AND collection_address <> ALL($3::varchar[])
                      ORDER BY metadata_next_attempt_at LIMIT $1)`,
       ).join(' UNION ALL ')}
       UNION ALL
       (SELECT id::text, collection_address, token_id::text, metadata_attempts,
-              metadata_recheck_at::text AS next_at, metadata_recheck_at AS due, true AS recheck
+              metadata_recheck_at::text AS next_at, metadata_recheck_at AS due, true AS recheck,
+              metadata_status = 'ok' AS media_retry, image_url, animation_url
          FROM tokens WHERE metadata_recheck_at <= now()
           AND id <> ALL($2::bigint[]) AND collection_address <> ALL($3::varchar[])
         ORDER BY metadata_recheck_at LIMIT $1)) AS due_tokens ORDER BY due LIMIT $1`,
@@ -224,6 +229,43 @@ export async function saveTokenOutcomes(pool: pg.Pool, outcomes: TokenOutcomeRow
       col((r) => r.backgroundColor),
       col((r) => r.recheckAt),
       col((r) => r.recheck),
+    ],
+  )
+}
+
+/** A media retry's outcome (metadata/token-job.ts, retryMedia). */
+export interface MediaRetryRow {
+  id: string
+  /** The stored image's SHA-256, when it was stored now. */
+  media: string | null
+  /** RFC 3339: the media host was busy again, retried then; null: done. */
+  recheckAt: string | null
+  /** The re-check time the job was read with, and the image_url it fetched. */
+  nextAttemptAt: string
+  image: string | null
+}
+
+/**
+ * Writes media retries in one statement: the stored image and the next retry,
+ * for tokens that are still as the job read them (still `ok`, the same image,
+ * not queued again meanwhile: then the newer fetch wins).
+ */
+export async function saveMediaRetries(pool: pg.Pool, retries: MediaRetryRow[]): Promise<void> {
+  if (retries.length === 0) return
+  await pool.query(
+    `UPDATE tokens t SET media_sha256 = coalesce(r.media, t.media_sha256),
+            metadata_recheck_at = CASE WHEN t.is_burned THEN NULL ELSE r.recheck_at END,
+            updated_at = now()
+       FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[])
+            AS r(id, media, recheck_at, next_at, image)
+      WHERE t.id = r.id AND t.metadata_status = 'ok' AND t.metadata_next_attempt_at IS NULL
+        AND t.metadata_recheck_at = r.next_at AND t.image_url IS NOT DISTINCT FROM r.image`,
+    [
+      retries.map((r) => r.id),
+      retries.map((r) => r.media),
+      retries.map((r) => r.recheckAt),
+      retries.map((r) => r.nextAttemptAt),
+      retries.map((r) => r.image),
     ],
   )
 }
