@@ -1,10 +1,11 @@
+import type { Writable } from 'node:stream'
 import type { LimitFunction } from 'p-limit'
 import { hostKey } from '@/net/guarded-lookup'
 import type { HostScheduler } from './host-scheduler'
 import { wellFormed } from './normalize'
 import { FetchFailure } from './outcome'
 import { type Gateways, gatewayList, resolveUri } from './resolve-uri'
-import { safeFetch } from './safe-fetch'
+import { safeFetch, writeToSink } from './safe-fetch'
 import { sniffMediaType } from './sniff'
 
 export interface FetchLimits {
@@ -30,18 +31,27 @@ export interface FetchLimits {
  * Bytes behind a URI (data: decoded in place, everything else fetched
  * safely, in turn with other hosts when a scheduler is given; `group` is the
  * collection, for fairness inside a host). Through gateways, each configured
- * gateway is tried in order while the previous one fails.
+ * gateway is tried in order while the previous one fails. With a `sink`
+ * (media), the body is written there instead (a data: URI's bytes too) and
+ * the bytes returned are empty.
  */
 export async function loadUriBytes(
   uri: string,
   maxBytes: number,
   limits: FetchLimits,
   group = '',
-  /** The fetch finishes a token already in memory (its media): HostScheduler.run's `finishing`. */
-  finishing = false,
+  options: {
+    /** The fetch finishes a token already in memory (its media): HostScheduler.run's `finishing`. */
+    finishing?: boolean
+    sink?: () => Writable
+  } = {},
 ): Promise<Buffer> {
   const resolved = resolveUri(uri, limits.gateways, maxBytes)
-  if (resolved.kind === 'inline') return resolved.bytes
+  if (resolved.kind === 'inline') {
+    if (!options.sink) return resolved.bytes
+    await writeToSink(resolved.bytes, options.sink())
+    return Buffer.alloc(0)
+  }
   let failure: unknown
   for (const url of resolved.urls) {
     try {
@@ -52,10 +62,13 @@ export async function loadUriBytes(
             timeoutMs: limits.timeoutMs,
             allowHosts: limits.allowHosts,
             signal: limits.signal,
+            sink: options.sink,
           })
         ).bytes
       if (!limits.scheduler) return await fetchOnce()
-      return await limits.scheduler.run(schedulingKey(url), group, fetchOnce, { finishing })
+      return await limits.scheduler.run(schedulingKey(url), group, fetchOnce, {
+        finishing: options.finishing,
+      })
     } catch (err) {
       failure = err
       // Another gateway may have the bytes; a bad document or a refused address is the same everywhere.

@@ -1,11 +1,12 @@
-import { randomBytes } from 'node:crypto'
-import { mkdir, rename, stat, unlink, writeFile } from 'node:fs/promises'
+import { createHash, type Hash, randomBytes } from 'node:crypto'
+import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import { mediaPath } from '@/db/media-path'
-import { sha256Hex } from '@/db/sha256'
 import type { Queryable } from '../store/db'
 import { recordMedia } from '../store/media'
-import { isStorableMedia, sniffMediaType } from './sniff'
+import { SinkFailure, writeToSink } from './safe-fetch'
+import { isStorableMedia, sniffAnimationType, sniffMediaType } from './sniff'
 
 export interface StoredMedia {
   sha256: string
@@ -13,40 +14,152 @@ export interface StoredMedia {
   byteSize: number
 }
 
+/** What the media is read as: an image (sniffMediaType) or an animation (sniffAnimationType). */
+export type MediaKind = 'image' | 'animation'
+
+/** Temporary files of bodies being written, in MEDIA_DIR itself. */
+const INCOMING_PREFIX = '.incoming-'
+
+/** Bytes of a body kept for sniffing its type (the sniffers read at most the first kilobyte or so). */
+const HEAD_BYTES = 4096
+
 /**
- * Stores original media bytes content-addressed by SHA-256: the file is
- * written to a temporary name and renamed (atomic: readers never see half a
- * file), then media_objects and media_sources (keyed by the SHA-256 of the
- * original URL) are recorded. Returns null for bytes that are not media.
+ * One media body on its way into the store: streamed into a temporary file in
+ * MEDIA_DIR as it arrives, hashed on the way, its first bytes kept for
+ * sniffing. A body is never held in memory whole, so the fetches in flight
+ * cost their sockets' buffers, not up to 20 MiB (50 MiB for an animation)
+ * each (docs/metadata.md, "Media store").
+ */
+export class MediaUpload {
+  private body: { path: string; hash: Hash; head: Buffer[]; headBytes: number; size: number } | null = null
+
+  constructor(private readonly mediaDir: string) {}
+
+  /** Where a body is written; a new body (a retry through another gateway) starts over. */
+  sink(): Writable {
+    const previous = this.body
+    if (previous) void unlink(previous.path).catch(() => undefined)
+    const body = {
+      path: join(this.mediaDir, `${INCOMING_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`),
+      hash: createHash('sha256'),
+      head: [] as Buffer[],
+      headBytes: 0,
+      size: 0,
+    }
+    this.body = body
+    let file: FileHandle | undefined
+    // The disk's faults are the service's own (SinkFailure): never counted against the media's host.
+    const failed = (done: (err?: Error | null) => void) => (err: unknown) => done(new SinkFailure(err))
+    return new Writable({
+      construct: (done) => {
+        mkdir(this.mediaDir, { recursive: true })
+          .then(() => open(body.path, 'wx'))
+          .then((handle) => {
+            file = handle
+            done()
+          }, failed(done))
+      },
+      write: (chunk: Buffer, _encoding, done) => {
+        body.hash.update(chunk)
+        body.size += chunk.length
+        if (body.headBytes < HEAD_BYTES) {
+          body.head.push(chunk.subarray(0, HEAD_BYTES - body.headBytes))
+          body.headBytes += Math.min(chunk.length, HEAD_BYTES - body.headBytes)
+        }
+        file!.write(chunk).then(() => done(), failed(done))
+      },
+      final: (done) => {
+        file!.close().then(() => done(), failed(done))
+      },
+      destroy: (err, done) => {
+        if (!file) return done(err)
+        file.close().then(
+          () => done(err),
+          () => done(err),
+        )
+      },
+    })
+  }
+
+  /**
+   * Moves the written body to its content-addressed place (rename: readers
+   * never see half a file) and records it under `originalUrl` (media_objects,
+   * media_sources by the URL's SHA-256). Null for bytes that are not media.
+   */
+  async store(db: Queryable, originalUrl: string, kind: MediaKind): Promise<StoredMedia | null> {
+    const body = this.body
+    if (!body) throw new Error('No media body was written')
+    const head = Buffer.concat(body.head)
+    let mediaType = sniffMediaType(head)
+    // A JSON glTF model is told from other JSON by its content: read whole (an animation, within its cap).
+    if (kind === 'animation' && mediaType === 'application/json')
+      mediaType = sniffAnimationType(await readFile(body.path))
+    if (!isStorableMedia(mediaType)) return null
+    const sha256 = body.hash.digest('hex')
+    const path = mediaPath(this.mediaDir, sha256)
+    const exists = await stat(path).then(
+      (s) => s.size === body.size,
+      () => false,
+    )
+    if (!exists) {
+      await mkdir(join(this.mediaDir, sha256.slice(0, 2), sha256.slice(2, 4)), { recursive: true })
+      await rename(body.path, path)
+    }
+    const stored = { sha256, mediaType, byteSize: body.size }
+    await recordMedia(db, stored, originalUrl)
+    return stored
+  }
+
+  /** Removes what is left of the temporary file (always call, stored or not). */
+  async discard(): Promise<void> {
+    if (this.body) await unlink(this.body.path).catch(() => undefined)
+    this.body = null
+  }
+}
+
+/**
+ * Stores media bytes already in memory (a `data:` location, a test): as a
+ * fetched body is, through a MediaUpload. Returns null for bytes that are not media.
  */
 export async function storeMedia(
   db: Queryable,
   mediaDir: string,
   originalUrl: string,
   bytes: Buffer,
-  /** How the media type is read from the bytes (animations: sniffAnimationType). */
-  sniff: (bytes: Uint8Array) => string = sniffMediaType,
+  kind: MediaKind = 'image',
 ): Promise<StoredMedia | null> {
-  const mediaType = sniff(bytes)
-  if (!isStorableMedia(mediaType)) return null
-  const sha256 = sha256Hex(bytes)
-  const path = mediaPath(mediaDir, sha256)
-  const exists = await stat(path).then(
-    (s) => s.size === bytes.length,
-    () => false,
-  )
-  if (!exists) {
-    await mkdir(join(mediaDir, sha256.slice(0, 2), sha256.slice(2, 4)), { recursive: true })
-    const temp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
-    try {
-      await writeFile(temp, bytes)
-      await rename(temp, path)
-    } catch (err) {
-      await unlink(temp).catch(() => undefined)
-      throw err
-    }
+  const upload = new MediaUpload(mediaDir)
+  try {
+    await writeToSink(bytes, upload.sink())
+    return await upload.store(db, originalUrl, kind)
+  } finally {
+    await upload.discard()
   }
-  const stored = { sha256, mediaType, byteSize: bytes.length }
-  await recordMedia(db, stored, originalUrl)
-  return stored
+}
+
+/**
+ * Removes the temporary files of bodies a stopped process was writing (older
+ * than `olderThanMs`: a running one may still be writing the newer ones).
+ * Returns how many were removed.
+ */
+export async function removeStaleUploads(mediaDir: string, olderThanMs = 3_600_000): Promise<number> {
+  const names = await readdir(mediaDir).catch(() => [] as string[])
+  let removed = 0
+  for (const name of names) {
+    if (!name.startsWith(INCOMING_PREFIX)) continue
+    const file = join(mediaDir, name)
+    const modified = await stat(file).then(
+      (s) => s.mtimeMs,
+      () => Date.now(),
+    )
+    if (Date.now() - modified < olderThanMs) continue
+    if (
+      await unlink(file).then(
+        () => true,
+        () => false,
+      )
+    )
+      removed++
+  }
+  return removed
 }

@@ -14,6 +14,7 @@ import { sleep } from '../util/sleep'
 import { processCollections } from './collection-info'
 import { type FetchLimits, gatewayHosts, gatewayLabels } from './document'
 import { HostScheduler } from './host-scheduler'
+import { removeStaleUploads } from './media-store'
 import { runRefreshRequests } from './refresh-requests'
 import { normalizeStoredDocuments } from './stored-documents'
 import { TokenPipeline } from './token-pipeline'
@@ -181,6 +182,8 @@ export async function runMetadataQueue(
     }
   }
 
+  const stale = await removeStaleUploads(config.MEDIA_DIR)
+  if (stale > 0) logger.info(`removed ${stale} unfinished media file(s) a stopped process left`)
   await Promise.all([
     // Documents kept before their fields were normalized: once, from the stored documents.
     normalizeStoredDocuments(pool, logger, {

@@ -1,5 +1,7 @@
 import http from 'node:http'
 import https from 'node:https'
+import { Readable, Transform, type Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { BlockedAddressError, guardedLookup, isAllowedHost, literalHostRefusal } from '@/net/guarded-lookup'
 import { FetchFailure } from './outcome'
 
@@ -12,9 +14,31 @@ export interface SafeFetchOptions {
   signal?: AbortSignal
   /** Time to get a connection (a dead host fails this fast); default min(timeoutMs, 5000). */
   connectTimeoutMs?: number
+  /**
+   * Where the body goes instead of memory (media: metadata/media-store.ts), made
+   * for the final response only; the result's `bytes` are then empty. A fault
+   * of the sink's own is reported as a SinkFailure and thrown as its cause.
+   */
+  sink?: () => Writable
+}
+
+/** How a sink fails for a fault of its own (not of the body it is given): see SafeFetchOptions.sink. */
+export class SinkFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super('The body could not be written', { cause })
+    this.name = 'SinkFailure'
+  }
+}
+
+/** Writes bytes already in memory (a data: URI's) to a sink, its own faults thrown as their cause. */
+export async function writeToSink(bytes: Buffer, sink: Writable): Promise<void> {
+  await pipeline(Readable.from([bytes]), sink).catch((err: unknown) => {
+    throw err instanceof SinkFailure ? err.cause : err
+  })
 }
 
 export interface SafeFetchResult {
+  /** The body; empty when it went to `sink`. */
   bytes: Buffer
   finalUrl: string
   status: number
@@ -25,7 +49,8 @@ export interface SafeFetchResult {
  * http(s) only; every hop's host is resolved and each resolved address
  * checked, and the socket connects to exactly the checked address (no DNS
  * rebinding between check and connect); redirects are followed by hand and
- * re-checked; the body is capped while streaming; one deadline covers all.
+ * re-checked; the body is capped while streaming (into memory, or a sink);
+ * one deadline covers all.
  */
 export async function safeFetch(url: string, options: SafeFetchOptions): Promise<SafeFetchResult> {
   const deadline = AbortSignal.timeout(options.timeoutMs)
@@ -98,6 +123,23 @@ function requestOnce(
           return reject(
             new FetchFailure('too_large', `Body of ${declared} bytes exceeds ${options.maxBytes}`),
           )
+        }
+        if (options.sink) {
+          let size = 0
+          const capped = new Transform({
+            transform(chunk: Buffer, _encoding, done) {
+              size += chunk.length
+              if (size > options.maxBytes)
+                done(new FetchFailure('too_large', `Body exceeds ${options.maxBytes} bytes`))
+              else done(null, chunk)
+            },
+          })
+          pipeline(res, capped, options.sink()).then(
+            () => resolve({ bytes: Buffer.alloc(0), status }),
+            // The sink's own fault (a full disk) is the service's, not the host's: thrown as it is.
+            (err: Error) => reject(err instanceof SinkFailure ? err.cause : toFailure(err, signal)),
+          )
+          return
         }
         const chunks: Buffer[] = []
         let size = 0

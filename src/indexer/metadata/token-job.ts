@@ -8,12 +8,11 @@ import { type DueTokenRow, selectDueTokens, selectTokenUriSources } from '../sto
 import { selectPriorityTokens } from '../store/metadata-refresh'
 import { type FetchLimits, fetchMetadataJson, imageOf, loadUriBytes } from './document'
 import { HostBackedOff } from './host-scheduler'
-import { storeMedia } from './media-store'
+import { MediaUpload } from './media-store'
 import { type NormalizedMetadata, normalizeMetadata } from './normalize'
 import { FetchFailure, type MetadataOutcome } from './outcome'
 import { recheckAt } from './recheck'
 import { toValidUri } from './resolve-uri'
-import { sniffAnimationType, sniffMediaType } from './sniff'
 import {
   batchViewCalls,
   type CallResult,
@@ -312,10 +311,17 @@ async function fetchMedia(
   const fetchAndStore = async () => {
     const maxBytes =
       kind === 'animation' ? (limits.maxAnimationBytes ?? limits.maxMediaBytes) : limits.maxMediaBytes
-    const bytes = await loadUriBytes(url, maxBytes, limits, job.collection, true)
-    const sniff = kind === 'animation' ? sniffAnimationType : sniffMediaType
-    const stored = await storeMedia(deps.pool, deps.mediaDir, url, bytes, sniff)
-    return { sha256: stored?.sha256 ?? null, busyUntil: null }
+    const upload = new MediaUpload(deps.mediaDir)
+    try {
+      await loadUriBytes(url, maxBytes, limits, job.collection, {
+        finishing: true,
+        sink: () => upload.sink(),
+      })
+      const stored = await upload.store(deps.pool, url, kind)
+      return { sha256: stored?.sha256 ?? null, busyUntil: null }
+    } finally {
+      await upload.discard()
+    }
   }
   try {
     return kind === 'animation' && limits.animationSlots
