@@ -266,6 +266,8 @@ export interface WebhookTx {
   jobs: JobExecutor
   insertDelivery(endpointId: bigint, event: { id: string; type: string; payload: string }): Promise<bigint>
   setCursor(endpointId: bigint, cursor: bigint): Promise<void>
+  /** The endpoint's backlog: its deliveries pending or retrying (up to a million). */
+  openDeliveries(endpointId: bigint): Promise<number>
 }
 
 function txOf(client: pg.PoolClient): WebhookTx {
@@ -285,6 +287,15 @@ function txOf(client: pg.PoolClient): WebhookTx {
         endpointId.toString(),
         cursor.toString(),
       ])
+    },
+    async openDeliveries(endpointId) {
+      // webhook_deliveries_open_idx: the open rows only, counted up to a bound.
+      const { rows } = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM (SELECT 1 FROM webhook_deliveries
+          WHERE endpoint_id = $1 AND status IN ('pending', 'retrying') LIMIT 1000000) open`,
+        [endpointId.toString()],
+      )
+      return rows[0]!.n
     },
   }
 }

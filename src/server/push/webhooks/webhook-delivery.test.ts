@@ -22,7 +22,7 @@ import type { SessionUser } from '@/server/portal-auth/session-user'
 import { pushEvent } from '@/server/push/activity-event'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { freePort } from '@/test/free-port'
-import { JournalWriter } from '@/test/journal-writes'
+import { JournalWriter, OTHER_COLLECTION } from '@/test/journal-writes'
 import { asDatabase } from '@/test/serve-api'
 import { WebhookDelivery, type WebhookDeliveryOptions } from './webhook-delivery'
 
@@ -87,6 +87,9 @@ afterEach(async () => {
 // ── Helpers ────────────────────────────────────────────────────────────────
 
 const AUTH_SECRET = 'a-test-secret-of-at-least-32-characters!'
+
+/** One attempt per delivery: a failed attempt is final. */
+const NO_RETRY = { attempts: 1, baseMs: 1_000, factor: 2, capMs: 1_000, jitter: 0 }
 const allowAll = (): WebhookSettings => ({
   sealKey: deriveSealKey(AUTH_SECRET),
   allowHosts: parseAllowHosts([`127.0.0.1:${port}`]),
@@ -116,7 +119,7 @@ async function startDelivery(options: Partial<WebhookDeliveryOptions> = {}) {
     timeoutMs: 1_000,
     pollMs: 100,
     jobPollSeconds: 0.5,
-    workers: 4,
+    concurrency: 100,
     ...options,
   })
   await delivery.start()
@@ -468,7 +471,7 @@ describe('webhook delivery', () => {
     }
   })
 
-  it('a batch whose one attempt fails to record: no attempt runs twice at once, none is stranded', async () => {
+  it('an attempt that fails to record: no attempt runs twice at once, none is stranded', async () => {
     // Event A's first request is held 6 s, then answered 500; its next gets the fallback 204. Event B
     // is answered at once, but its write of the outcome waits for a lock and its connection is killed.
     const { endpoint } = await createEndpoint()
@@ -500,7 +503,7 @@ describe('webhook delivery', () => {
       res.writeHead(204).end()
     }
     await startDelivery({
-      workers: 1,
+      concurrency: 25,
       timeoutMs: 15_000,
       retry: { attempts: 5, baseMs: 1_000, factor: 1, capMs: 1_000, jitter: 0 },
     })
@@ -534,7 +537,7 @@ describe('webhook delivery', () => {
       }
       res.writeHead(204).end()
     }
-    await startDelivery({ workers: 1, strandedRetrySeconds: 1 })
+    await startDelivery({ concurrency: 25, strandedRetrySeconds: 1 })
     const state = async () =>
       (
         await db.pool.query<{ status: string; attempts: number }>(
@@ -548,6 +551,32 @@ describe('webhook delivery', () => {
       delivery: { status: 'delivered', attempts: 1 },
     })
   }, 45_000)
+
+  it("a receiver that hangs holds up its own deliveries only: another endpoint's event is not queued behind them", async () => {
+    // One endpoint takes every event and its receiver never answers (cut at the 1 s deadline);
+    // the other takes one collection's events only.
+    await portal(allowAll()).webhooks.create({ key_id: keyId, url: `http://127.0.0.1:${port}/hangs` })
+    await portal(allowAll()).webhooks.create({
+      key_id: keyId,
+      url: `http://127.0.0.1:${port}/hook`,
+      collection: OTHER_COLLECTION,
+    })
+    fallback = (res) => {
+      if (res.req.url === '/hangs') hanging.add(res)
+      else res.writeHead(204).end()
+    }
+    await startDelivery({ timeoutMs: 1_000, concurrency: 10, retry: NO_RETRY })
+    // A backlog of 100 events for the hanging receiver alone: ten at a time, a second each.
+    await journal.commit(journal.blockBatch(1, 1, { mints: 100 }))
+    await until('the hanging receiver to hold every attempt', () => received.length >= 10)
+    await journal.commitBlock(2, 2, 0, OTHER_COLLECTION)
+    const sent = Date.now()
+    await until('the other endpoint to receive its event', () => events().length === 1, 30_000)
+    const waitedMs = Date.now() - sent
+    // Queued behind the backlog it waited for the hanging receiver's hundred attempts: 10 s.
+    expect(waitedMs).toBeLessThan(4_000)
+    console.log(`webhook fairness: delivered after ${waitedMs} ms next to a backlog of a hanging receiver`)
+  }, 60_000)
 
   it("a revoked key's endpoints receive nothing", async () => {
     const key = (await portal(allowAll()).keys.create({ name: 'short-lived' })).key.id

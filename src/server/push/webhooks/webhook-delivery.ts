@@ -5,11 +5,14 @@
  *    transaction under the endpoint's row lock (FOR UPDATE SKIP LOCKED, so
  *    several web processes share the work), records a delivery per event,
  *    queues its job in pg-boss and advances the cursor;
- *  - pg-boss workers run the jobs: one attempt each (send.ts), signed with
- *    the endpoint's secret (Standard Webhooks); a failed attempt queues the
- *    next one by the retry schedule (schedule.ts) in the transaction that
- *    records it, and a failure run longer than `disableAfterMs` disables the
- *    endpoint.
+ *  - the attempt loop runs the jobs: one attempt each (send.ts), signed with
+ *    the endpoint's secret (Standard Webhooks), up to `concurrency` at once,
+ *    each job completed as its attempt ends; a failed attempt queues the next
+ *    one by the retry schedule (schedule.ts) in the transaction that records
+ *    it, and a failure run longer than `disableAfterMs` disables the endpoint;
+ *  - fairness: a job's priority is its endpoint's backlog when it is queued
+ *    (pg-boss fetches higher priorities first), so an endpoint's new event is
+ *    not queued behind another endpoint's backlog (docs/push.md, "Fair delivery").
  * `wake()` runs the dispatcher at once (new journal entries, a head that
  * moved); without it, it polls every `pollMs`.
  */
@@ -67,12 +70,10 @@ export interface WebhookDeliveryOptions {
   maxResponseBytes?: number
   /** Dispatcher's fallback poll; default 1 s. */
   pollMs?: number
-  /** pg-boss's fetch interval (seconds, at least 0.5); default 0.5. */
+  /** How often the attempt loop looks for due jobs when it has found none (seconds); default 0.5. */
   jobPollSeconds?: number
-  /** pg-boss workers of this process; default 8. */
-  workers?: number
-  /** Jobs a worker fetches at once and attempts side by side; default 25. */
-  batchSize?: number
+  /** Attempts in flight at once in this process; default 200. */
+  concurrency?: number
   /** The wait before a stranded job (pg-boss's retries of it spent) is queued again; default 60 s. */
   strandedRetrySeconds?: number
   /** Deliveries kept in the log; default 7 days. */
@@ -98,6 +99,11 @@ export class WebhookDelivery {
   private again = false
   private stopped = false
   private readonly stopping = new AbortController()
+  /** The attempt loop, and the attempts it runs (each settles its job). */
+  private attempts: Promise<void> | undefined
+  private readonly inFlight = new Set<Promise<void>>()
+  /** Wakes the attempt loop before its poll (a slot freed, jobs queued here). */
+  private attemptWake: (() => void) | undefined
   private lastPrune = 0
   /** The pass in progress: passes run one at a time, whoever starts them (timer or caller). */
   private lastPass: Promise<void> = Promise.resolve()
@@ -140,27 +146,66 @@ export class WebhookDelivery {
         startAfter: options.strandedRetrySeconds ?? 60,
       })
     })
-    const workers = this.options.workers ?? 8
-    for (let i = 0; i < workers; i++) {
-      await boss.work<DeliveryJob>(
-        DELIVERY_QUEUE,
-        // A pg-boss worker waits a polling interval after every fetch: throughput is workers ×
-        // batch per interval, so a batch's attempts run side by side (docs/push.md, "Webhooks").
-        {
-          batchSize: this.options.batchSize ?? 25,
-          pollingIntervalSeconds: this.options.jobPollSeconds ?? 0.5,
-        },
-        async (jobs) => {
-          // Every attempt of the batch ends before the batch fails: pg-boss retries the whole
-          // batch, and must not start a job again while its first run still sends.
-          const failure = (await Promise.allSettled(jobs.map((job) => this.attempt(job.data)))).find(
-            (r) => r.status === 'rejected',
-          )
-          if (failure) throw failure.reason
-        },
-      )
-    }
+    this.attempts = this.runAttempts()
     this.schedule(0)
+  }
+
+  /**
+   * The attempt loop: fetches due jobs (highest priority first) while fewer than `concurrency`
+   * attempts are in flight, and completes or fails each job as its own attempt ends, so a slow
+   * receiver holds its own attempts only, never a batch of others' (docs/push.md, "Fair delivery").
+   * A job fails only once its attempt has ended: pg-boss never starts it again while it still sends.
+   */
+  private async runAttempts(): Promise<void> {
+    const boss = this.boss!
+    const concurrency = this.options.concurrency ?? 200
+    const pollMs = (this.options.jobPollSeconds ?? 0.5) * 1000
+    while (!this.stopped) {
+      const room = concurrency - this.inFlight.size
+      let jobs: PgBoss.Job<DeliveryJob>[] = []
+      if (room > 0) {
+        try {
+          jobs = await boss.fetch<DeliveryJob>(DELIVERY_QUEUE, { batchSize: Math.min(room, 100) })
+        } catch (err) {
+          this.options.logger.warn({ err }, 'webhook jobs could not be fetched')
+        }
+      }
+      for (const job of jobs) this.run(job)
+      // A full fetch: more may be due at once; else wait for a slot, a wake-up or the poll.
+      if (jobs.length > 0 && jobs.length === Math.min(room, 100)) continue
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, pollMs)
+        function done() {
+          clearTimeout(timer)
+          resolve()
+        }
+        this.attemptWake = done
+      })
+      this.attemptWake = undefined
+    }
+  }
+
+  /** Runs one job's attempt and settles the job with pg-boss when the attempt has ended. */
+  private run(job: PgBoss.Job<DeliveryJob>) {
+    const boss = this.boss!
+    const settled = this.attempt(job.data)
+      .then(
+        () => boss.complete(DELIVERY_QUEUE, job.id),
+        (err: unknown) =>
+          boss.fail(DELIVERY_QUEUE, job.id, { message: err instanceof Error ? err.message : String(err) }),
+      )
+      .catch((err: unknown) =>
+        // Not settled: pg-boss expires the job and runs it again (an attempt is recorded once).
+        this.options.logger.warn(
+          { err, deliveryId: job.data.deliveryId },
+          'webhook job could not be settled',
+        ),
+      )
+      .finally(() => {
+        this.inFlight.delete(settled)
+        this.attemptWake?.()
+      })
+    this.inFlight.add(settled)
   }
 
   /** Run the dispatcher now (new journal entries, a head that moved, a redelivery). */
@@ -175,7 +220,11 @@ export class WebhookDelivery {
     // Attempts in flight are cut (a receiver that does not answer would hold the stop for the
     // whole send timeout, past the process's own deadline): deliveries are at least once.
     this.stopping.abort()
+    this.attemptWake?.()
     await this.running?.catch(() => undefined)
+    await this.attempts
+    // The cut attempts fail their jobs (run again after a restart) before pg-boss stops.
+    await Promise.all(this.inFlight)
     await this.boss?.stop({ graceful: true, wait: true, timeout: 5_000 })
   }
 
@@ -237,6 +286,7 @@ export class WebhookDelivery {
           minConfirmations: endpoint.min_confirmations,
         }
         const next = await nextEvents(databaseSource(tx.reads), head, BigInt(endpoint.cursor), filter, 200)
+        let backlog = next.entries.length > 0 ? await tx.openDeliveries(id) : 0
         for (const entry of next.entries) {
           const event = toPushEvent(entry, this.options.network, head, endpoint.standard !== null)
           const deliveryId = await tx.insertDelivery(id, {
@@ -244,7 +294,7 @@ export class WebhookDelivery {
             type: event.type,
             payload: JSON.stringify(event),
           })
-          await this.enqueue(tx, deliveryId, 1)
+          await this.enqueue(tx, deliveryId, 1, { backlog: backlog++ })
         }
         let cursor = next.cursor
         if (!next.waiting) {
@@ -267,12 +317,23 @@ export class WebhookDelivery {
         if (cursor !== BigInt(endpoint.cursor)) await tx.setCursor(id, cursor)
         return !next.waiting && next.entries.length > 0
       })
-      if (!more) return
+      if (!more) break
     }
+    this.attemptWake?.()
   }
 
-  /** `startAfterSeconds`: from the database's now (pg-boss adds it there), not this process's clock. */
-  private async enqueue(tx: WebhookTx, deliveryId: bigint, attempt: number, startAfterSeconds?: number) {
+  /**
+   * Queues a delivery's attempt. `backlog`: the endpoint's open deliveries ahead of it; the
+   * job's priority is its negative, so pg-boss fetches it before the jobs deeper in other
+   * endpoints' backlogs (a redelivery, asked for by a person, has none). `startAfterSeconds`:
+   * from the database's now (pg-boss adds it there), not this process's clock.
+   */
+  private async enqueue(
+    tx: WebhookTx,
+    deliveryId: bigint,
+    attempt: number,
+    options: { backlog?: number; startAfterSeconds?: number } = {},
+  ) {
     if (!this.boss) throw new Error('webhook delivery is not started')
     await this.boss.send(
       DELIVERY_QUEUE,
@@ -280,7 +341,8 @@ export class WebhookDelivery {
       {
         db: tx.jobs,
         deadLetter: STRANDED_QUEUE,
-        ...(startAfterSeconds ? { startAfter: startAfterSeconds } : {}),
+        priority: -(options.backlog ?? 0),
+        ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
       },
     )
   }
@@ -353,8 +415,10 @@ export class WebhookDelivery {
         reason: `Every delivery failed for ${formatSpan(this.disableAfterMs)} (last: ${result.error ?? 'failed'}).`,
       })
       // Only the run that recorded the attempt schedules the next one (a job run twice records once).
-      if (outcome.recorded && delay !== null)
-        await this.enqueue(tx, deliveryId, job.attempt + 1, delay / 1000)
+      if (outcome.recorded && delay !== null) {
+        const backlog = await tx.openDeliveries(BigInt(target.endpoint_id))
+        await this.enqueue(tx, deliveryId, job.attempt + 1, { backlog, startAfterSeconds: delay / 1000 })
+      }
       return outcome
     })
     logger.debug(
