@@ -489,7 +489,7 @@ export interface paths {
      *
      *     `min_confirmations` holds each addition until its block has that many blocks on top (later events wait behind it, order is kept); an event reorged away before it had them is never sent, nor its removal. The stream sends `retry: 3000` once and a `: heartbeat` comment every 15 s.
      *
-     *     At most 5 streams per API key and 1 per demo token are open at once (429 beyond); the request itself counts against the usual limits. A stream ends when its credential is revoked, rotated out or expires (within about 2 s). Errors before the stream starts are JSON envelopes; after it started, the stream only ends.
+     *     At most 5 streams per API key and 1 per demo token are open at once, and per client address as many as its concurrent requests (10 by default) (429 beyond); the request itself counts against the usual limits. A stream ends when its credential is revoked, rotated out or expires (within about 2 s), and when the client leaves its events unread for 60 s (resume with `Last-Event-ID`). Errors before the stream starts are JSON envelopes; after it started, the stream only ends.
      *
      *     Requires scope: `read:activity`.
      */
@@ -7752,7 +7752,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorEnvelope']
         }
       }
-      /** @description A rate limit is exceeded, or 5 streams of this API key (1 of this demo token) are already open (`RATE_LIMITED`); retry after `Retry-After` seconds. */
+      /** @description A rate limit is exceeded, or 5 streams of this API key (1 of this demo token), or as many of this client address as its concurrent requests, are already open (`RATE_LIMITED`); retry after `Retry-After` seconds. */
       429: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id']

@@ -135,3 +135,34 @@ describe('live stream after a failed read', () => {
     }
   })
 })
+
+describe('live stream to a client that stops reading', () => {
+  it('is ended once its events stay unread for stallMs, and sends no heartbeat meanwhile', async () => {
+    await db.pool.query('TRUNCATE activity_journal')
+    await insertJournalAdditions(db.pool, upTo(1, 3), 1)
+    const oldest = BigInt((await db.pool.query(`SELECT min(seq)::text AS n FROM activity_journal`)).rows[0].n)
+    const sink = new SlowSink()
+    let stalled = 0
+    const stream = new ActivityStream(sink, {
+      tail: new JournalTail(asDatabase(db), 'devnet'),
+      listener: drivenListener().listener,
+      network: 'devnet',
+      filter: { minConfirmations: 0 },
+      after: oldest - 1n,
+      heartbeatMs: 50,
+      stallMs: 400,
+      onStalled: () => stalled++,
+    })
+    try {
+      expect(await until(() => sink.ids().length === 3, 5_000)).toBe(true)
+      const written = sink.frames.length
+      expect(await until(() => stalled > 0, 3_000)).toBe(true)
+      // Nothing was written while the events waited (a heartbeat would only add to the backlog),
+      // and nothing after: the stream is closed.
+      await new Promise((r) => setTimeout(r, 200))
+      expect({ stalled, frames: sink.frames.length }).toEqual({ stalled: 1, frames: written })
+    } finally {
+      stream.close()
+    }
+  })
+})

@@ -36,6 +36,13 @@ export interface ActivityStreamOptions {
   heartbeatMs: number
   /** Before a failed read is made again (ms); default 2,000. */
   retryMs?: number
+  /**
+   * How long the client may leave written frames unread (ms); default 60,000. Past it
+   * `onStalled` is called: a client that stops reading must not hold its batch, its
+   * socket and its stream slot for ever.
+   */
+  stallMs?: number
+  onStalled?: () => void
   logger?: Logger
 }
 
@@ -75,7 +82,8 @@ export class ActivityStream {
       },
     })
     this.heartbeat = setInterval(() => {
-      if (!this.closed) this.sink.write(HEARTBEAT_FRAME)
+      // Not while frames wait for the client: a heartbeat is for an idle connection.
+      if (!this.closed && !this.drainWaiter) this.sink.write(HEARTBEAT_FRAME)
     }, options.heartbeatMs)
     this.wake()
   }
@@ -136,9 +144,16 @@ export class ActivityStream {
     }
   }
 
+  /** Waits for the client to take what was written, for stallMs at most (then onStalled). */
   private drained(): Promise<void> {
     return new Promise((resolve) => {
+      const stalled = setTimeout(() => {
+        this.options.logger?.info('live stream ended: the client left its events unread')
+        this.options.onStalled?.()
+        this.close()
+      }, this.options.stallMs ?? 60_000)
       this.drainWaiter = () => {
+        clearTimeout(stalled)
         this.drainWaiter = undefined
         resolve()
       }

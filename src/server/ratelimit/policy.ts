@@ -35,6 +35,7 @@ export type PolicyName =
   | 'ipAuth'
   | 'streamKey'
   | 'streamDemo'
+  | 'streamIp'
 
 /** Live activity streams open at once per API key and per demo token (docs/push.md, "Live stream"). */
 export const STREAMS_PER_KEY = 5
@@ -65,6 +66,12 @@ export function policiesFromConfig(config: Config): Policies {
     // Open live streams per credential: slots only, held for the stream's life and renewed.
     streamKey: { id: 'sk', windows: [], concurrent: STREAMS_PER_KEY },
     streamDemo: { id: 'sd', windows: [], concurrent: STREAMS_PER_DEMO_TOKEN },
+    // And per client address, over every credential: as many as its concurrent key requests.
+    streamIp: {
+      id: 'si',
+      windows: [],
+      concurrent: (config.RATE_LIMIT_IP_KEY ?? config.RATE_LIMIT_KEY).concurrent ?? STREAMS_PER_KEY,
+    },
   }
 }
 

@@ -10,12 +10,13 @@
  *  - the resume point: a positive integer at most the newest event id
  *    (400 otherwise); older than the events kept → 410 RESUME_POINT_EXPIRED
  *    naming the oldest id; none → only new events;
- *  - a stream slot of the credential (STREAMS_PER_KEY, STREAMS_PER_DEMO_TOKEN;
- *    in the shared limiter store, so across web processes) → 429 beyond;
+ *  - a stream slot of the credential (STREAMS_PER_KEY, STREAMS_PER_DEMO_TOKEN)
+ *    and one of the client address (RATE_LIMIT_IP_KEY's `concurrent`), in the
+ *    shared limiter store, so across web processes → 429 beyond;
  *  - every failure up to here is an error envelope; afterwards the stream
  *    ends (never an error frame) when the credential is refused at a
- *    re-check (revoked, rotated out, expired), its slot is lost, or the
- *    process stops.
+ *    re-check (revoked, rotated out, expired), a slot is lost, the client
+ *    leaves its events unread for `stallMs`, or the process stops.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { z } from 'zod'
@@ -80,6 +81,8 @@ export interface StreamOptions {
   recheckMs?: number
   /** The journal listener's fallback poll (ms); default 5 s. */
   pollMs?: number
+  /** How long a client may leave its events unread before its stream is cut (ms); default 60 s. */
+  stallMs?: number
   /**
    * The process's journal listener, when something else (webhook delivery) shares it;
    * its owner closes it. Default: one made at the first stream, closed by close().
@@ -150,23 +153,36 @@ export function createStreamHandler(services: Services, options: StreamOptions =
       }
     }
 
-    // The credential's stream slot, in the shared limiter store, renewed while the stream lives.
+    // The stream's slots, in the shared limiter store, renewed while the stream lives: the
+    // credential's, then its client address's (many keys from one address are bounded too).
     const key = credential.kind === 'key'
-    const policy = limiter.policies[key ? 'streamKey' : 'streamDemo']
     const token = `stream.${process.pid}.${++tokens}.${request.requestId}`
-    const decision = await limiter.store.acquire(policy, credential.subject, token, leaseMs)
-    if (!decision.allowed) {
-      const error = rateLimitedError(decision, key ? 'this API key' : 'this demo token', request.headers)
-      throw new ApiError(
-        'RATE_LIMITED',
-        `At most ${key ? STREAMS_PER_KEY : STREAMS_PER_DEMO_TOKEN} live streams per ${key ? 'API key' : 'demo token'} are open at once; close one first. Retry after 1 s.`,
-        { headers: error.headers },
-      )
+    const slots = [
+      {
+        policy: limiter.policies[key ? 'streamKey' : 'streamDemo'],
+        subject: credential.subject,
+        who: key ? 'this API key' : 'this demo token',
+        refusal: `At most ${key ? STREAMS_PER_KEY : STREAMS_PER_DEMO_TOKEN} live streams per ${key ? 'API key' : 'demo token'} are open at once; close one first. Retry after 1 s.`,
+      },
+      {
+        policy: limiter.policies.streamIp,
+        subject: request.access.ipSubject,
+        who: 'this client address',
+        refusal: `At most ${limiter.policies.streamIp.concurrent} live streams per client address are open at once; close one first. Retry after 1 s.`,
+      },
+    ]
+    const releaseSlots = (held: typeof slots) => {
+      for (const slot of held) void limiter.store.release(slot.policy, slot.subject, token)
     }
-    if (res.destroyed) {
-      void limiter.store.release(policy, credential.subject, token)
-      return
+    for (const [i, slot] of slots.entries()) {
+      const decision = await limiter.store.acquire(slot.policy, slot.subject, token, leaseMs)
+      if (!decision.allowed) {
+        releaseSlots(slots.slice(0, i))
+        const error = rateLimitedError(decision, slot.who, request.headers)
+        throw new ApiError('RATE_LIMITED', slot.refusal, { headers: error.headers })
+      }
     }
+    if (res.destroyed) return releaseSlots(slots)
 
     listener ??= createJournalListener(services.db, {
       network: services.config.NETWORK,
@@ -199,6 +215,12 @@ export function createStreamHandler(services: Services, options: StreamOptions =
       },
       after,
       heartbeatMs,
+      stallMs: options.stallMs,
+      // Frames left unread: the connection is cut (the client resumes from its Last-Event-ID).
+      onStalled: () => {
+        end()
+        res.destroy()
+      },
       logger: services.logger,
     })
 
@@ -211,7 +233,7 @@ export function createStreamHandler(services: Services, options: StreamOptions =
       clearInterval(recheck)
       clearInterval(renew)
       stream.close()
-      void limiter.store.release(policy, credential.subject, token)
+      releaseSlots(slots)
       if (!res.writableEnded) res.end()
     }
     open.add(end)
@@ -235,9 +257,9 @@ export function createStreamHandler(services: Services, options: StreamOptions =
     }, recheckMs)
     const renew = setInterval(
       () => {
-        limiter.store.renew(policy, credential.subject, token, leaseMs).then(
+        Promise.all(slots.map((slot) => limiter.store.renew(slot.policy, slot.subject, token, leaseMs))).then(
           (held) => {
-            if (!held) end()
+            if (!held.every(Boolean)) end()
           },
           () => {
             // The limiter store is unreachable: the lease runs out, and a later renewal ends the stream.

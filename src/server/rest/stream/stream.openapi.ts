@@ -32,7 +32,7 @@ export const streamPathItem = {
       'Extension: the activity feed pushed as it happens, as Server-Sent Events (`text/event-stream`), instead of polling the first page of `/v1/activity`. Each event has `id:` (the event id, increasing), `event:` (`activity.added` or `activity.removed`) and `data:` (an `ActivityPushEvent`, JSON). A reorganisation that takes away an event that was sent sends `activity.removed` with the same identity and `block_hash`.',
       `Without a resume point the stream starts with the next new event. To resume, send the id of the last event received as \`Last-Event-ID\` (a browser's EventSource does so by itself) or as \`since\`; the header wins when both are sent. Events of the last 24 hours are kept: a resume point inside them loses nothing and repeats nothing; an older one is refused with 410 \`RESUME_POINT_EXPIRED\`, whose message names the oldest id still available.`,
       `\`min_confirmations\` holds each addition until its block has that many blocks on top (later events wait behind it, order is kept); an event reorged away before it had them is never sent, nor its removal. The stream sends \`retry: ${STREAM_RETRY_MS}\` once and a \`: heartbeat\` comment every 15 s.`,
-      `At most ${STREAMS_PER_KEY} streams per API key and ${STREAMS_PER_DEMO_TOKEN} per demo token are open at once (429 beyond); the request itself counts against the usual limits. A stream ends when its credential is revoked, rotated out or expires (within about 2 s). Errors before the stream starts are JSON envelopes; after it started, the stream only ends.`,
+      `At most ${STREAMS_PER_KEY} streams per API key and ${STREAMS_PER_DEMO_TOKEN} per demo token are open at once, and per client address as many as its concurrent requests (10 by default) (429 beyond); the request itself counts against the usual limits. A stream ends when its credential is revoked, rotated out or expires (within about 2 s), and when the client leaves its events unread for 60 s (resume with \`Last-Event-ID\`). Errors before the stream starts are JSON envelopes; after it started, the stream only ends.`,
     ].join('\n\n'),
     parameters: [
       {
@@ -116,7 +116,7 @@ export const streamPathItem = {
           'The resume point is older than the events kept (24 h) (`RESUME_POINT_EXPIRED`); the message names the oldest available id. Reconnect without a resume point (new events only), or from an id the message allows.',
       },
       '429': {
-        description: `A rate limit is exceeded, or ${STREAMS_PER_KEY} streams of this API key (${STREAMS_PER_DEMO_TOKEN} of this demo token) are already open (\`RATE_LIMITED\`); retry after \`Retry-After\` seconds.`,
+        description: `A rate limit is exceeded, or ${STREAMS_PER_KEY} streams of this API key (${STREAMS_PER_DEMO_TOKEN} of this demo token), or as many of this client address as its concurrent requests, are already open (\`RATE_LIMITED\`); retry after \`Retry-After\` seconds.`,
       },
       '503': {
         description: 'A dependency is unavailable (`SERVICE_UNAVAILABLE` or `RATE_LIMITER_UNAVAILABLE`).',

@@ -11,7 +11,7 @@ import { issueDemoToken } from '@/server/credentials/demo-tokens'
 import { pushEvent } from '@/server/push/activity-event'
 import { type ApiServer, startApiServer, TEST_LIMITS } from '@/test/api-client'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
-import { JournalWriter, OTHER_COLLECTION } from '@/test/journal-writes'
+import { JournalWriter, OTHER_COLLECTION, upTo } from '@/test/journal-writes'
 import { startTestRedis, type TestRedis } from '@/test/redis-server'
 import { openSse, type SseConnection } from '@/test/sse-client'
 
@@ -34,6 +34,9 @@ beforeAll(async () => {
     REDIS_KEY_PREFIX: `stream-${tdb.schema}:`,
     RATE_LIMIT_DEMO: TEST_LIMITS,
     RATE_LIMIT_IP_DEMO: TEST_LIMITS,
+    // Streams per client address: as many as its concurrent key requests (10, the default's).
+    RATE_LIMIT_IP_KEY: 'sec=100000,min=10000000,concurrent=10',
+    TRUST_PROXY: '1',
     // Short leases: a stream's slot must outlive several of them (renewed).
     RATE_LIMIT_LEASE_MS: '1000',
   }
@@ -56,12 +59,15 @@ beforeEach(async () => {
 async function stream(
   server: ApiServer,
   query = '',
-  options: { credential?: string; lastEventId?: string; origin?: string } = {},
+  options: { credential?: string; lastEventId?: string; origin?: string; clientIp?: string } = {},
 ) {
   const conn = await openSse(`${server.base}/v1/activity/stream${query}`, {
     credential: options.credential ?? server.token,
     lastEventId: options.lastEventId,
-    headers: options.origin ? { Origin: options.origin } : {},
+    headers: {
+      ...(options.origin ? { Origin: options.origin } : {}),
+      ...(options.clientIp ? { 'X-Forwarded-For': options.clientIp } : {}),
+    },
   })
   open.push(conn)
   return conn
@@ -315,6 +321,26 @@ describe('refusals of the live stream', () => {
     )
     expect(five.map((c) => c.status)).toEqual([200, 200, 200, 200, 200])
     expect((await stream(api, '', { credential: secret })).status).toBe(429)
+  })
+
+  it('too many streams from one client address: 429 whatever the keys, across web servers', async () => {
+    const keys = await Promise.all(['a1', 'a2', 'a3'].map((label) => newKey(label)))
+    const clientIp = '198.51.100.20'
+    const ten = await Promise.all(
+      upTo(0, 9).map((i) => stream(i % 2 ? api : other, '', { credential: keys[i % 2]!.secret, clientIp })),
+    )
+    expect(ten.map((c) => c.status)).toEqual(Array(10).fill(200))
+    const refused = await stream(api, '', { credential: keys[2]!.secret, clientIp })
+    expect(refused.status).toBe(429)
+    expect(envelope(refused).error.message).toContain('At most 10 live streams per client address')
+    // The key's own slot was given back: from another address it streams.
+    expect((await stream(other, '', { credential: keys[2]!.secret, clientIp: '198.51.100.21' })).status).toBe(
+      200,
+    )
+    ten[0]!.close()
+    await ten[0]!.ended
+    await sleep(100)
+    expect((await stream(api, '', { credential: keys[2]!.secret, clientIp })).status).toBe(200)
   })
 
   it('an open stream keeps its slot past the lease (renewed) and goes on sending', async () => {
