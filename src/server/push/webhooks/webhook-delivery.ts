@@ -102,8 +102,9 @@ export class WebhookDelivery {
   /** The attempt loop, and the attempts it runs (each settles its job). */
   private attempts: Promise<void> | undefined
   private readonly inFlight = new Set<Promise<void>>()
-  /** Wakes the attempt loop before its poll (a slot freed, jobs queued here). */
+  /** Ends the attempt loop's wait (wakeAttemptLoop); a wake while it is not waiting is kept. */
   private attemptWake: (() => void) | undefined
+  private wakeAttempts = false
   private lastPrune = 0
   /** The pass in progress: passes run one at a time, whoever starts them (timer or caller). */
   private lastPass: Promise<void> = Promise.resolve()
@@ -160,19 +161,28 @@ export class WebhookDelivery {
     const boss = this.boss!
     const concurrency = this.options.concurrency ?? 200
     const pollMs = (this.options.jobPollSeconds ?? 0.5) * 1000
+    let fetchFailing = false
     while (!this.stopped) {
       const room = concurrency - this.inFlight.size
       let jobs: PgBoss.Job<DeliveryJob>[] = []
       if (room > 0) {
         try {
           jobs = await boss.fetch<DeliveryJob>(DELIVERY_QUEUE, { batchSize: Math.min(room, 100) })
+          if (fetchFailing) this.options.logger.info('webhook jobs are fetched again')
+          fetchFailing = false
         } catch (err) {
-          this.options.logger.warn({ err }, 'webhook jobs could not be fetched')
+          // Once per outage (the database is down), not on every poll.
+          if (!fetchFailing) this.options.logger.warn({ err }, 'webhook jobs could not be fetched')
+          fetchFailing = true
         }
       }
       for (const job of jobs) this.run(job)
       // A full fetch: more may be due at once; else wait for a slot, a wake-up or the poll.
       if (jobs.length > 0 && jobs.length === Math.min(room, 100)) continue
+      if (this.wakeAttempts) {
+        this.wakeAttempts = false
+        continue
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, pollMs)
         function done() {
@@ -182,7 +192,14 @@ export class WebhookDelivery {
         this.attemptWake = done
       })
       this.attemptWake = undefined
+      this.wakeAttempts = false
     }
+  }
+
+  /** Makes the attempt loop look for jobs now (a slot freed, jobs were queued, the process stops). */
+  private wakeAttemptLoop() {
+    if (this.attemptWake) this.attemptWake()
+    else this.wakeAttempts = true
   }
 
   /** Runs one job's attempt and settles the job with pg-boss when the attempt has ended. */
@@ -203,7 +220,7 @@ export class WebhookDelivery {
       )
       .finally(() => {
         this.inFlight.delete(settled)
-        this.attemptWake?.()
+        this.wakeAttemptLoop()
       })
     this.inFlight.add(settled)
   }
@@ -220,7 +237,7 @@ export class WebhookDelivery {
     // Attempts in flight are cut (a receiver that does not answer would hold the stop for the
     // whole send timeout, past the process's own deadline): deliveries are at least once.
     this.stopping.abort()
-    this.attemptWake?.()
+    this.wakeAttemptLoop()
     await this.running?.catch(() => undefined)
     await this.attempts
     // The cut attempts fail their jobs (run again after a restart) before pg-boss stops.
@@ -319,7 +336,7 @@ export class WebhookDelivery {
       })
       if (!more) break
     }
-    this.attemptWake?.()
+    this.wakeAttemptLoop()
   }
 
   /**
