@@ -333,6 +333,8 @@ async function fetchMedia(
       { collection: job.collection, tokenId: job.tokenId.toString(), outcome: err.outcome, kind },
       `token ${kind} not stored: ${describeError(err)}`,
     )
+    // A busy host gives the turn to come back at; a fetch cut by shutdown comes back at once.
+    if (limits.signal?.aborted) return { sha256: null, busyUntil: Date.now() }
     const busy = err instanceof HostBackedOff && err.reason === 'busy'
     return { sha256: null, busyUntil: busy ? err.until : null }
   }
