@@ -266,7 +266,7 @@ export interface WebhookTx {
   jobs: JobExecutor
   insertDelivery(endpointId: bigint, event: { id: string; type: string; payload: string }): Promise<bigint>
   setCursor(endpointId: bigint, cursor: bigint): Promise<void>
-  /** The endpoint's backlog: its deliveries pending or retrying (up to a million). */
+  /** The endpoint's backlog: its deliveries pending or retrying (counted up to 10,000). */
   openDeliveries(endpointId: bigint): Promise<number>
 }
 
@@ -289,10 +289,11 @@ function txOf(client: pg.PoolClient): WebhookTx {
       ])
     },
     async openDeliveries(endpointId) {
-      // webhook_deliveries_open_idx: the open rows only, counted up to a bound.
+      // webhook_deliveries_open_idx: the open rows only, counted up to a bound (every failed
+      // attempt counts once: a deep backlog must not make each count long).
       const { rows } = await client.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM (SELECT 1 FROM webhook_deliveries
-          WHERE endpoint_id = $1 AND status IN ('pending', 'retrying') LIMIT 1000000) open`,
+          WHERE endpoint_id = $1 AND status IN ('pending', 'retrying') LIMIT 10000) open`,
         [endpointId.toString()],
       )
       return rows[0]!.n

@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream'
 import type { LimitFunction } from 'p-limit'
 import { hostKey } from '@/net/guarded-lookup'
-import type { HostScheduler } from './host-scheduler'
+import { HostBackedOff, type HostScheduler } from './host-scheduler'
 import { wellFormed } from './normalize'
 import { FetchFailure } from './outcome'
 import { type Gateways, gatewayList, resolveUri } from './resolve-uri'
@@ -18,8 +18,9 @@ export interface FetchLimits {
   /** Cap of an `animation_url`'s bytes (video is larger than images); default maxMediaBytes. */
   maxAnimationBytes?: number
   /**
-   * Animation fetches in flight at once over all hosts: each may hold up to
-   * maxAnimationBytes in memory. Without it, no bound beyond the scheduler's.
+   * Animation bodies read back whole at once (media-store.ts: a JSON glTF model
+   * is told from other JSON by its content), each up to maxAnimationBytes; the
+   * fetches themselves stream to disk. Without it, no bound.
    */
   animationSlots?: LimitFunction
   signal?: AbortSignal
@@ -53,6 +54,9 @@ export async function loadUriBytes(
     return Buffer.alloc(0)
   }
   let failure: unknown
+  // A gateway too busy to take a token's media now: said as such when no other gateway had the
+  // bytes, so the token comes back for them (docs/metadata.md, "Slow media hosts").
+  let busy: HostBackedOff | undefined
   for (const url of resolved.urls) {
     try {
       const fetchOnce = async () =>
@@ -71,12 +75,13 @@ export async function loadUriBytes(
       })
     } catch (err) {
       failure = err
+      if (err instanceof HostBackedOff && err.reason === 'busy') busy ??= err
       // Another gateway may have the bytes; a bad document or a refused address is the same everywhere.
       const next = err instanceof FetchFailure && (err.transient || err.outcome === 'http_error')
       if (!next || limits.signal?.aborted) break
     }
   }
-  throw failure
+  throw busy ?? failure
 }
 
 /** The host a URL's request goes to (redirects aside): host:port, lower case. */

@@ -153,7 +153,8 @@ export class HostScheduler {
     const finishing = options.finishing ?? false
     const cap = lane.queueCap() * (finishing ? 2 : 1)
     const groupCap = Math.min(cap, lane.budget.maxQueuedPerGroup * (finishing ? 2 : 1))
-    const busyUntil = (soonest: number) => (finishing ? lane.reserveTurn(this.now()) : soonest)
+    const busyUntil = (soonest: number) =>
+      finishing ? Math.max(soonest, lane.reserveTurn(this.now())) : soonest
     if (lane.queued >= cap || (waiting?.length ?? 0) >= groupCap) {
       throw new HostBackedOff(lane.label, 'busy', busyUntil(this.now() + lane.drainMs()), lane.lastOutcome)
     }

@@ -2,6 +2,7 @@ import { createHash, type Hash, randomBytes } from 'node:crypto'
 import { type FileHandle, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
+import type { LimitFunction } from 'p-limit'
 import { mediaPath } from '@/db/media-path'
 import type { Queryable } from '../store/db'
 import { recordMedia } from '../store/media'
@@ -31,20 +32,31 @@ const HEAD_BYTES = 4096
  * each (docs/metadata.md, "Media store").
  */
 export class MediaUpload {
-  private body: { path: string; hash: Hash; head: Buffer[]; headBytes: number; size: number } | null = null
+  private body: {
+    path: string
+    hash: Hash
+    head: Buffer[]
+    headBytes: number
+    size: number
+    /** Settles once the file is open (or failed to open): removing it waits for that. */
+    opened: Promise<unknown>
+  } | null = null
 
   constructor(private readonly mediaDir: string) {}
 
   /** Where a body is written; a new body (a retry through another gateway) starts over. */
   sink(): Writable {
-    const previous = this.body
-    if (previous) void unlink(previous.path).catch(() => undefined)
+    if (this.body) void removeBody(this.body)
+    let opened!: () => void
     const body = {
       path: join(this.mediaDir, `${INCOMING_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`),
       hash: createHash('sha256'),
       head: [] as Buffer[],
       headBytes: 0,
       size: 0,
+      opened: new Promise<void>((resolve) => {
+        opened = resolve
+      }),
     }
     this.body = body
     let file: FileHandle | undefined
@@ -58,6 +70,7 @@ export class MediaUpload {
             file = handle
             done()
           }, failed(done))
+          .finally(opened)
       },
       write: (chunk: Buffer, _encoding, done) => {
         body.hash.update(chunk)
@@ -86,14 +99,22 @@ export class MediaUpload {
    * never see half a file) and records it under `originalUrl` (media_objects,
    * media_sources by the URL's SHA-256). Null for bytes that are not media.
    */
-  async store(db: Queryable, originalUrl: string, kind: MediaKind): Promise<StoredMedia | null> {
+  async store(
+    db: Queryable,
+    originalUrl: string,
+    kind: MediaKind,
+    /** Bounds the animation bodies read back whole at once (FetchLimits.animationSlots). */
+    wholeReads?: LimitFunction,
+  ): Promise<StoredMedia | null> {
     const body = this.body
     if (!body) throw new Error('No media body was written')
     const head = Buffer.concat(body.head)
     let mediaType = sniffMediaType(head)
-    // A JSON glTF model is told from other JSON by its content: read whole (an animation, within its cap).
-    if (kind === 'animation' && mediaType === 'application/json')
-      mediaType = sniffAnimationType(await readFile(body.path))
+    if (kind === 'animation' && mediaType === 'application/json') {
+      // A JSON glTF model is told from other JSON by its content: read whole (within its cap).
+      const sniffWhole = async () => sniffAnimationType(await readFile(body.path))
+      mediaType = await (wholeReads ? wholeReads(sniffWhole) : sniffWhole())
+    }
     if (!isStorableMedia(mediaType)) return null
     const sha256 = body.hash.digest('hex')
     const path = mediaPath(this.mediaDir, sha256)
@@ -112,9 +133,15 @@ export class MediaUpload {
 
   /** Removes what is left of the temporary file (always call, stored or not). */
   async discard(): Promise<void> {
-    if (this.body) await unlink(this.body.path).catch(() => undefined)
+    if (this.body) await removeBody(this.body)
     this.body = null
   }
+}
+
+/** Removes a body's temporary file once it is open (a removal before would miss the file). */
+async function removeBody(body: { path: string; opened: Promise<unknown> }): Promise<void> {
+  await body.opened
+  await unlink(body.path).catch(() => undefined)
 }
 
 /**

@@ -33,7 +33,7 @@ export interface MetadataQueueOptions {
   maxMediaBytes?: number
   /** Cap of an animation_url's bytes (default 50 MiB: docs/metadata.md, "Animations"). */
   maxAnimationBytes?: number
-  /** Animation fetches in flight at once (default 4: each may hold maxAnimationBytes in memory). */
+  /** Animation bodies read back whole at once (default 4: a JSON glTF model, up to maxAnimationBytes each). */
   animationConcurrency?: number
   maxAttempts?: number
   retryBaseMs?: number

@@ -298,8 +298,7 @@ interface MediaFetch {
  * is still served, only without stored bytes. A failure to store the bytes
  * (the disk, the database) is thrown: the token is processed again once the
  * fault clears (docs/metadata.md, "Outcomes"). An animation may be larger
- * (maxAnimationBytes) and waits for one of the animation slots, which bound
- * the memory such fetches hold at once.
+ * (maxAnimationBytes); bodies stream to disk, so no fetch waits for memory.
  */
 async function fetchMedia(
   deps: TokenJobDeps,
@@ -317,16 +316,14 @@ async function fetchMedia(
         finishing: true,
         sink: () => upload.sink(),
       })
-      const stored = await upload.store(deps.pool, url, kind)
+      const stored = await upload.store(deps.pool, url, kind, limits.animationSlots)
       return { sha256: stored?.sha256 ?? null, busyUntil: null }
     } finally {
       await upload.discard()
     }
   }
   try {
-    return kind === 'animation' && limits.animationSlots
-      ? await limits.animationSlots(fetchAndStore)
-      : await fetchAndStore()
+    return await fetchAndStore()
   } catch (err) {
     if (!(err instanceof FetchFailure)) throw err
     deps.logger.debug(

@@ -10,7 +10,7 @@ import { ensureIndexerState } from '@/indexer/store/state'
 import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { insertJournalAdditions, upTo } from '@/test/journal-writes'
 import { asDatabase } from '@/test/serve-api'
-import { ActivityStream, type StreamSink } from './activity-stream'
+import { ActivityStream, HEARTBEAT_FRAME, type StreamSink } from './activity-stream'
 import type { JournalListener, JournalSubscriber } from './journal-listener'
 import { JournalTail } from './journal-tail'
 
@@ -161,6 +161,31 @@ describe('live stream to a client that stops reading', () => {
       // and nothing after: the stream is closed.
       await new Promise((r) => setTimeout(r, 200))
       expect({ stalled, frames: sink.frames.length }).toEqual({ stalled: 1, frames: written })
+    } finally {
+      stream.close()
+    }
+  })
+})
+
+describe('live stream to a client that stops reading, with nothing to send', () => {
+  it('is ended once its heartbeats stay unread for stallMs', async () => {
+    const sink = new SlowSink()
+    let stalled = 0
+    const stream = new ActivityStream(sink, {
+      tail: new JournalTail(asDatabase(db), 'devnet'),
+      listener: drivenListener().listener,
+      network: 'devnet',
+      // A collection with no events: only heartbeats are ever written.
+      filter: { minConfirmations: 0, collection: '0x00000000000000000000000000000000000000ee' },
+      after: 0n,
+      heartbeatMs: 50,
+      stallMs: 400,
+      onStalled: () => stalled++,
+    })
+    try {
+      expect(await until(() => stalled > 0, 3_000)).toBe(true)
+      // The first heartbeat went unread: no other was written behind it.
+      expect({ stalled, frames: sink.frames }).toEqual({ stalled: 1, frames: [HEARTBEAT_FRAME] })
     } finally {
       stream.close()
     }

@@ -65,6 +65,7 @@ export class ActivityStream {
   private retry: NodeJS.Timeout | undefined
   private readonly unsubscribe: () => void
   private drainWaiter: (() => void) | undefined
+  private draining: Promise<void> | undefined
 
   constructor(
     private readonly sink: StreamSink,
@@ -82,8 +83,10 @@ export class ActivityStream {
       },
     })
     this.heartbeat = setInterval(() => {
-      // Not while frames wait for the client: a heartbeat is for an idle connection.
-      if (!this.closed && !this.drainWaiter) this.sink.write(HEARTBEAT_FRAME)
+      // Not while frames wait for the client: a heartbeat is for an idle connection. One the
+      // client leaves unread starts the same deadline (a stream that matches nothing).
+      if (this.closed || this.draining) return
+      if (!this.sink.write(HEARTBEAT_FRAME)) void this.drained()
     }, options.heartbeatMs)
     this.wake()
   }
@@ -144,9 +147,12 @@ export class ActivityStream {
     }
   }
 
-  /** Waits for the client to take what was written, for stallMs at most (then onStalled). */
+  /**
+   * Waits for the client to take what was written, for stallMs at most (then onStalled); one
+   * wait at a time, shared by the reads and the heartbeat.
+   */
   private drained(): Promise<void> {
-    return new Promise((resolve) => {
+    this.draining ??= new Promise<void>((resolve) => {
       const stalled = setTimeout(() => {
         this.options.logger?.info('live stream ended: the client left its events unread')
         this.options.onStalled?.()
@@ -155,10 +161,12 @@ export class ActivityStream {
       this.drainWaiter = () => {
         clearTimeout(stalled)
         this.drainWaiter = undefined
+        this.draining = undefined
         resolve()
       }
       this.sink.once('drain', this.drainWaiter)
     })
+    return this.draining
   }
 
   /** Stops reading and writing (the response ends elsewhere). Idempotent. */

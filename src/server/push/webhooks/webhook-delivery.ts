@@ -161,20 +161,17 @@ export class WebhookDelivery {
     const boss = this.boss!
     const concurrency = this.options.concurrency ?? 200
     const pollMs = (this.options.jobPollSeconds ?? 0.5) * 1000
-    let fetchFailing = false
     while (!this.stopped) {
       const room = concurrency - this.inFlight.size
       let jobs: PgBoss.Job<DeliveryJob>[] = []
       if (room > 0) {
-        try {
-          jobs = await boss.fetch<DeliveryJob>(DELIVERY_QUEUE, { batchSize: Math.min(room, 100) })
-          if (fetchFailing) this.options.logger.info('webhook jobs are fetched again')
-          fetchFailing = false
-        } catch (err) {
-          // Once per outage (the database is down), not on every poll.
-          if (!fetchFailing) this.options.logger.warn({ err }, 'webhook jobs could not be fetched')
-          fetchFailing = true
-        }
+        // pg-boss answers no jobs when its query fails (the database is down): the loop polls on.
+        jobs = await boss
+          .fetch<DeliveryJob>(DELIVERY_QUEUE, { batchSize: Math.min(room, 100) })
+          .catch((err: unknown) => {
+            this.options.logger.warn({ err }, 'webhook jobs could not be fetched')
+            return []
+          })
       }
       for (const job of jobs) this.run(job)
       // A full fetch: more may be due at once; else wait for a slot, a wake-up or the poll.
@@ -240,8 +237,9 @@ export class WebhookDelivery {
     this.wakeAttemptLoop()
     await this.running?.catch(() => undefined)
     await this.attempts
-    // The cut attempts fail their jobs (run again after a restart) before pg-boss stops.
-    await Promise.all(this.inFlight)
+    // The cut attempts fail their jobs (run again after a restart) before pg-boss stops; not
+    // for longer than 5 s (a database that hangs): a job left unsettled expires and runs again.
+    await Promise.race([Promise.all(this.inFlight), new Promise((r) => setTimeout(r, 5_000).unref())])
     await this.boss?.stop({ graceful: true, wait: true, timeout: 5_000 })
   }
 

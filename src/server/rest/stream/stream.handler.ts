@@ -175,7 +175,11 @@ export function createStreamHandler(services: Services, options: StreamOptions =
       for (const slot of held) void limiter.store.release(slot.policy, slot.subject, token)
     }
     for (const [i, slot] of slots.entries()) {
-      const decision = await limiter.store.acquire(slot.policy, slot.subject, token, leaseMs)
+      // Refused, or the limiter store failing: the slots already held are given back at once.
+      const decision = await limiter.store.acquire(slot.policy, slot.subject, token, leaseMs).catch((err) => {
+        releaseSlots(slots.slice(0, i))
+        throw err
+      })
       if (!decision.allowed) {
         releaseSlots(slots.slice(0, i))
         const error = rateLimitedError(decision, slot.who, request.headers)
