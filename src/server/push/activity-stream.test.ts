@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from '@/test/db'
 import { insertJournalAdditions, upTo } from '@/test/journal-writes'
 import { asDatabase } from '@/test/serve-api'
 import { ActivityStream, HEARTBEAT_FRAME, type StreamSink } from './activity-stream'
+import type { ConsumerFilter } from './journal-cursor'
 import type { JournalListener, JournalSubscriber } from './journal-listener'
 import { JournalTail } from './journal-tail'
 
@@ -136,56 +137,52 @@ describe('live stream after a failed read', () => {
   })
 })
 
+/** A stream to a client that reads nothing (heartbeats every 50 ms, a 400 ms deadline); how often it was cut. */
+function unreadStream(filter: ConsumerFilter, after: bigint) {
+  const sink = new SlowSink()
+  const cut = { count: 0 }
+  const stream = new ActivityStream(sink, {
+    tail: new JournalTail(asDatabase(db), 'devnet'),
+    listener: drivenListener().listener,
+    network: 'devnet',
+    filter,
+    after,
+    heartbeatMs: 50,
+    stallMs: 400,
+    onStalled: () => cut.count++,
+  })
+  return { sink, stream, cut }
+}
+
 describe('live stream to a client that stops reading', () => {
   it('is ended once its events stay unread for stallMs, and sends no heartbeat meanwhile', async () => {
     await db.pool.query('TRUNCATE activity_journal')
     await insertJournalAdditions(db.pool, upTo(1, 3), 1)
     const oldest = BigInt((await db.pool.query(`SELECT min(seq)::text AS n FROM activity_journal`)).rows[0].n)
-    const sink = new SlowSink()
-    let stalled = 0
-    const stream = new ActivityStream(sink, {
-      tail: new JournalTail(asDatabase(db), 'devnet'),
-      listener: drivenListener().listener,
-      network: 'devnet',
-      filter: { minConfirmations: 0 },
-      after: oldest - 1n,
-      heartbeatMs: 50,
-      stallMs: 400,
-      onStalled: () => stalled++,
-    })
+    const { sink, stream, cut } = unreadStream({ minConfirmations: 0 }, oldest - 1n)
     try {
       expect(await until(() => sink.ids().length === 3, 5_000)).toBe(true)
       const written = sink.frames.length
-      expect(await until(() => stalled > 0, 3_000)).toBe(true)
+      expect(await until(() => cut.count > 0, 3_000)).toBe(true)
       // Nothing was written while the events waited (a heartbeat would only add to the backlog),
       // and nothing after: the stream is closed.
       await new Promise((r) => setTimeout(r, 200))
-      expect({ stalled, frames: sink.frames.length }).toEqual({ stalled: 1, frames: written })
+      expect({ cut: cut.count, frames: sink.frames.length }).toEqual({ cut: 1, frames: written })
     } finally {
       stream.close()
     }
   })
-})
 
-describe('live stream to a client that stops reading, with nothing to send', () => {
-  it('is ended once its heartbeats stay unread for stallMs', async () => {
-    const sink = new SlowSink()
-    let stalled = 0
-    const stream = new ActivityStream(sink, {
-      tail: new JournalTail(asDatabase(db), 'devnet'),
-      listener: drivenListener().listener,
-      network: 'devnet',
-      // A collection with no events: only heartbeats are ever written.
-      filter: { minConfirmations: 0, collection: '0x00000000000000000000000000000000000000ee' },
-      after: 0n,
-      heartbeatMs: 50,
-      stallMs: 400,
-      onStalled: () => stalled++,
-    })
+  it('with nothing to send, is ended once its heartbeat stays unread for stallMs', async () => {
+    // A collection with no events: only heartbeats are ever written.
+    const { sink, stream, cut } = unreadStream(
+      { minConfirmations: 0, collection: '0x00000000000000000000000000000000000000ee' },
+      0n,
+    )
     try {
-      expect(await until(() => stalled > 0, 3_000)).toBe(true)
+      expect(await until(() => cut.count > 0, 3_000)).toBe(true)
       // The first heartbeat went unread: no other was written behind it.
-      expect({ stalled, frames: sink.frames }).toEqual({ stalled: 1, frames: [HEARTBEAT_FRAME] })
+      expect({ cut: cut.count, frames: sink.frames }).toEqual({ cut: 1, frames: [HEARTBEAT_FRAME] })
     } finally {
       stream.close()
     }
