@@ -247,7 +247,8 @@ export async function retryMedia(
   return result
 }
 
-function emptyResult(): TokenResult {
+/** A token's result before anything is known of it: `ok`, nothing fetched. */
+export function emptyResult(): TokenResult {
   return {
     outcome: 'ok',
     uri: null,

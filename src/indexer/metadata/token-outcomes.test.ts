@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
-import type { TokenJob, TokenResult } from './token-job'
+import { emptyResult, type TokenJob, type TokenResult } from './token-job'
 import { writeOutcomes } from './token-outcomes'
 
 const job = (id: string): TokenJob => ({
@@ -14,7 +14,7 @@ const job = (id: string): TokenJob => ({
   media: null,
 })
 const ok = (doc: Record<string, unknown>): TokenResult => ({
-  outcome: 'ok',
+  ...emptyResult(),
   uri: 'https://example.com/1',
   metadata: doc,
   normalized: {
@@ -24,12 +24,6 @@ const ok = (doc: Record<string, unknown>): TokenResult => ({
     externalUrl: null,
     backgroundColor: null,
   },
-  name: null,
-  imageUrl: null,
-  mediaSha256: null,
-  retryAt: null,
-  recheckAt: null,
-  deferred: null,
 })
 
 /** A pool whose UPDATE refuses any batch holding the marker, as PostgreSQL refuses a value (22P02). */

@@ -59,7 +59,9 @@ export async function selectDueTokens(
       UNION ALL
       (SELECT id::text, collection_address, token_id::text, metadata_attempts,
               metadata_recheck_at::text AS next_at, metadata_recheck_at AS due, true AS recheck,
-              metadata_status = 'ok' AS media_retry, image_url, animation_url
+              metadata_status = 'ok' AS media_retry,
+              CASE WHEN metadata_status = 'ok' THEN image_url END AS image_url,
+              CASE WHEN metadata_status = 'ok' THEN animation_url END AS animation_url
          FROM tokens WHERE metadata_recheck_at <= now()
           AND id <> ALL($2::bigint[]) AND collection_address <> ALL($3::varchar[])
         ORDER BY metadata_recheck_at LIMIT $1)) AS due_tokens ORDER BY due LIMIT $1`,

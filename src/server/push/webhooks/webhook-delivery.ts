@@ -272,23 +272,30 @@ export class WebhookDelivery {
 
   private async dispatchPass(): Promise<void> {
     const { db } = this.options
+    let queued = 0
     const ids = await endpointsToDispatch(db)
     if (ids.length > 0) {
       const head = await selectHead(db, this.options.network)
-      if (head !== null) for (const id of ids) await this.dispatchEndpoint(id, head)
+      if (head !== null) for (const id of ids) queued += await this.dispatchEndpoint(id, head)
     }
     if (await hasUnqueued(db)) {
-      await inWebhookTransaction(db, async (tx) => {
-        for (const id of await claimUnqueued(tx, 100)) await this.enqueue(tx, id, 1)
+      queued += await inWebhookTransaction(db, async (tx) => {
+        const claimed = await claimUnqueued(tx, 100)
+        for (const id of claimed) await this.enqueue(tx, id, 1)
+        return claimed.length
       })
     }
+    // Committed: the attempt loop takes them now rather than at its next poll.
+    if (queued > 0) this.wakeAttemptLoop()
     if (Date.now() - this.lastPrune > 3_600_000) {
       this.lastPrune = Date.now()
       await pruneDeliveries(db, this.options.logRetentionMs ?? 7 * DAY_MS)
     }
   }
 
-  private async dispatchEndpoint(id: bigint, head: bigint): Promise<void> {
+  /** Queues the endpoint's new events, in transactions of up to 200; how many it queued. */
+  private async dispatchEndpoint(id: bigint, head: bigint): Promise<number> {
+    let queued = 0
     for (;;) {
       const more = await inWebhookTransaction(this.options.db, async (tx) => {
         const endpoint = await lockEndpointForDispatch(tx, id)
@@ -330,11 +337,11 @@ export class WebhookDelivery {
           }
         }
         if (cursor !== BigInt(endpoint.cursor)) await tx.setCursor(id, cursor)
+        queued += next.entries.length
         return !next.waiting && next.entries.length > 0
       })
-      if (!more) break
+      if (!more) return queued
     }
-    this.wakeAttemptLoop()
   }
 
   /**
