@@ -69,7 +69,7 @@ async function main() {
     [WHALE],
   )
   const one = (collection: string, tokenId: string, transfers?: number) => [
-    { collection, tokenId, transfers },
+    { collection, tokenId, multi: collection === EDITION, transfers },
   ]
   const cases: Array<[string, Query['keys'], bigint]> = [
     ['EDITION #1 (20,000 transfers), a day back', one(EDITION, EDITION_TOKEN_ID, 20_000), dayBack],
@@ -81,7 +81,7 @@ async function main() {
     ['BIG #1001 (7 transfers), a day back', one(BIG, '1001', 7), dayBack],
     [
       "WHALE's first 100 tokens, a day back",
-      held.map((r) => ({ collection: r.collection_address, tokenId: r.token_id })),
+      held.map((r) => ({ collection: r.collection_address, tokenId: r.token_id, multi: false })),
       dayBack,
     ],
   ]

@@ -413,7 +413,7 @@ async function collectionOwnersAt(run: SnapshotRun, q: HoldersAtQuery): Promise<
   if (arm === 'per-token') return run<HolderAtRow>(holdersPerToken, [...params, bounds.until])
   const sql = q.multi
     ? `WITH history AS (
-         SELECT tr.token_id, tr.from_address, tr.to_address, coalesce(tr.amount, 1) AS amount FROM transfers tr
+         SELECT tr.token_id, tr.from_address, tr.to_address, coalesce(tr.amount, 0) AS amount FROM transfers tr
           WHERE tr.collection_address = $1 AND tr.event_type = ANY(${EVENT_TYPES})
             AND tr.block_timestamp <= $4 AND tr.block_number <= $2
        ), moves AS (
@@ -605,6 +605,8 @@ export interface HoldingAtRow {
   token_id: string
   /** ERC-721: '1'; ERC-1155: the wallet's balance at the block. */
   balance: string
+  /** An ERC-1155 token (its collection's standard). */
+  multi: boolean
 }
 
 /**
@@ -683,12 +685,12 @@ async function ownerHoldingsAt(run: SnapshotRun, q: HoldingsAtQuery): Promise<Ho
   if (q.standard !== 'ERC1155')
     arms.push(
       back
-        ? `SELECT t.collection_address, t.token_id, 1::numeric AS balance, t.id FROM tokens t
+        ? `SELECT t.collection_address, t.token_id, 1::numeric AS balance, t.id, false AS multi FROM tokens t
             WHERE t.current_owner = $1${erc721Now} AND NOT EXISTS (
               SELECT 1 FROM changed c WHERE c.collection_address = t.collection_address AND c.token_id = t.token_id)
            UNION ALL
-           SELECT k.collection_address, k.token_id, 1::numeric, NULL::int8 FROM changed k ${lastOwnerIsWallet}`
-        : `SELECT k.collection_address, k.token_id, 1::numeric AS balance, NULL::int8 AS id
+           SELECT k.collection_address, k.token_id, 1::numeric, NULL::int8, false FROM changed k ${lastOwnerIsWallet}`
+        : `SELECT k.collection_address, k.token_id, 1::numeric AS balance, NULL::int8 AS id, false AS multi
              FROM (SELECT DISTINCT tr.collection_address, tr.token_id FROM transfers tr
                     WHERE tr.to_address = $1 AND tr.block_number <= $2 AND tr.amount IS NULL) k
            ${lastOwnerIsWallet}`,
@@ -699,7 +701,7 @@ async function ownerHoldingsAt(run: SnapshotRun, q: HoldingsAtQuery): Promise<Ho
   const moved = 'coalesce(tr.amount, 0) <> 0'
   if (q.standard !== 'ERC721' && q.owner !== ZERO_ADDRESS)
     arms.push(
-      `SELECT m.collection_address, m.token_id, sum(m.amount) AS balance, NULL::int8 AS id FROM (${
+      `SELECT m.collection_address, m.token_id, sum(m.amount) AS balance, NULL::int8 AS id, true AS multi FROM (${
         back
           ? `SELECT b.collection_address, b.token_id, b.balance AS amount FROM token_balances b WHERE b.owner = $1
            UNION ALL
@@ -723,17 +725,20 @@ async function ownerHoldingsAt(run: SnapshotRun, q: HoldingsAtQuery): Promise<Ho
   return run<HoldingAtRow>(
     // Each held token's row by its key (tokens_collection_token_key) where the way did not read it:
     // LIMIT 1 keeps the lookup one per held token, never a hash of the whole tokens table. The
-    // condition on current_owner, a column of the row only, keeps the planner from answering the
+    // condition on total_supply, a column of the row only, keeps the planner from answering the
     // lookup from tokens_collection_live_idx alone (an index-only scan whose token_id is no leading
     // column, so it walks the token's whole collection: 0.4 ms per token instead of 0.004 on the
-    // bench's 500,000-token collection); it holds for every row.
+    // bench's 500,000-token collection). It keeps each arm to the tokens of its kind (the
+    // collection's standard, as the indexer folds them: docs/indexer.md, "ERC-1155"): a contract
+    // that tells each move in both standards has rows of both kinds, and is held by one.
     `${back && q.standard !== 'ERC1155' ? `WITH ${changed}` : ''}
-     SELECT t.id::text AS id, h.collection_address, h.token_id::text AS token_id, h.balance::text AS balance
+     SELECT t.id::text AS id, h.collection_address, h.token_id::text AS token_id, h.balance::text AS balance,
+            h.multi
        FROM (${arms.join(' UNION ALL ')}) h
       CROSS JOIN LATERAL (
         SELECT coalesce(h.id, (SELECT t.id FROM tokens t
                                 WHERE t.collection_address = h.collection_address AND t.token_id = h.token_id
-                                  AND t.current_owner <> '' LIMIT 1)) AS id) t
+                                  AND (t.total_supply IS NOT NULL) = h.multi LIMIT 1)) AS id) t
       WHERE t.id IS NOT NULL
       ORDER BY h.collection_address, h.token_id, t.id`,
     params,
@@ -838,21 +843,16 @@ export type TokenStateWay = 'forward' | 'back'
  * window, so a token's transfers up to the block are its oldest by time and
  * the boundary is a timestamp.
  *
- * Stored state folds a collection's rows by its standard, whatever each row's
- * own kind, and a snapshot reads each row by its own kind (docs/indexer.md,
- * "ERC-1155"): the two agree on a token whose transfers up to the block are
- * all of its collection's kind. The back way folds the transfers since the
- * block as the indexer did; a token with a transfer of the other kind among
- * its newest TOKEN_STATE_PROBE (a contract that tells each move in both
- * standards) is computed forward, from its whole history. One whose other
- * kind is only older than those and up to the block (a contract that changed
- * the kind of its events) is computed by its collection's kind when taken
- * back from now.
+ * Each way reads a token's rows as the indexer folds them, by its
+ * collection's standard (`multi`: ERC-1155) whatever each row's own kind
+ * (docs/indexer.md, "ERC-1155"): every row moves an ERC-721 token to its
+ * recipient; a row without an amount (an ERC-721 Transfer beside the
+ * TransferSingle) moves nothing of an ERC-1155 token.
  */
 export async function selectTokenStatesAt(
   db: ReadDb,
   q: {
-    keys: Array<{ collection: string; tokenId: string; transfers?: number | undefined }>
+    keys: Array<{ collection: string; tokenId: string; multi: boolean; transfers?: number | undefined }>
     block: bigint
     way?: TokenStateWay
     /** TOKEN_STATE_LONG and TOKEN_STATE_PROBE unless given (tests: small histories take every path). */
@@ -869,6 +869,7 @@ export async function selectTokenStatesAt(
     ZERO_ADDRESS,
     rows,
   ]
+  const kinds = (keys: Keys) => keys.map((k) => k.multi)
   const probe = q.probe ?? TOKEN_STATE_PROBE
   const longWay = async (keys: Keys, back: boolean) =>
     keys.length === 0
@@ -876,7 +877,7 @@ export async function selectTokenStatesAt(
       : await queryOnGenericPlan<TokenStateAtRow>(db, {
           name: 'token_states_at_long',
           text: longTokenStatesAt,
-          values: [...params(keys, back ? 1 : probe), back],
+          values: [...params(keys, back ? 1 : probe), back, kinds(keys)],
         })
   // Back: every token with a transfer is "long", and taken back from now.
   if (q.way === 'back') return longWay(q.keys, true)
@@ -887,28 +888,28 @@ export async function selectTokenStatesAt(
   const [first, knownStates] = await Promise.all([
     rest.length === 0
       ? []
-      : queryOnGenericPlan<TokenStateAtRow & { long: boolean }>(db, {
+      : queryOnGenericPlan<TokenStateAtRow & { long: boolean; multi: boolean }>(db, {
           name: 'token_states_at_short',
           text: shortTokenStatesAt,
-          values: params(rest, long),
+          values: [...params(rest, long), kinds(rest)],
         }),
     longWay(known, false),
   ])
   const states: TokenStateAtRow[] = knownStates
   const found: Keys = []
-  for (const { long: isLong, ...state } of first)
-    if (isLong) found.push({ collection: state.collection_address, tokenId: state.token_id })
+  for (const { long: isLong, multi, ...state } of first)
+    if (isLong) found.push({ collection: state.collection_address, tokenId: state.token_id, multi })
     else states.push(state)
   states.push(...(await longWay(found, false)))
   return states
 }
 
 /**
- * The second statement's start: $1, $2 the tokens, $3 the block, $4 the zero
- * address, $5 the probe; each token's newest $5 transfers, and whether it has
+ * The second statement's start: $1, $2 the tokens, $7 whether each is
+ * ERC-1155, $3 the block, $4 the zero address, $5 the probe; each token's newest $5 transfers, and whether it has
  * that many (a long history), as the first statement read them.
  */
-const probed = `k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[]) AS k(c, tok)),
+const probed = `k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[], $7::bool[]) AS k(c, tok, multi)),
   probe AS MATERIALIZED (
     SELECT k.c, k.tok, p.* FROM k CROSS JOIN LATERAL (
       SELECT tr.id, tr.block_timestamp, tr.block_number, tr.log_index, tr.batch_index,
@@ -918,8 +919,7 @@ const probed = `k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[]
   ),
   sized AS (
     SELECT c, tok, count(*) >= $5::int8 AS long,
-           max(block_timestamp) FILTER (WHERE block_number <= $3) AS t_last, min(block_timestamp) AS t_oldest,
-           bool_and(amount IS NOT NULL) AS all_multi, bool_and(amount IS NULL) AS all_single
+           max(block_timestamp) FILTER (WHERE block_number <= $3) AS t_last, min(block_timestamp) AS t_oldest
       FROM probe GROUP BY c, tok
   )`
 
@@ -949,12 +949,12 @@ const forwardStates = (history: string) => `h AS (
       FROM balances GROUP BY c, tok
   ),
   tokens_at AS (
-    SELECT c, tok, count(*)::int AS transfer_count,
-           min(to_address) FILTER (WHERE rn = 1) AS last_to,
-           bool_or(amount IS NOT NULL) AS multi,
-           coalesce(sum(amount) FILTER (WHERE from_address = $4), 0)
-             - coalesce(sum(amount) FILTER (WHERE to_address = $4), 0) AS supply
-      FROM h GROUP BY c, tok
+    SELECT h.c, h.tok, count(*)::int AS transfer_count,
+           min(h.to_address) FILTER (WHERE h.rn = 1) AS last_to,
+           bool_or(k.multi) AS multi,
+           coalesce(sum(h.amount) FILTER (WHERE h.from_address = $4), 0)
+             - coalesce(sum(h.amount) FILTER (WHERE h.to_address = $4), 0) AS supply
+      FROM h JOIN k ON k.c = h.c AND k.tok = h.tok GROUP BY h.c, h.tok
   )
   SELECT s.c AS collection_address, s.tok::text AS token_id, s.transfer_count, s.last_to,
          CASE WHEN s.multi THEN s.supply::text END AS total_supply,
@@ -967,12 +967,12 @@ const forwardStates = (history: string) => `h AS (
  * The first statement: each token's newest $5 transfers, one range of
  * transfers_token_feed_idx, in one window pass (those up to the block first,
  * in chain order); the state of a token with fewer (its whole history), and
- * the others named (`long`, nothing else), as the query over every history
+ * the others named (`long` and `multi`, nothing else), as the query over every history
  * did before there was a back way.
  */
-const shortTokenStatesAt = `WITH k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[]) AS k(c, tok)),
+const shortTokenStatesAt = `WITH k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[], $6::bool[]) AS k(c, tok, multi)),
   h AS (
-    SELECT k.c, k.tok, tr.from_address, tr.to_address, tr.amount, tr.block_number <= $3 AS up_to,
+    SELECT k.c, k.tok, k.multi, tr.from_address, tr.to_address, tr.amount, tr.block_number <= $3 AS up_to,
            row_number() OVER w AS rn
       FROM k CROSS JOIN LATERAL (
         SELECT tr.id, tr.block_timestamp, tr.block_number, tr.log_index, tr.batch_index,
@@ -995,7 +995,7 @@ const shortTokenStatesAt = `WITH k AS (SELECT DISTINCT * FROM unnest($1::varchar
   tokens_at AS (
     SELECT c, tok, (count(*) FILTER (WHERE up_to))::int AS transfer_count,
            min(to_address) FILTER (WHERE rn = 1 AND up_to) AS last_to,
-           bool_or(amount IS NOT NULL) FILTER (WHERE up_to) AS multi,
+           bool_or(multi) AS multi,
            coalesce(sum(amount) FILTER (WHERE up_to AND from_address = $4), 0)
              - coalesce(sum(amount) FILTER (WHERE up_to AND to_address = $4), 0) AS supply,
            coalesce(count(*) >= $5::int8, false) AS long
@@ -1006,7 +1006,7 @@ const shortTokenStatesAt = `WITH k AS (SELECT DISTINCT * FROM unnest($1::varchar
          CASE WHEN s.multi THEN s.supply::text END AS total_supply,
          CASE WHEN s.multi THEN coalesce(o.holder_count, 0) END AS holder_count,
          CASE WHEN s.multi AND o.holder_count = 1 AND o.held = s.supply THEN o.some_owner END AS sole_holder,
-         s.long
+         s.long, s.multi
     FROM tokens_at s
     LEFT JOIN holders o ON o.c = s.c AND o.tok = s.tok`
 
@@ -1020,12 +1020,13 @@ const walk = (token: string, order: 'DESC' | 'ASC', rows: string, block: string)
 
 /** The second statement, for the long histories ($6: back forced, the probe then 1). */
 const longTokenStatesAt = `WITH RECURSIVE ${probed},
-  -- A long history's stored state, and whether the rows read are of its kind (else: forward, all of it).
+  -- A long history's stored state, and whether it is of the token's kind (else: forward, all of it;
+  -- only a token rolled back and indexed again between the caller's read and this one).
   stored AS MATERIALIZED (
     SELECT s.c, s.tok, s.t_last, s.t_oldest, t.n, t.total_supply, t.holder_count,
-           coalesce(t.n IS NOT NULL AND CASE WHEN t.total_supply IS NULL THEN s.all_single ELSE s.all_multi END,
-                    false) AS same_kind
+           coalesce(t.n IS NOT NULL AND (t.total_supply IS NOT NULL) = k.multi, false) AS same_kind
       FROM sized s
+      JOIN k ON k.c = s.c AND k.tok = s.tok
       LEFT JOIN LATERAL (
         SELECT t.transfer_count::int8 AS n, t.total_supply, t.holder_count FROM tokens t
          WHERE t.collection_address = s.c AND t.token_id = s.tok LIMIT 1) t ON true
@@ -1079,11 +1080,11 @@ const longTokenStatesAt = `WITH RECURSIVE ${probed},
                 ELSE w.t_oldest END AS t_first
       FROM ways w
   ),
-  -- The transfers since, each moving coalesce(amount, 1) on an ERC-1155 token (stored state folds a
-  -- collection's rows by its standard, whatever each row's own kind: docs/indexer.md, "ERC-1155").
+  -- The transfers since, each moving its amount on an ERC-1155 token, none without one (an ERC-721
+  -- Transfer beside the TransferSingle: docs/indexer.md, "ERC-1155"), as the indexer folded them.
   after AS MATERIALIZED (
     SELECT b.c, b.tok, b.total_supply IS NOT NULL AS multi, a.from_address, a.to_address,
-           coalesce(a.amount, 1) AS amount FROM bounds b CROSS JOIN LATERAL (
+           coalesce(a.amount, 0) AS amount FROM bounds b CROSS JOIN LATERAL (
       SELECT tr.from_address, tr.to_address, tr.amount FROM transfers tr
        WHERE tr.collection_address = b.c AND tr.token_id = b.tok
          AND tr.block_timestamp >= b.t_last AND tr.block_number > $3) a

@@ -32,12 +32,16 @@ interface TokenDelta {
   owners: Map<string, bigint>
 }
 
-/** Token state after ERC-1155 `events` that come after all stored history (in chain order). */
+/**
+ * Token state after the `events` of ERC-1155 collections that come after all
+ * stored history (in chain order). An ERC-721 Transfer among them moves no
+ * value (docs/indexer.md, "ERC-1155").
+ */
 export async function foldIntoBalances(client: pg.PoolClient, events: TransferEvent[]): Promise<void> {
   if (events.length === 0) return
   const tokens = new Map<string, TokenDelta>()
   for (const e of events) {
-    const amount = e.amount ?? 1n
+    const amount = e.amount ?? 0n
     const key = tokenKey(e.collection, e.tokenId)
     let t = tokens.get(key)
     if (!t) {
@@ -183,7 +187,8 @@ interface StoredToken {
 
 /**
  * Recomputes ERC-1155 tokens from their stored transfers (after a rollback,
- * an import or a filled gap): balances, supply, holder count, and the
+ * an import or a filled gap), a row without an amount (an ERC-721 Transfer)
+ * moving nothing, as foldIntoBalances: balances, supply, holder count, and the
  * collection counters by the difference from what was stored. A token with
  * no transfer left is deleted with its metadata document.
  */
@@ -203,11 +208,11 @@ export async function rebuildMultiTokens(client: pg.PoolClient, keys: string[]):
     client.query<BalanceRow>(
       `WITH k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[]) AS k(c, id)),
        moves AS (
-         SELECT tr.collection_address, tr.token_id, tr.to_address AS owner, coalesce(tr.amount, 1) AS v
+         SELECT tr.collection_address, tr.token_id, tr.to_address AS owner, coalesce(tr.amount, 0) AS v
            FROM transfers tr JOIN k ON tr.collection_address = k.c AND tr.token_id = k.id
           WHERE tr.to_address <> $3
          UNION ALL
-         SELECT tr.collection_address, tr.token_id, tr.from_address, -coalesce(tr.amount, 1)
+         SELECT tr.collection_address, tr.token_id, tr.from_address, -coalesce(tr.amount, 0)
            FROM transfers tr JOIN k ON tr.collection_address = k.c AND tr.token_id = k.id
           WHERE tr.from_address <> $3)
        INSERT INTO token_balances (collection_address, token_id, owner, balance)
@@ -226,8 +231,8 @@ export async function rebuildMultiTokens(client: pg.PoolClient, keys: string[]):
     `WITH k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[]) AS k(c, id)),
      agg AS (
        SELECT tr.collection_address, tr.token_id,
-              sum(CASE WHEN tr.from_address = $3 THEN coalesce(tr.amount, 1) ELSE 0 END)
-                - sum(CASE WHEN tr.to_address = $3 THEN coalesce(tr.amount, 1) ELSE 0 END) AS supply,
+              sum(CASE WHEN tr.from_address = $3 THEN coalesce(tr.amount, 0) ELSE 0 END)
+                - sum(CASE WHEN tr.to_address = $3 THEN coalesce(tr.amount, 0) ELSE 0 END) AS supply,
               count(*) AS n,
               min(tr.block_number) FILTER (WHERE tr.from_address = $3) AS minted_block,
               max(tr.block_number) AS last_transfer_block

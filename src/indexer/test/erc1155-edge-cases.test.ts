@@ -334,25 +334,41 @@ describe('history before the indexed window (a negative stored balance)', () => 
 })
 
 describe('a contract that tells each move in both standards (a Transfer and a TransferSingle for one id)', () => {
-  const H = hex(0x721155, 20)
-  /** One move of id 5, as both events; the ERC-721 one first, so the collection is ERC-721. */
-  const told = (block: number, from: Hex, to: Hex): TransferEvent[] => {
+  /**
+   * One move of id 5, as both events, in the order a contract emits them: the first event seen
+   * makes the collection's standard. EIP-721 and EIP-1155 each require their own event for
+   * every move, so the other event tells nothing more and must not count the move again.
+   */
+  const contracts = {
+    ERC721: hex(0x721155, 20),
+    ERC1155: hex(0x115721, 20),
+  } as const
+  const told = (first: keyof typeof contracts, block: number, from: Hex, to: Hex): TransferEvent[] => {
+    const collection = contracts[first]
     const { amount: _, ...erc721 } = {
       ...ev(block, 0, from, to, 5n, 1n),
-      collection: H,
+      collection,
       standard: 'ERC721' as const,
     }
-    return [erc721, { ...ev(block, 1, from, to, 5n, 1n), collection: H }]
+    const erc1155 = { ...ev(block, 0, from, to, 5n, 1n), collection }
+    return (first === 'ERC721' ? [erc721, erc1155] : [erc1155, erc721]).map((e, log) => ({
+      ...e,
+      logIndex: log,
+      transactionHash: hex(block * 1000 + log, 32),
+    }))
   }
-  const state = async () => ({
+  const state = async (H: Hex) => ({
     token: (
       await scope.db.pool.query(
-        `SELECT current_owner AS owner, total_supply, transfer_count FROM tokens WHERE collection_address = $1`,
+        `SELECT current_owner AS owner, total_supply, holder_count, transfer_count FROM tokens WHERE collection_address = $1`,
         [H],
       )
     ).rows,
     balances: (
-      await scope.db.pool.query('SELECT owner FROM token_balances WHERE collection_address = $1', [H])
+      await scope.db.pool.query(
+        'SELECT owner, balance::text AS balance FROM token_balances WHERE collection_address = $1',
+        [H],
+      )
     ).rows,
     collection: (
       await scope.db.pool.query(
@@ -361,23 +377,91 @@ describe('a contract that tells each move in both standards (a Transfer and a Tr
       )
     ).rows,
   })
-
-  it('counts the token once, by its collection’s standard, the same when folded and when rebuilt', async () => {
-    await commit(1, told(1, Z, A))
-    const afterMint = await state()
-    expect(afterMint).toEqual({
-      token: [{ owner: A, total_supply: null, transfer_count: 2 }],
-      balances: [],
-      collection: [{ standard: 'ERC721', supply: 1, holders: 1 }],
-    })
-    await commit(2, told(2, A, B))
-    expect((await state()).token).toEqual([{ owner: B, total_supply: null, transfer_count: 4 }])
-    // A reorganisation rebuilds the token from its stored history: the same state as the fold.
-    await rollbackAfter(
-      scope.db.pool,
-      { network: 'devnet', startBlock: 1n, lastSeenBlock: 10n, chainConfirmedBlock: 0n },
-      1n,
-    )
-    expect(await state()).toEqual(afterMint)
+  /** What the API serves of the collection and of A after block 1 (A holds id 5), read at block `at`. */
+  const served = async (H: Hex, at: string) => ({
+    holdings: (await walk(`/v1/owners/${A}/nfts?standard=all${at}`)).map(
+      (n) => `${n.collection_address}/${n.token_id}=${n.contract_type}:${n.balance}`,
+    ),
+    holders: (await walk(`/v1/collections/${H}/owners${at ? `?${at.slice(1)}` : ''}`)).map(
+      (h) => `${h.owner}=${h.token_count}:${h.balance}`,
+    ),
+    token: (({ contract_type, current_owner, total_supply, holder_count, transfer_count }) => ({
+      contract_type,
+      current_owner,
+      total_supply,
+      holder_count,
+      transfer_count,
+    }))((await get(`/v1/nfts/${H}/5?standard=all${at}`)).body.data),
   })
+  const expected = {
+    ERC721: {
+      mint: {
+        token: [{ owner: A, total_supply: null, holder_count: null, transfer_count: 2 }],
+        balances: [],
+      },
+      api: (H: Hex) => ({
+        holdings: [`${H}/5=ERC721:1`],
+        holders: [`${A}=1:undefined`],
+        token: {
+          contract_type: 'ERC721',
+          current_owner: A,
+          total_supply: '1',
+          holder_count: 1,
+          transfer_count: 2,
+        },
+      }),
+    },
+    ERC1155: {
+      mint: {
+        token: [{ owner: Z, total_supply: '1', holder_count: 1, transfer_count: 2 }],
+        balances: [{ owner: A, balance: '1' }],
+      },
+      api: (H: Hex) => ({
+        holdings: [`${H}/5=ERC1155:1`],
+        holders: [`${A}=1:1`],
+        token: {
+          contract_type: 'ERC1155',
+          current_owner: A,
+          total_supply: '1',
+          holder_count: 1,
+          transfer_count: 2,
+        },
+      }),
+    },
+  }
+
+  for (const first of ['ERC721', 'ERC1155'] as const)
+    it(`${first} first: counts each move once, by the collection's standard, folded, rebuilt and at a past block`, async () => {
+      const H = contracts[first]
+      await commit(1, told(first, 1, Z, A), 2)
+      const afterMint = await state(H)
+      expect(afterMint).toEqual({
+        ...expected[first].mint,
+        collection: [{ standard: first, supply: 1, holders: 1 }],
+      })
+      await commit(2, told(first, 2, A, B), 2)
+      expect((await state(H)).token).toEqual([
+        { ...expected[first].mint.token[0], owner: first === 'ERC721' ? B : Z, transfer_count: 4 },
+      ])
+      api = await startApiServer(scope.db.url)
+      try {
+        // A snapshot at block 1 (confirmed) reads the rows the way the store folded them.
+        expect(await served(H, '&at_block=1')).toEqual(expected[first].api(H))
+      } finally {
+        await api.close()
+      }
+      // A reorganisation rebuilds the token from its stored history: the same state as the fold.
+      await rollbackAfter(
+        scope.db.pool,
+        { network: 'devnet', startBlock: 1n, lastSeenBlock: 10n, chainConfirmedBlock: 0n },
+        1n,
+      )
+      expect(await state(H)).toEqual(afterMint)
+      api = await startApiServer(scope.db.url)
+      try {
+        expect(await served(H, '')).toEqual(expected[first].api(H))
+      } finally {
+        await api.close()
+      }
+    })
 })

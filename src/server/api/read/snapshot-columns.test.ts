@@ -11,11 +11,13 @@ const A = '0x00000000000000000000000000000000000000aa'
 const B = '0x00000000000000000000000000000000000000bb'
 const C = '0x00000000000000000000000000000000000000cc'
 
+/** Collection C is ERC-1155. */
 const row = (collection: string, tokenId: string, id: number, balance = '1'): HoldingAtRow => ({
   id: String(id),
   collection_address: collection,
   token_id: tokenId,
   balance,
+  multi: collection === C,
 })
 
 /** Rows in (collection, token id as a number, id) order, token ids of every length. */

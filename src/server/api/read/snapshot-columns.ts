@@ -144,8 +144,9 @@ export class HolderColumns extends Columns<HolderAtRow> {
 /** A wallet's holdings at a block, by (collection, token id, row id). */
 export class HoldingColumns extends Columns<HoldingAtRow> {
   private constructor(
-    /** The distinct collections in order... */
+    /** The distinct collections in order, whether each is ERC-1155... */
     private readonly collections: string[],
+    private readonly multi: boolean[],
     /** ...and the row each starts at, then the row count. */
     private readonly starts: Int32Array,
     private readonly tokenIds: StringColumn,
@@ -158,16 +159,19 @@ export class HoldingColumns extends Columns<HoldingAtRow> {
 
   static of(rows: readonly HoldingAtRow[]): HoldingColumns {
     const collections: string[] = []
+    const multi: boolean[] = []
     const starts: number[] = []
     for (const [i, row] of rows.entries()) {
       if (collections[collections.length - 1] === row.collection_address) continue
       collections.push(row.collection_address)
+      multi.push(row.multi)
       starts.push(i)
     }
     starts.push(rows.length)
     const allOne = rows.every((r) => r.balance === ONE)
     return new HoldingColumns(
       collections,
+      multi,
       Int32Array.from(starts),
       new StringColumn(rows.map((r) => r.token_id)),
       Float64Array.from(rows, (r) => safeInteger(r.id)),
@@ -192,6 +196,7 @@ export class HoldingColumns extends Columns<HoldingAtRow> {
       collection_address: this.collections[c]!,
       token_id: this.tokenIds.get(i),
       balance: this.balances?.[i] ?? ONE,
+      multi: this.multi[c]!,
     }
   }
 

@@ -51,7 +51,14 @@ export async function getNft(ctx: ReadContext, input: GetNftInput): Promise<Nft>
   const block = snapshotBlock(atBlock, snapshot, coverage)
   // Its stored transfer count sends a long history straight to the back-from-now statement.
   const [state] = await selectTokenStatesAt(ctx.db, {
-    keys: [{ collection: input.address, tokenId: row.token_id, transfers: row.transfer_count }],
+    keys: [
+      {
+        collection: input.address,
+        tokenId: row.token_id,
+        multi: row.collection_standard === 'ERC1155',
+        transfers: row.transfer_count,
+      },
+    ],
     block,
   })
   if (!state)

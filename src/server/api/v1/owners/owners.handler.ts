@@ -114,7 +114,7 @@ async function ownerNftsAtBlock(
     id: after.id,
   }
   const page = pageOfHoldings(holdings, cursor, input.collection, limit + 1)
-  const keys = page.map((h) => ({ collection: h.collection_address, tokenId: h.token_id }))
+  const keys = page.map((h) => ({ collection: h.collection_address, tokenId: h.token_id, multi: h.multi }))
   const [rows, states] = await Promise.all([
     selectTokensByIds(ctx.db, { ids: page.map((h) => h.id), withDocument: input.include_metadata ?? false }),
     selectTokenStatesAt(ctx.db, { keys, block }),
