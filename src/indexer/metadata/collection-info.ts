@@ -5,6 +5,7 @@ import { describeError } from '../errors'
 import type { Rpc } from '../rpc/client'
 import { backoffDelay } from '../rpc/retry'
 import {
+  type CollectionRead,
   markCollectionFailed,
   pendingCollections,
   refreshFallbackImages,
@@ -39,15 +40,17 @@ export const COLLECTION_RETRY_MAX_MS = 3_600_000
  * collection is marked failed and read again with backoff, indefinitely
  * (docs/metadata.md, "Freshness"); so is one whose contractURI document
  * failed transiently (its name and symbol are saved meanwhile). ERC-7572
- * ContractURIUpdated asks again.
+ * ContractURIUpdated asks again; a read begun before the request writes
+ * nothing (saveCollectionInfo).
  */
 export async function processCollections(deps: CollectionJobDeps, limit = 10): Promise<number> {
   const rows = await pendingCollections(deps.pool, limit)
   for (const row of rows) {
+    const read = { address: row.address, requests: row.metadata_requests }
     try {
       await processCollection(
         deps,
-        row.address,
+        read,
         row.first_seen_block === null ? null : BigInt(row.first_seen_block),
         () => retryAt(deps, row.metadata_attempts),
       )
@@ -58,7 +61,7 @@ export async function processCollections(deps: CollectionJobDeps, limit = 10): P
         { collection: row.address, attempts: row.metadata_attempts + 1 },
         `collection info failed, to be read again: ${describeError(err)}`,
       )
-      await markCollectionFailed(deps.pool, row.address, retryAt(deps, row.metadata_attempts))
+      await markCollectionFailed(deps.pool, read, retryAt(deps, row.metadata_attempts))
     }
   }
   return rows.length
@@ -72,10 +75,11 @@ function retryAt(deps: CollectionJobDeps, attempts: number): Date {
 
 async function processCollection(
   deps: CollectionJobDeps,
-  address: Hex,
+  read: CollectionRead & { address: Hex },
   firstSeenBlock: bigint | null,
   nextRetry: () => Date,
 ) {
+  const { address } = read
   const [name, symbol, contractUri] = await batchViewCalls(
     deps.rpc,
     (['name', 'symbol', 'contractURI'] as const).map((fn) => ({ to: address, data: encodeNoArg(fn) })),
@@ -108,7 +112,7 @@ async function processCollection(
     firstSeenBlock !== null && firstSeenBlock > 0n
       ? await findDeployInfo(deps.rpc, address, firstSeenBlock)
       : null
-  await saveCollectionInfo(deps.pool, address, {
+  await saveCollectionInfo(deps.pool, read, {
     name: nameText,
     symbol: symbolText || null,
     contractUri: uri,

@@ -11,6 +11,8 @@ export interface PendingCollectionRow {
   address: Hex
   first_seen_block: string | null
   metadata_attempts: number
+  /** Requests to read it again so far: the read's result is written only while they are these. */
+  metadata_requests: number
 }
 
 /**
@@ -21,14 +23,14 @@ export interface PendingCollectionRow {
  */
 export async function pendingCollections(db: Queryable, limit: number): Promise<PendingCollectionRow[]> {
   const { rows } = await db.query<PendingCollectionRow>(
-    `(SELECT address, first_seen_block::text, metadata_attempts FROM collections
+    `(SELECT address, first_seen_block::text, metadata_attempts, metadata_requests FROM collections
        WHERE metadata_status = 'pending' AND metadata_next_attempt_at IS NULL ORDER BY id LIMIT $1)
      UNION ALL
-     (SELECT address, first_seen_block::text, metadata_attempts FROM collections
+     (SELECT address, first_seen_block::text, metadata_attempts, metadata_requests FROM collections
        WHERE metadata_status = 'pending' AND metadata_next_attempt_at IS NOT NULL
        ORDER BY metadata_next_attempt_at LIMIT $1)
      UNION ALL
-     (SELECT address, first_seen_block::text, metadata_attempts FROM collections
+     (SELECT address, first_seen_block::text, metadata_attempts, metadata_requests FROM collections
        WHERE metadata_status = 'failed' AND metadata_next_attempt_at <= now()
        ORDER BY metadata_next_attempt_at LIMIT $1)
      LIMIT $1`,
@@ -37,13 +39,26 @@ export async function pendingCollections(db: Queryable, limit: number): Promise<
   return rows
 }
 
-/** A read failed (an RPC error, not an answer): read again at `retryAt`; what is stored stays. */
-export async function markCollectionFailed(db: Queryable, address: string, retryAt: Date): Promise<void> {
+/** The collection a read was taken for, and the requests it answers (PendingCollectionRow). */
+export interface CollectionRead {
+  address: string
+  requests: number
+}
+
+/**
+ * A read failed (an RPC error, not an answer): read again at `retryAt`; what is stored stays.
+ * Not written when a request came since the read began (the collection is already due again).
+ */
+export async function markCollectionFailed(
+  db: Queryable,
+  read: CollectionRead,
+  retryAt: Date,
+): Promise<void> {
   await db.query(
     `UPDATE collections SET metadata_status = 'failed', metadata_attempts = metadata_attempts + 1,
-            metadata_next_attempt_at = $2, updated_at = now()
-      WHERE address = $1`,
-    [address, retryAt],
+            metadata_next_attempt_at = $3, updated_at = now()
+      WHERE address = $1 AND metadata_requests = $2`,
+    [read.address, read.requests, retryAt],
   )
 }
 
@@ -55,6 +70,7 @@ export async function markCollectionsStale(db: Queryable, addresses: string[]): 
   if (addresses.length === 0) return
   await db.query(
     `UPDATE collections SET metadata_status = 'pending', metadata_attempts = 0,
+            metadata_requests = metadata_requests + 1,
             metadata_next_attempt_at = CASE WHEN metadata_status = 'pending' AND metadata_next_attempt_at IS NULL
                                             THEN NULL ELSE clock_timestamp() END,
             updated_at = now()
@@ -80,10 +96,14 @@ export interface CollectionInfo {
   retryAt: Date | null
 }
 
-/** Stores a collection's info and marks it read (metadata_status ok), or to be read again at info.retryAt. */
+/**
+ * Stores a collection's info and marks it read (metadata_status ok), or to be read again at
+ * info.retryAt. Not written when a request came since the read began (ERC-7572, a refresh):
+ * what the read saw may be older than what was asked for, and the collection is due again.
+ */
 export async function saveCollectionInfo(
   db: Queryable,
-  address: string,
+  read: CollectionRead,
   info: CollectionInfo,
 ): Promise<void> {
   await db.query(
@@ -96,9 +116,9 @@ export async function saveCollectionInfo(
             metadata_status = CASE WHEN $11::timestamptz IS NULL THEN 'ok' ELSE 'failed' END,
             metadata_attempts = CASE WHEN $11::timestamptz IS NULL THEN 0 ELSE metadata_attempts + 1 END,
             metadata_next_attempt_at = $11, updated_at = now()
-      WHERE address = $1`,
+      WHERE address = $1 AND metadata_requests = $12`,
     [
-      address,
+      read.address,
       info.name,
       info.symbol,
       info.contractUri,
@@ -109,6 +129,7 @@ export async function saveCollectionInfo(
       info.deployTxHash,
       info.documentRead,
       info.retryAt,
+      read.requests,
     ],
   )
 }

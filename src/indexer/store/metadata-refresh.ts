@@ -47,7 +47,7 @@ export async function applyRefreshRequests(pool: pg.Pool): Promise<AppliedRefres
     if (collections.length > 0) {
       await client.query(
         `UPDATE collections SET metadata_status = 'pending', metadata_attempts = 0,
-                metadata_next_attempt_at = NULL, updated_at = now()
+                metadata_requests = metadata_requests + 1, metadata_next_attempt_at = NULL, updated_at = now()
           WHERE address = ANY($1::varchar[])`,
         [collections],
       )

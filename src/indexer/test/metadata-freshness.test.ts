@@ -5,7 +5,8 @@
  *   read again with backoff, and is listed within a minute of recovery;
  * - a token whose host failed is re-checked on its schedule, outside the
  *   backlog, keeping its outcome until the re-check writes a new one;
- * - ERC-7572 ContractURIUpdated reads the collection again.
+ * - ERC-7572 ContractURIUpdated reads the collection again, also when it
+ *   comes while the collection's read is in flight.
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -34,6 +35,9 @@ let contractDoc = { description: 'First words' }
 let indexer: RunningIndexer | undefined
 let config: ReturnType<typeof testConfig>
 let flakyContractHits = 0
+/** Requests for /contract-held wait here until released, and are then answered with heldDoc. */
+const held: Array<() => void> = []
+let heldDoc = { description: 'Old words' }
 
 beforeAll(async () => {
   host = await startServer({
@@ -46,6 +50,10 @@ beforeAll(async () => {
       ++flakyContractHits <= 3
         ? res.writeHead(503).end()
         : json({ description: 'Eventually', image: `${host.origin}/img.png` })(req, res),
+    '/contract-held': (req, res) => {
+      const doc = heldDoc
+      held.push(() => json(doc)(req, res))
+    },
   })
   ;[chain, db] = await Promise.all([startTestChain(), createTestDatabase()])
   // The node's JSON-RPC endpoint, failing (HTTP 503, as a load balancer in an outage) the requests
@@ -190,6 +198,41 @@ describe('metadata freshness', () => {
       'the collection to be read again',
     )
     expect(await collectionRow(address)).toMatchObject({ name: 'Contract Words', metadata_status: 'ok' })
+  }, 90_000)
+
+  it('reads a collection again on a ContractURIUpdated that comes while its read is in flight', async () => {
+    // A document fetch that may wait 20 s: the read is still in flight when the event is indexed.
+    await indexer?.stop()
+    indexer = startIndexer(config, db.pool, { metadata: { timeoutMs: 20_000 } })
+    const { address } = await chain.deploy('TestNFT', ['Raced Words', 'RW', `${host.origin}/late/`])
+    await chain.call(address, 'TestNFT', 'setContractURI', [`${host.origin}/contract-held`])
+    await chain.call(address, 'TestNFT', 'mint', [chain.accounts[0]!, 1n])
+    // The first read is in flight: it asked for the document, as it stood then.
+    await waitFor(async () => held.length === 1, 30_000, 'the first read to ask for the document')
+    const release = held.shift()!
+    heldDoc = { description: 'New words' }
+    const updated = await chain.call(address, 'TestNFT', 'updateContractURI', [
+      `${host.origin}/contract-held`,
+    ])
+    await waitFor(
+      async () =>
+        BigInt(
+          (await db.pool.query('SELECT last_indexed_block FROM indexer_state')).rows[0].last_indexed_block,
+        ) >= updated,
+      30_000,
+      'the ContractURIUpdated block to be indexed',
+    )
+    // The read that began before the event ends now: it must not settle the request the event made.
+    release()
+    await waitFor(
+      async () => {
+        for (const answer of held.splice(0)) answer()
+        return (await collectionRow(address))?.description === 'New words'
+      },
+      15_000,
+      'the collection to be read again after the read in flight',
+    )
+    expect(await collectionRow(address)).toMatchObject({ name: 'Raced Words', metadata_status: 'ok' })
   }, 90_000)
 
   it('reads a contractURI document again after its host failed, listing the collection meanwhile', async () => {
