@@ -649,6 +649,13 @@ export function chooseHoldingsAtArm(q: {
  * ERC-1155: its balances now (token_balances_owner_idx, the sums of every
  * stored transfer) minus what it received since the block plus what it sent.
  * The cost of the holdings now and the changes since, not of the history.
+ *
+ * Each way finds ERC-721 holdings by their Transfer rows (EIP-721 requires
+ * one for every move) and ERC-1155 ones by the rows with an amount, and keeps
+ * a token only under its collection's standard (docs/indexer.md, "ERC-1155"):
+ * a contract that tells each move in both standards is held once. One that
+ * moved an ERC-721 token by a TransferSingle alone breaks EIP-721, and its
+ * snapshots may miss that move.
  */
 export function selectOwnerHoldingsAt(
   db: ReadDb,
@@ -695,7 +702,7 @@ async function ownerHoldingsAt(run: SnapshotRun, q: HoldingsAtQuery): Promise<Ho
                     WHERE tr.to_address = $1 AND tr.block_number <= $2 AND tr.amount IS NULL) k
            ${lastOwnerIsWallet}`,
     )
-  // ERC-1155 rows are those with an amount; written as coalesce(amount, 0) <> 0 (a zero amount moves
+  // ERC-1155 moves are the rows with an amount; written as coalesce(amount, 0) <> 0 (a zero amount moves
   // nothing) so that the planner reads the wallet's ranges, never the whole partial index of ERC-1155
   // rows (transfers_erc1155_feed_idx, whose condition `amount IS NOT NULL` would otherwise match).
   const moved = 'coalesce(tr.amount, 0) <> 0'
@@ -771,7 +778,7 @@ export interface TokenStateAtRow {
   transfer_count: number
   /** Recipient of the last transfer up to the block (ERC-721: the owner, the zero address once burned). */
   last_to: string | null
-  /** ERC-1155 tokens (rows with an amount): minted minus burned up to the block; null on ERC-721 tokens. */
+  /** ERC-1155 tokens (of an ERC-1155 collection): minted minus burned up to the block; null on ERC-721 tokens. */
   total_supply: string | null
   /** ERC-1155 tokens: holders with a positive balance at the block. */
   holder_count: number | null
@@ -930,7 +937,8 @@ const shortHistory = `SELECT p.* FROM probe p JOIN sized s ON s.c = p.c AND s.to
 /**
  * Each token's state from `history` (its transfers up to the block, columns as
  * the probe's), in chain order: the transfer count, the last recipient; for
- * ERC-1155 tokens (rows with an amount) the supply, the holders and a sole one.
+ * ERC-1155 tokens (k.multi: of an ERC-1155 collection, whose rows without an
+ * amount move nothing) the supply, the holders and a sole one.
  */
 const forwardStates = (history: string) => `h AS (
     SELECT tr.c, tr.tok, tr.from_address, tr.to_address, tr.amount,

@@ -98,8 +98,9 @@ export interface CollectionInfo {
 
 /**
  * Stores a collection's info and marks it read (metadata_status ok), or to be read again at
- * info.retryAt. Not written when a request came since the read began (ERC-7572, a refresh):
- * what the read saw may be older than what was asked for, and the collection is due again.
+ * info.retryAt. When a request came since the read began (ERC-7572, a refresh), what the read
+ * saw may be older than what was asked for: its info is stored (a contract that asks in every
+ * block still gets named) but the collection stays due, as the request left it.
  */
 export async function saveCollectionInfo(
   db: Queryable,
@@ -113,10 +114,14 @@ export async function saveCollectionInfo(
             image_source = CASE WHEN $6::text IS NOT NULL THEN 'contract' ELSE image_source END,
             deploy_block = coalesce($7, deploy_block), creator_address = coalesce($8, creator_address),
             deploy_tx_hash = coalesce($9, deploy_tx_hash),
-            metadata_status = CASE WHEN $11::timestamptz IS NULL THEN 'ok' ELSE 'failed' END,
-            metadata_attempts = CASE WHEN $11::timestamptz IS NULL THEN 0 ELSE metadata_attempts + 1 END,
-            metadata_next_attempt_at = $11, updated_at = now()
-      WHERE address = $1 AND metadata_requests = $12`,
+            metadata_status = CASE WHEN metadata_requests <> $12 THEN metadata_status
+                                   WHEN $11::timestamptz IS NULL THEN 'ok' ELSE 'failed' END,
+            metadata_attempts = CASE WHEN metadata_requests <> $12 THEN metadata_attempts
+                                     WHEN $11::timestamptz IS NULL THEN 0 ELSE metadata_attempts + 1 END,
+            metadata_next_attempt_at = CASE WHEN metadata_requests <> $12 THEN metadata_next_attempt_at
+                                            ELSE $11 END,
+            updated_at = now()
+      WHERE address = $1`,
     [
       read.address,
       info.name,

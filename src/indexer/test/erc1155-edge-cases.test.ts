@@ -8,6 +8,7 @@
  */
 import type { Hex } from 'viem'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { selectOwnerHoldingsAt } from '@/db/queries/owners'
 import { type ApiServer, startApiServer } from '@/test/api-client'
 import { journalDatabase } from '@/test/journal-writes'
 import { MAX_UINT256, type TransferEvent } from '../events/types'
@@ -443,6 +444,21 @@ describe('a contract that tells each move in both standards (a Transfer and a Tr
       expect((await state(H)).token).toEqual([
         { ...expected[first].mint.token[0], owner: first === 'ERC721' ? B : Z, transfer_count: 4 },
       ])
+      // A's holdings at block 1, both ways (back from now: today's holdings less the changes since).
+      for (const arm of ['forward', 'back'] as const)
+        expect(
+          (
+            await selectOwnerHoldingsAt(scope.db, {
+              owner: A,
+              block: 1n,
+              standard: 'all',
+              head: 2n,
+              since: 1n,
+              arm,
+            })
+          ).map((h) => `${h.token_id}=${h.balance}:${h.multi}`),
+          arm,
+        ).toEqual([`5=1:${first === 'ERC1155'}`])
       api = await startApiServer(scope.db.url)
       try {
         // A snapshot at block 1 (confirmed) reads the rows the way the store folded them.
