@@ -72,8 +72,13 @@ export class HistoryRewrittenMeanwhile extends Error {
   override name = 'HistoryRewrittenMeanwhile'
 }
 
-/** Runs one statement of a snapshot's transaction. */
-export type SnapshotRun = <Row extends pg.QueryResultRow>(sql: string, params: unknown[]) => Promise<Row[]>
+/** Runs one statement of a snapshot's transaction: its text and values, or a named (prepared) statement. */
+export type SnapshotRun = <Row extends pg.QueryResultRow>(
+  sql: string | NamedStatement,
+  params?: unknown[],
+) => Promise<Row[]>
+
+type NamedStatement = pg.QueryConfig & { name: string }
 
 /**
  * Runs a snapshot's statements in one read-only REPEATABLE READ transaction,
@@ -84,38 +89,39 @@ export type SnapshotRun = <Row extends pg.QueryResultRow>(sql: string, params: u
  * history_rewritten_at, read in the same transaction first; otherwise
  * HistoryRewrittenMeanwhile). Memoize is off: every way reads each token or
  * holder once, so its cache only missed (10 % of a token-by-token snapshot
- * of 1,500,000 tokens).
+ * of 1,500,000 tokens). `genericPlans`: named statements run on their one
+ * generic plan, as queryOnGenericPlan runs them. The settings and the basis
+ * are one statement, the transaction's first.
  */
 export function inSnapshotTransaction<T>(
   db: ReadDb,
   basis: SnapshotBasis | undefined,
   work: (run: SnapshotRun) => Promise<T>,
+  options: { genericPlans?: boolean } = {},
 ): Promise<T> {
   return inClientTransaction(db, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', async (client) => {
-    const { rows: settings } = await client.query<{ ms: string }>(
+    const generic = options.genericPlans ? `, set_config('plan_cache_mode', 'force_generic_plan', true)` : ''
+    const stamp = basis
+      ? `, (SELECT ${HISTORY_STAMP_SQL} FROM indexer_state WHERE network = $1) AS stamp`
+      : ''
+    const { rows: settings } = await client.query<{ ms: string; stamp?: string | null }>(
       `SELECT set_config('work_mem', '${SNAPSHOT_WORK_MEM}', true), set_config('enable_memoize', 'off', true),
-              set_config('statement_timeout', t.ms::text, true), t.ms
+              set_config('statement_timeout', t.ms::text, true)${generic}, t.ms${stamp}
          FROM (SELECT (extract(epoch FROM current_setting('statement_timeout')::interval)
                  * 1000 * ${SNAPSHOT_TIMEOUT_FACTOR})::int8 AS ms) t`,
+      basis ? [basis.network] : [],
     )
-    if (basis) {
-      const { rows } = await client.query<{ stamp: string }>(
-        `SELECT ${HISTORY_STAMP_SQL} AS stamp FROM indexer_state WHERE network = $1`,
-        [basis.network],
+    if (basis && (settings[0]?.stamp ?? '') !== basis.historyRewrittenAt)
+      throw new HistoryRewrittenMeanwhile(
+        'The confirmed history was rewritten while the snapshot was asked for.',
       )
-      if ((rows[0]?.stamp ?? '') !== basis.historyRewrittenAt)
-        throw new HistoryRewrittenMeanwhile(
-          'The confirmed history was rewritten while the snapshot was asked for.',
-        )
-    }
     // The client's own bound (db/pool.ts: twice the statement timeout) stretched the same way.
     const timeout = Number(settings[0]!.ms)
     return work(
       async (sql, params) =>
         (
           await client.query({
-            text: sql,
-            values: params,
+            ...(typeof sql === 'string' ? { text: sql, values: params } : sql),
             ...(timeout > 0 ? { query_timeout: 2 * timeout } : {}),
           })
         ).rows,
@@ -855,20 +861,33 @@ export type TokenStateWay = 'forward' | 'back'
  * (docs/indexer.md, "ERC-1155"): every row moves an ERC-721 token to its
  * recipient; a row without an amount (an ERC-721 Transfer beside the
  * TransferSingle) moves nothing of an ERC-1155 token.
+ *
+ * With a `basis` (the API), the statements run in the snapshot's own
+ * transaction (inSnapshotTransaction): the history they read is the one
+ * whose block the request checked, else HistoryRewrittenMeanwhile.
  */
-export async function selectTokenStatesAt(
-  db: ReadDb,
-  q: {
-    keys: Array<{ collection: string; tokenId: string; multi: boolean; transfers?: number | undefined }>
-    block: bigint
-    way?: TokenStateWay
-    /** TOKEN_STATE_LONG and TOKEN_STATE_PROBE unless given (tests: small histories take every path). */
-    long?: number
-    probe?: number
-  },
-): Promise<TokenStateAtRow[]> {
+export async function selectTokenStatesAt(db: ReadDb, q: TokenStatesAtQuery): Promise<TokenStateAtRow[]> {
   if (q.keys.length === 0) return []
-  type Keys = typeof q.keys
+  if (q.basis === undefined) return tokenStatesAt((statement) => queryOnGenericPlan(db, statement), q)
+  // As queryOnGenericPlan: one plan per connection (docs/database.md, "Prepared statements").
+  return inSnapshotTransaction(db, q.basis, (run) => tokenStatesAt(run, q), { genericPlans: true })
+}
+
+interface TokenStatesAtQuery {
+  keys: Array<{ collection: string; tokenId: string; multi: boolean; transfers?: number | undefined }>
+  block: bigint
+  way?: TokenStateWay
+  /** TOKEN_STATE_LONG and TOKEN_STATE_PROBE unless given (tests: small histories take every path). */
+  long?: number
+  probe?: number
+  basis?: SnapshotBasis
+}
+
+async function tokenStatesAt(
+  query: <R extends pg.QueryResultRow>(statement: NamedStatement) => Promise<R[]>,
+  q: TokenStatesAtQuery,
+): Promise<TokenStateAtRow[]> {
+  type Keys = TokenStatesAtQuery['keys']
   const params = (keys: Keys, rows: number | null) => [
     keys.map((k) => k.collection),
     keys.map((k) => k.tokenId),
@@ -881,7 +900,7 @@ export async function selectTokenStatesAt(
   const longWay = async (keys: Keys, back: boolean) =>
     keys.length === 0
       ? []
-      : await queryOnGenericPlan<TokenStateAtRow>(db, {
+      : await query<TokenStateAtRow>({
           name: 'token_states_at_long',
           text: longTokenStatesAt,
           values: [...params(keys, back ? 1 : probe), back, kinds(keys)],
@@ -895,7 +914,7 @@ export async function selectTokenStatesAt(
   const [first, knownStates] = await Promise.all([
     rest.length === 0
       ? []
-      : queryOnGenericPlan<TokenStateAtRow & { long: boolean; multi: boolean }>(db, {
+      : query<TokenStateAtRow & { long: boolean; multi: boolean }>({
           name: 'token_states_at_short',
           text: shortTokenStatesAt,
           values: [...params(rest, long), kinds(rest)],

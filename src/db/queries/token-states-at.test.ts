@@ -18,6 +18,7 @@ import fc from 'fast-check'
 import type { Hex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPool } from '@/db/client'
+import { HISTORY_STAMP_SQL } from '@/db/queries/indexer-state'
 import type { TransferEvent } from '@/indexer/events/types'
 import { importTransfersFile } from '@/indexer/import/import'
 import { commitBatch } from '@/indexer/store/commit'
@@ -188,6 +189,11 @@ describe.skipIf(embedded)('its statements', () => {
     const pool = createPool(db.url, { max: 1 })
     try {
       const head = BigInt(BLOCKS)
+      // The API's way too: in a snapshot's transaction, checked against the history it read.
+      const { rows: state } = await db.pool.query(
+        `SELECT network, ${HISTORY_STAMP_SQL} AS stamp FROM indexer_state`,
+      )
+      const basis = { network: state[0]!.network, historyRewrittenAt: state[0]!.stamp }
       for (const block of [head - 5n, 6n, 2_500n, head])
         for (const keys of [
           [{ collection: EDITION, tokenId: '1', multi: true, transfers: BLOCKS }],
@@ -197,9 +203,10 @@ describe.skipIf(embedded)('its statements', () => {
             { collection: COMMON, tokenId: '1002', multi: false },
           ],
         ])
-          expect(byKey(await selectTokenStatesAt({ pool }, { keys, block }))).toEqual(
-            byKey(await selectTokenStatesAt(db, { keys, block, way: 'forward' })),
-          )
+          for (const checked of [undefined, basis])
+            expect(byKey(await selectTokenStatesAt({ pool }, { keys, block, basis: checked }))).toEqual(
+              byKey(await selectTokenStatesAt(db, { keys, block, way: 'forward' })),
+            )
       const { rows } = await pool.query<{ name: string; generic_plans: string; custom_plans: string }>(
         `SELECT name, generic_plans::text, custom_plans::text FROM pg_prepared_statements ORDER BY name`,
       )

@@ -17,6 +17,7 @@ import {
   HistoryRewrittenMeanwhile,
   selectCollectionOwnersAt,
   selectOwnerHoldingsAt,
+  selectTokenStatesAt,
 } from '@/db/queries/owners'
 import { toApiError } from '@/server/errors/to-api-error'
 import { type ApiServer, startApiServer } from '@/test/api-client'
@@ -558,6 +559,14 @@ describe('at_block snapshots', () => {
       basis: stale,
     })
     await expect(holdings).rejects.toBeInstanceOf(HistoryRewrittenMeanwhile)
+    // A token's state at the block (the single token, a holdings page's tokens): the same.
+    const states = { keys: [{ collection: tied, tokenId: '4', multi: false }], block: blocks.moved }
+    const unchecked = await selectTokenStatesAt(db, states)
+    expect(unchecked).toHaveLength(1)
+    expect(await selectTokenStatesAt(db, { ...states, basis })).toEqual(unchecked)
+    await expect(selectTokenStatesAt(db, { ...states, basis: stale })).rejects.toBeInstanceOf(
+      HistoryRewrittenMeanwhile,
+    )
   })
 
   it('lists a wallet’s holdings at a block, with each token’s state at that block', async () => {

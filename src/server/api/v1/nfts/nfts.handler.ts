@@ -14,6 +14,7 @@ import { snapshotBlock } from '@/server/api/read/at-block'
 import type { ReadContext } from '@/server/api/read/context'
 import { collectionCoverage } from '@/server/api/read/coverage'
 import { buildPage, pageLimit, safeInteger } from '@/server/api/read/page'
+import { snapshotBasis } from '@/server/api/read/snapshot-cache'
 import { assertStandardServed, type Standards, standardsOf } from '@/server/api/read/standard'
 import { historyOf } from '@/server/api/v1/collections/collection-shape'
 import { nftRowAtBlock } from '@/server/api/v1/nfts/nft-at-block'
@@ -60,6 +61,7 @@ export async function getNft(ctx: ReadContext, input: GetNftInput): Promise<Nft>
       },
     ],
     block,
+    basis: snapshotBasis(ctx.config.NETWORK, snapshot),
   })
   if (!state)
     throw new ApiError(

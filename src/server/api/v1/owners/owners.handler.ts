@@ -117,7 +117,7 @@ async function ownerNftsAtBlock(
   const keys = page.map((h) => ({ collection: h.collection_address, tokenId: h.token_id, multi: h.multi }))
   const [rows, states] = await Promise.all([
     selectTokensByIds(ctx.db, { ids: page.map((h) => h.id), withDocument: input.include_metadata ?? false }),
-    selectTokenStatesAt(ctx.db, { keys, block }),
+    selectTokenStatesAt(ctx.db, { keys, block, basis: snapshotBasis(ctx.config.NETWORK, snapshot) }),
   ])
   const byKey = new Map(states.map((s) => [stateKey(s.collection_address, s.token_id), s]))
   const held = new Map(page.map((h) => [h.id, h.balance]))
