@@ -932,8 +932,9 @@ async function tokenStatesAt(
 
 /**
  * The second statement's start: $1, $2 the tokens, $7 whether each is
- * ERC-1155, $3 the block, $4 the zero address, $5 the probe; each token's newest $5 transfers, and whether it has
- * that many (a long history), as the first statement read them.
+ * ERC-1155, $3 the block, $4 the zero address, $5 the probe; each token's
+ * newest $5 transfers, and whether it has that many (a long history), as the
+ * first statement read them.
  */
 const probed = `k AS (SELECT DISTINCT * FROM unnest($1::varchar[], $2::numeric[], $7::bool[]) AS k(c, tok, multi)),
   probe AS MATERIALIZED (

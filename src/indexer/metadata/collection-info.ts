@@ -1,6 +1,5 @@
 import type pg from 'pg'
 import type { Logger } from 'pino'
-import type { Hex } from 'viem'
 import { describeError } from '../errors'
 import type { Rpc } from '../rpc/client'
 import { backoffDelay } from '../rpc/retry'
@@ -40,8 +39,8 @@ export const COLLECTION_RETRY_MAX_MS = 3_600_000
  * collection is marked failed and read again with backoff, indefinitely
  * (docs/metadata.md, "Freshness"); so is one whose contractURI document
  * failed transiently (its name and symbol are saved meanwhile). ERC-7572
- * ContractURIUpdated asks again; a read begun before the request writes
- * nothing (saveCollectionInfo).
+ * ContractURIUpdated asks again; a read begun before the request stores
+ * what it read and leaves the collection due (saveCollectionInfo).
  */
 export async function processCollections(deps: CollectionJobDeps, limit = 10): Promise<number> {
   const rows = await pendingCollections(deps.pool, limit)
@@ -75,7 +74,7 @@ function retryAt(deps: CollectionJobDeps, attempts: number): Date {
 
 async function processCollection(
   deps: CollectionJobDeps,
-  read: CollectionRead & { address: Hex },
+  read: CollectionRead,
   firstSeenBlock: bigint | null,
   nextRetry: () => Date,
 ) {

@@ -41,7 +41,7 @@ export async function pendingCollections(db: Queryable, limit: number): Promise<
 
 /** The collection a read was taken for, and the requests it answers (PendingCollectionRow). */
 export interface CollectionRead {
-  address: string
+  address: Hex
   requests: number
 }
 
