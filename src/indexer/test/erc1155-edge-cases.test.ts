@@ -497,15 +497,13 @@ describe('a contract that tells each move in both standards (a Transfer and a Tr
     const expected = { hybrid: await state(H), plain: await state(C), holders: await holders() }
     // What the fold that read the Transfer as a value of 1 left: every balance and supply doubled
     // (and, where a doubled balance outlived a move, counts off: written off here by hand).
-    await scope.db.pool.query(
-      `UPDATE token_balances SET balance = balance * 2 WHERE collection_address = $1;
-       UPDATE tokens SET total_supply = total_supply * 2, holder_count = 2 WHERE collection_address = $1;
-       INSERT INTO collection_holders VALUES ($1, '${A}', 1);
-       UPDATE collections SET total_supply = 2, unique_holders = 2 WHERE address = $1;`.replaceAll(
-        '$1',
-        `'${H}'`,
-      ),
-    )
+    for (const sql of [
+      'UPDATE token_balances SET balance = balance * 2 WHERE collection_address = $1',
+      'UPDATE tokens SET total_supply = total_supply * 2, holder_count = 2 WHERE collection_address = $1',
+      `INSERT INTO collection_holders VALUES ($1, '${A}', 1)`,
+      'UPDATE collections SET total_supply = 2, unique_holders = 2 WHERE address = $1',
+    ])
+      await scope.db.pool.query(sql, [H])
     expect((await state(H)).balances).toEqual([{ owner: B, balance: '2' }])
     const client = await scope.db.pool.connect()
     try {

@@ -91,6 +91,8 @@ async function ownerNftsAtBlock(
   const coverage = globalCoverage(snapshot)
   const block = snapshotBlock(atBlock, snapshot, coverage)
   const owner = input.address
+  // The history the request read: the holdings and their tokens' states are computed from it.
+  const basis = snapshotBasis(ctx.config.NETWORK, snapshot)
   const holdings = await snapshotCache(ctx.db.pool).get(
     snapshotKey(snapshot, 'holdings', standards.filter, owner, block),
     async () =>
@@ -101,7 +103,7 @@ async function ownerNftsAtBlock(
           standard: standards.filter,
           head: snapshot.lastSeenBlock,
           since: snapshot.coverageStartBlock ?? 0n,
-          basis: snapshotBasis(ctx.config.NETWORK, snapshot),
+          basis,
         }),
       ),
     (columns) => columns.bytes,
@@ -117,7 +119,7 @@ async function ownerNftsAtBlock(
   const keys = page.map((h) => ({ collection: h.collection_address, tokenId: h.token_id, multi: h.multi }))
   const [rows, states] = await Promise.all([
     selectTokensByIds(ctx.db, { ids: page.map((h) => h.id), withDocument: input.include_metadata ?? false }),
-    selectTokenStatesAt(ctx.db, { keys, block, basis: snapshotBasis(ctx.config.NETWORK, snapshot) }),
+    selectTokenStatesAt(ctx.db, { keys, block, basis }),
   ])
   const byKey = new Map(states.map((s) => [stateKey(s.collection_address, s.token_id), s]))
   const held = new Map(page.map((h) => [h.id, h.balance]))
