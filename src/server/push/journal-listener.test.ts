@@ -4,6 +4,7 @@
  * the fallback poll wakes subscribers when a notification is lost.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Database } from '@/db/database'
 import { ensureIndexerState } from '@/indexer/store/state'
 import { createTestDatabase, isEmbeddedTestDatabase, type TestDatabase } from '@/test/db'
 import { asDatabase } from '@/test/serve-api'
@@ -21,8 +22,11 @@ afterAll(async () => {
   await db?.drop()
 })
 
-function listen(options: { pollMs?: number; reconnectMs?: number } = {}) {
-  const listener = createJournalListener(asDatabase(db), { network: 'devnet', ...options })
+function listen(options: { pollMs?: number; reconnectMs?: number; database?: Database } = {}) {
+  const listener = createJournalListener(options.database ?? asDatabase(db), {
+    network: 'devnet',
+    ...options,
+  })
   listeners.push(listener)
   const seen = { journal: 0, heads: [] as bigint[] }
   listener.subscribe({ journal: () => seen.journal++, head: (h) => seen.heads.push(h) })
@@ -70,6 +74,53 @@ describe('journal listener', () => {
     await until(() => seen.heads.includes(42n))
     expect(listener.lastHead).toBe(42n)
   })
+
+  it.skipIf(embedded)(
+    'a poll whose answer comes after a newer head notification never steps the head back',
+    async () => {
+      // The poll's read runs on the server at once; its answer is held until released, as on a
+      // loaded machine where the notification of a later commit is handled first.
+      let release!: () => void
+      const held = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      let answered!: () => void
+      const pollAnswered = new Promise<void>((resolve) => {
+        answered = resolve
+      })
+      let pollRead!: () => void
+      const pollHasRead = new Promise<void>((resolve) => {
+        pollRead = resolve
+      })
+      const pool = new Proxy(db.pool, {
+        get(target, name) {
+          if (name === 'query') {
+            return async (text: string, values?: unknown[]) => {
+              const result = await target.query(text, values)
+              if (text.includes('FROM activity_journal')) {
+                pollRead()
+                await held
+                setImmediate(answered)
+              }
+              return result
+            }
+          }
+          const value = Reflect.get(target, name)
+          return typeof value === 'function' ? value.bind(target) : value
+        },
+      })
+      await db.pool.query('UPDATE indexer_state SET last_seen_block = 7')
+      const { listener, seen } = listen({ pollMs: 60_000, database: asDatabase({ ...db, pool }) })
+      await pollHasRead
+      await until(() => listener.listening)
+      await db.pool.query('UPDATE indexer_state SET last_seen_block = 43')
+      await until(() => seen.heads.includes(43n))
+      release()
+      await pollAnswered
+      expect(seen.heads).toEqual([43n])
+      expect(listener.lastHead).toBe(43n)
+    },
+  )
 
   it.skipIf(embedded)('opens the connection again when it drops, and wakes subscribers once', async () => {
     const { listener, seen } = listen({ pollMs: 60_000, reconnectMs: 50 })

@@ -55,6 +55,8 @@ export function createJournalListener(db: Database, options: JournalListenerOpti
   let pollTimer: NodeJS.Timeout | undefined
   let lastHead: bigint | undefined
   let lastNewest: bigint | undefined
+  /** Head notifications so far: a poll that one overtook has read an older head (see poll). */
+  let headNotifications = 0
 
   const wakeJournal = () => {
     for (const s of [...subscribers]) safely(() => s.journal?.())
@@ -62,6 +64,10 @@ export function createJournalListener(db: Database, options: JournalListenerOpti
   const wakeHead = (head: bigint) => {
     lastHead = head
     for (const s of [...subscribers]) safely(() => s.head?.(head))
+  }
+  const notifiedHead = (head: bigint) => {
+    headNotifications++
+    wakeHead(head)
   }
   const safely = (f: () => void) => {
     try {
@@ -75,7 +81,7 @@ export function createJournalListener(db: Database, options: JournalListenerOpti
     reconnectTimer = undefined
     if (closed) return
     try {
-      stop = await listenForJournal(db.pool, { journal: wakeJournal, head: wakeHead }, (err) => {
+      stop = await listenForJournal(db.pool, { journal: wakeJournal, head: notifiedHead }, (err) => {
         stop = undefined
         if (closed) return
         options.logger?.warn({ err }, 'journal LISTEN connection ended; reconnecting')
@@ -105,10 +111,15 @@ export function createJournalListener(db: Database, options: JournalListenerOpti
 
   const poll = async () => {
     try {
+      const notificationsBefore = headNotifications
       const pulse = await journalPulse(db, options.network)
       if (lastNewest !== undefined && pulse.newest !== lastNewest) wakeJournal()
       lastNewest = pulse.newest
-      if (pulse.head !== null && pulse.head !== lastHead) wakeHead(pulse.head)
+      // A head notified while the read was under way may be newer than the head it read
+      // (notifications come in commit order, after the commit): the read's head is not taken
+      // then, so the head never steps back to what the poll saw.
+      const overtaken = headNotifications !== notificationsBefore
+      if (pulse.head !== null && pulse.head !== lastHead && !overtaken) wakeHead(pulse.head)
     } catch (err) {
       options.logger?.debug({ err }, 'journal poll failed')
     }
