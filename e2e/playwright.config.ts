@@ -19,8 +19,10 @@ export default defineConfig({
   globalSetup: './global-setup.ts',
   timeout: 60_000,
   expect: { timeout: 15_000 },
+  // Two files at a time (a file's tests in order): every test works on data of its own
+  // (wallets, keys, collections it deploys) against the one service.
   fullyParallel: false,
-  workers: 1,
+  workers: 2,
   retries: 0,
   reporter: [['list'], ['html', { outputFolder: './artifacts/report', open: 'never' }]],
   use: {
