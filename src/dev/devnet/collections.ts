@@ -50,8 +50,11 @@ export const standardOf = (c: { key: CollectionKey }): 'ERC721' | 'ERC1155' =>
 /** DevnetEditions' ids are 1..EDITIONS (the contract's constant). */
 export const EDITION_IDS = Array.from({ length: 12 }, (_, i) => BigInt(i + 1))
 
-/** Tokens minted by GenesisPioneers' constructor per recipient (ERC-2309 batches). */
-const PIONEER_BATCH = 24
+/**
+ * Tokens minted by GenesisPioneers' constructor per recipient (ERC-2309 batches): with the
+ * later mints, 68 from the start, so that a gallery page of 50 live tokens is there at once.
+ */
+const PIONEER_BATCH = 32
 const SEND_ATTEMPTS = 3
 const INITIAL_MINTS = { glyphs: 36, postcards: 36, pioneers: 4 } satisfies Record<
   Exclude<CollectionKey, 'editions'>,
