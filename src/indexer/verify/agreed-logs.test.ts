@@ -4,7 +4,7 @@ import type { RawLog } from '../chain'
 import { createRpc } from '../rpc/client'
 import { AdaptiveRange } from '../rpc/get-logs'
 import { startJsonRpcServer, type TestServer } from '../test/http-server'
-import { readVerifiedLogs } from './agreed-logs'
+import { readAgreedLogs, readVerifiedLogs } from './agreed-logs'
 import { LEARNING_ANSWERS, OmissionRate } from './omission-rate'
 import { ProofPolicy } from './proof-sample'
 
@@ -13,15 +13,16 @@ type Item = { id: number; method: string }
 /**
  * A node without eth_getBlockReceipts whose eth_getLogs answers hold `logs` logs (2 per
  * block from block 0), the n-th answer (from 1) leaving out the logs `omit(n)` names.
+ * With `twins`, each block's two logs are one transaction's one log emitted twice.
  */
-async function scriptedNode(logs: number, omit: (answer: number) => number[]) {
+async function scriptedNode(logs: number, omit: (answer: number) => number[], twins = false) {
   let answers = 0
   const all: RawLog[] = Array.from({ length: logs }, (_, i) => ({
     blockNumber: `0x${Math.floor(i / 2).toString(16)}`,
     blockHash: `0x${Math.floor(i / 2)
       .toString(16)
       .padStart(64, '0')}`,
-    transactionHash: `0x${i.toString(16).padStart(64, '0')}`,
+    transactionHash: `0x${(twins ? Math.floor(i / 2) : i).toString(16).padStart(64, '0')}`,
     logIndex: `0x${(i % 2).toString(16)}`,
     address: '0x00000000000000000000000000000000000000aa',
     topics: [],
@@ -39,7 +40,7 @@ async function scriptedNode(logs: number, omit: (answer: number) => number[]) {
       .end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body))),
   )
   servers.push(server)
-  return { url: server.origin, answers: () => answers }
+  return { url: server.origin, answers: () => answers, all }
 }
 
 const servers: TestServer[] = []
@@ -171,5 +172,50 @@ describe('verified reads', () => {
     for (let i = 0; i < 4; i++) expect(await read(node.url, 40, omissions)).toHaveLength(40)
     expect(omissions.estimate()).toBeGreaterThan(0.1)
     expect(omissions.readsNeeded(40)).toBeGreaterThan(2)
+  })
+})
+
+describe('a kept read (the one stored rows of blocks followed at the head were committed from)', () => {
+  /** Settles blocks 0..19 of `node` with `kept` as the first read; the warnings logged meanwhile. */
+  const settle = async (node: Awaited<ReturnType<typeof scriptedNode>>, kept: RawLog[]) => {
+    const warnings: string[] = []
+    const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line).msg) })
+    const omissions = new OmissionRate()
+    omissions.record(LEARNING_ANSWERS, 0)
+    const logs = await readAgreedLogs(
+      { rpc: createRpc({ url: node.url, logger }), range: new AdaptiveRange(1_000n), logger, omissions },
+      0n,
+      19n,
+      [],
+      new Set(),
+      new Set(),
+      kept,
+    )
+    return { logs, warnings }
+  }
+
+  it('that tells a log at another, free index of its block is set aside, and fresh reads settle', async () => {
+    const node = await scriptedNode(40, () => [])
+    // Block 2's second log (index 1) told at index 7, where the block has no log: no two logs
+    // meet at one position, and no fresh read ever holds the one at index 7. Before, the union
+    // of the reads never settled (twelve reads, then again after a back-off, until a restart).
+    const kept = node.all.map((log, i) => (i === 5 ? { ...log, logIndex: '0x7' as const } : log))
+    const { logs, warnings } = await settle(node, kept)
+    expect(logs).toEqual(node.all)
+    expect(warnings).toEqual([
+      expect.stringContaining('conflicts with a later read (one log at index 7 and at index 1 of block 2)'),
+    ])
+  })
+
+  it('that lacks one of a log emitted twice by one transaction counts, and is not set aside', async () => {
+    // Each block's two logs: one transaction's one log, twice (indexes 0 and 1). The kept read
+    // lacks block 3's first: an omission, which the fresh reads fill in, not a log moved.
+    const node = await scriptedNode(40, () => [], true)
+    const { logs, warnings } = await settle(
+      node,
+      node.all.filter((_, i) => i !== 6),
+    )
+    expect(logs).toEqual(node.all)
+    expect(warnings).toEqual([])
   })
 })

@@ -15,7 +15,14 @@ import type { RequestOptions, Rpc } from '../rpc/client'
 import { Endpoint } from '../rpc/endpoint'
 import { type AdaptiveRange, fetchLogs } from '../rpc/get-logs'
 import { TwinReads } from '../rpc/transport'
-import { forEachDifference, InconsistentLogsError, mergeLogs, normaliseLogs, sameLogs } from './log-set'
+import {
+  forEachDifference,
+  InconsistentLogsError,
+  mergeLogs,
+  normaliseLogs,
+  sameLogAnywhere,
+  sameLogs,
+} from './log-set'
 import { MAX_AGREEING, type OmissionRate } from './omission-rate'
 import type { ProofPolicy } from './proof-sample'
 import { canProve, provenBlock, provenBlocks, provenRange } from './proven-logs'
@@ -197,7 +204,8 @@ async function withSampledProof(
  *
  * `kept` is the one read stored rows were committed from (blocks followed at
  * the head), counted as the first read. A later read that holds another log
- * at one of its positions shows one of the two lying; the kept read is then
+ * at one of its positions, or one of its logs only at another position (a
+ * free one in the kept read), shows one of the two lying; the kept read is then
  * set aside (counted as an incomplete answer, so the range needs more reads)
  * and the answer is settled from the other reads alone: a kept read that lied
  * cannot hold agreement back on every retry, and it is never accepted on its
@@ -240,20 +248,28 @@ export async function readAgreedLogs(
     let previous = reads[reads.length - 1]
     reads.push(logs)
     if (isKept) keptRead = logs
+    let conflict: string | undefined
     try {
       all = normaliseLogs(mergeLogs(all, logs))
+      // The kept read and this later one tell one log at two positions (the kept read's other
+      // position free, so no two logs meet at one): one of the two numbered it wrongly.
+      if (keptRead && !isKept) conflict = renumberedLog(keptRead, logs)
     } catch (err) {
       if (!keptRead || !(err instanceof InconsistentLogsError)) throw err
-      // Another log at a position of the kept read: one of the two lied, and the kept read
-      // is one answer that no other backs. The union of the other reads (refused if they too
-      // hold two logs at one position) is what counts from now on.
-      const conflicting = keptRead
+      conflict = err.message
+    }
+    if (keptRead && conflict !== undefined) {
+      // Another log at a position of the kept read, or one of its logs at another position:
+      // one of the two lied, and the kept read is one answer that no other backs. The union
+      // of the other reads (refused if they too hold two logs at one position) is what
+      // counts from now on.
+      const conflicting: RawLog[] = keptRead
       reads.splice(reads.indexOf(conflicting), 1)
       keptRead = null
       let others: RawLog[] = []
       for (const read of reads) others = normaliseLogs(mergeLogs(others, read))
       reportMismatch(ctx, fromBlock, toBlock, conflicting, logs)
-      setKeptAside(err.message)
+      setKeptAside(conflict)
       all = others
       previous = reads[reads.length - 2]
     }
@@ -323,6 +339,29 @@ async function checkLogIndex(ctx: LogReader, reads: RawLog[][], proven: RawLog[]
     ctx,
     `receipts of blocks ${from}..${to} hold ${lacked.length} logs that ${Math.max(needed, reads.length)} reads all lacked`,
   )
+}
+
+/**
+ * A log of normalised read `kept` that normalised read `later` holds only at another
+ * index of its block, where `kept` holds nothing like it (described), or undefined. A
+ * transaction may emit one log twice (two indexes, the same content): a read that holds
+ * both, or either at its own index, shows nothing here.
+ */
+function renumberedLog(kept: RawLog[], later: RawLog[]): string | undefined {
+  const onlyKept: RawLog[] = []
+  const onlyLater: RawLog[] = []
+  forEachDifference(
+    kept,
+    later,
+    (log) => onlyKept.push(log),
+    (log) => onlyLater.push(log),
+  )
+  for (const log of onlyKept) {
+    const elsewhere = onlyLater.find((other) => sameLogAnywhere(log, other))
+    if (elsewhere)
+      return `one log at index ${Number(log.logIndex)} and at index ${Number(elsewhere.logIndex)} of block ${Number(log.blockNumber)}`
+  }
+  return undefined
 }
 
 /** The logs of normalised `a` that normalised `b` does not hold. */

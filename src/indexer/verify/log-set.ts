@@ -61,14 +61,20 @@ const sameHex = (a: string, b: string) => a === b || a.toLowerCase() === b.toLow
  * transaction, index) and what it says (address, topics, data).
  */
 function sameLog(a: RawLog, b: RawLog): boolean {
-  if (a === b) return true
+  return a === b || (Number(a.logIndex) === Number(b.logIndex) && sameLogAnywhere(a, b))
+}
+
+/**
+ * The same log but perhaps for its index: the same block and transaction, and what it says
+ * (address, topics, data).
+ */
+export function sameLogAnywhere(a: RawLog, b: RawLog): boolean {
   if (
     !sameHex(a.blockHash, b.blockHash) ||
     !sameHex(a.transactionHash, b.transactionHash) ||
     !sameHex(a.address, b.address) ||
     !sameHex(a.data, b.data) ||
     Number(a.blockNumber) !== Number(b.blockNumber) ||
-    Number(a.logIndex) !== Number(b.logIndex) ||
     a.topics.length !== b.topics.length
   )
     return false
