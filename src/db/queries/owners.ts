@@ -656,12 +656,13 @@ export function chooseHoldingsAtArm(q: {
  * stored transfer) minus what it received since the block plus what it sent.
  * The cost of the holdings now and the changes since, not of the history.
  *
- * Each way finds ERC-721 holdings by their Transfer rows (EIP-721 requires
- * one for every move) and ERC-1155 ones by the rows with an amount, and keeps
- * a token only under its collection's standard (docs/indexer.md, "ERC-1155"):
- * a contract that tells each move in both standards is held once. One that
- * moved an ERC-721 token by a TransferSingle alone breaks EIP-721, and its
- * snapshots may miss that move.
+ * Each way finds ERC-721 holdings by their Transfer rows and by the rows
+ * with an amount of ERC-721 collections (a contract that moved a token by a
+ * TransferSingle alone, breaking EIP-721: the store folds every row of an
+ * ERC-721 collection into its tokens), ERC-1155 ones by the rows with an
+ * amount, and keeps a token only under its collection's standard
+ * (docs/indexer.md, "ERC-1155"): a contract that tells each move in both
+ * standards is held once.
  */
 export function selectOwnerHoldingsAt(
   db: ReadDb,
@@ -689,6 +690,12 @@ async function ownerHoldingsAt(run: SnapshotRun, q: HoldingsAtQuery): Promise<Ho
   // The wallet's transfers since the block, by both wallet indexes: $3 bounds them in time.
   const since = (side: 'to_address' | 'from_address', kind: string) =>
     `tr.${side} = $1 AND tr.block_timestamp >= $3 AND tr.block_number > $2 AND ${kind}`
+  // An ERC-721 move: a Transfer row, or a row with an amount of an ERC-721 collection (a contract
+  // that told the move by a TransferSingle alone; the store folds it into the token like a Transfer).
+  // The lookup runs for rows with an amount only, one probe of collections_address_key each: a
+  // scalar subquery, which the planner never turns into a hash of every collection (as it may an EXISTS).
+  const erc721Move = `(tr.amount IS NULL OR
+      (SELECT c.standard FROM collections c WHERE c.address = tr.collection_address) = 'ERC721')`
   const lastOwnerIsWallet = `CROSS JOIN LATERAL (
          SELECT tr.to_address FROM transfers tr
           WHERE tr.collection_address = k.collection_address AND tr.token_id = k.token_id
@@ -705,7 +712,7 @@ async function ownerHoldingsAt(run: SnapshotRun, q: HoldingsAtQuery): Promise<Ho
            SELECT k.collection_address, k.token_id, 1::numeric, NULL::int8, false FROM changed k ${lastOwnerIsWallet}`
         : `SELECT k.collection_address, k.token_id, 1::numeric AS balance, NULL::int8 AS id, false AS multi
              FROM (SELECT DISTINCT tr.collection_address, tr.token_id FROM transfers tr
-                    WHERE tr.to_address = $1 AND tr.block_number <= $2 AND tr.amount IS NULL) k
+                    WHERE tr.to_address = $1 AND tr.block_number <= $2 AND ${erc721Move}) k
            ${lastOwnerIsWallet}`,
     )
   // ERC-1155 moves are the rows with an amount; written as coalesce(amount, 0) <> 0 (a zero amount moves
@@ -730,9 +737,9 @@ async function ownerHoldingsAt(run: SnapshotRun, q: HoldingsAtQuery): Promise<Ho
     )
   if (arms.length === 0) return []
   const changed = `changed AS MATERIALIZED (
-      SELECT tr.collection_address, tr.token_id FROM transfers tr WHERE ${since('to_address', 'tr.amount IS NULL')}
+      SELECT tr.collection_address, tr.token_id FROM transfers tr WHERE ${since('to_address', erc721Move)}
       UNION
-      SELECT tr.collection_address, tr.token_id FROM transfers tr WHERE ${since('from_address', 'tr.amount IS NULL')})`
+      SELECT tr.collection_address, tr.token_id FROM transfers tr WHERE ${since('from_address', erc721Move)})`
   const params: unknown[] = [q.owner, q.block.toString()]
   if (back) params.push(await walletBound(run, q.owner, params[1] as string))
   return run<HoldingAtRow>(

@@ -484,6 +484,39 @@ describe('a contract that tells each move in both standards (a Transfer and a Tr
       }
     })
 
+  it('an ERC-721 collection whose token moves by a TransferSingle alone: its holdings at a block follow the fold', async () => {
+    // The collection's first event is a Transfer (ERC-721); a later move of the same id is told by
+    // a TransferSingle only (it breaks EIP-721, which asks a Transfer for every move). The fold
+    // moves the token by every row of an ERC-721 collection; snapshots must say the same.
+    const H = contracts.ERC721
+    const mint = { ...ev(1, 0, Z, A, 5n, 1n), collection: H, standard: 'ERC721' as const, amount: undefined }
+    await commit(1, [mint], 2)
+    await commit(2, [{ ...ev(2, 0, A, B, 5n, 1n), collection: H }], 2)
+    expect((await state(H)).token).toEqual([
+      { owner: B, total_supply: null, holder_count: null, transfer_count: 2 },
+    ])
+    const held = async (owner: Hex, block: bigint) => {
+      const ways: Record<string, string[]> = {}
+      for (const arm of ['forward', 'back'] as const)
+        ways[arm] = (
+          await selectOwnerHoldingsAt(scope.db, { owner, block, standard: 'all', head: 2n, since: 1n, arm })
+        ).map((h) => `${h.collection_address}/${h.token_id}=${h.balance}:${h.multi}`)
+      return ways
+    }
+    const token = [`${H}/5=1:false`]
+    expect({
+      'A at 1': await held(A, 1n),
+      'B at 1': await held(B, 1n),
+      'A at 2': await held(A, 2n),
+      'B at 2': await held(B, 2n),
+    }).toEqual({
+      'A at 1': { forward: token, back: token },
+      'B at 1': { forward: [], back: [] },
+      'A at 2': { forward: [], back: [] },
+      'B at 2': { forward: token, back: token },
+    })
+  })
+
   it('an index that counted the Transfer as a value of 1 (written before) is repaired by its migration', async () => {
     const H = contracts.ERC1155
     await commit(1, [...told('ERC1155', 1, Z, A), ev(1, 2, Z, A, 1n, 3n)], 2)
