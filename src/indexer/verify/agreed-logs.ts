@@ -344,8 +344,9 @@ async function checkLogIndex(ctx: LogReader, reads: RawLog[][], proven: RawLog[]
 /**
  * A log of normalised read `kept` that normalised read `later` holds only at another
  * index of its block, where `kept` holds nothing like it (described), or undefined. A
- * transaction may emit one log twice (two indexes, the same content): a read that holds
- * both, or either at its own index, shows nothing here.
+ * transaction may emit one log twice (two indexes, the same content): a later read that
+ * holds the kept read's copy at its index shows nothing; one that lacks it and holds the
+ * other copy looks like a renumbering (docs/indexer.md, "Verification").
  */
 function renumberedLog(kept: RawLog[], later: RawLog[]): string | undefined {
   const onlyKept: RawLog[] = []
