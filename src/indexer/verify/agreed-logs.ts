@@ -20,7 +20,7 @@ import {
   InconsistentLogsError,
   mergeLogs,
   normaliseLogs,
-  sameLogAnywhere,
+  renumberedLog,
   sameLogs,
 } from './log-set'
 import { MAX_AGREEING, type OmissionRate } from './omission-rate'
@@ -339,30 +339,6 @@ async function checkLogIndex(ctx: LogReader, reads: RawLog[][], proven: RawLog[]
     ctx,
     `receipts of blocks ${from}..${to} hold ${lacked.length} logs that ${Math.max(needed, reads.length)} reads all lacked`,
   )
-}
-
-/**
- * A log of normalised read `kept` that normalised read `later` holds only at another
- * index of its block, where `kept` holds nothing like it (described), or undefined. A
- * transaction may emit one log twice (two indexes, the same content): a later read that
- * holds the kept read's copy at its index shows nothing; one that lacks it and holds the
- * other copy looks like a renumbering (docs/indexer.md, "Verification").
- */
-function renumberedLog(kept: RawLog[], later: RawLog[]): string | undefined {
-  const onlyKept: RawLog[] = []
-  const onlyLater: RawLog[] = []
-  forEachDifference(
-    kept,
-    later,
-    (log) => onlyKept.push(log),
-    (log) => onlyLater.push(log),
-  )
-  for (const log of onlyKept) {
-    const elsewhere = onlyLater.find((other) => sameLogAnywhere(log, other))
-    if (elsewhere)
-      return `one log at index ${Number(log.logIndex)} and at index ${Number(elsewhere.logIndex)} of block ${Number(log.blockNumber)}`
-  }
-  return undefined
 }
 
 /** The logs of normalised `a` that normalised `b` does not hold. */

@@ -68,7 +68,7 @@ function sameLog(a: RawLog, b: RawLog): boolean {
  * The same log but perhaps for its index: the same block and transaction, and what it says
  * (address, topics, data).
  */
-export function sameLogAnywhere(a: RawLog, b: RawLog): boolean {
+function sameLogAnywhere(a: RawLog, b: RawLog): boolean {
   if (
     !sameHex(a.blockHash, b.blockHash) ||
     !sameHex(a.transactionHash, b.transactionHash) ||
@@ -136,6 +136,30 @@ function walkInChainOrder(
       j++
     }
   }
+}
+
+/**
+ * A log of normalised read `kept` that normalised read `later` holds only at another
+ * index of its block, where `kept` holds nothing like it (described), or undefined. A
+ * transaction may emit one log twice (two indexes, the same content): a later read that
+ * holds the kept read's copy at its index shows nothing; one that lacks it and holds the
+ * other copy looks like a renumbering (docs/indexer.md, "Verification"; verify/agreed-logs.ts).
+ */
+export function renumberedLog(kept: RawLog[], later: RawLog[]): string | undefined {
+  const onlyKept: RawLog[] = []
+  const onlyLater: RawLog[] = []
+  forEachDifference(
+    kept,
+    later,
+    (log) => onlyKept.push(log),
+    (log) => onlyLater.push(log),
+  )
+  for (const log of onlyKept) {
+    const elsewhere = onlyLater.find((other) => sameLogAnywhere(log, other))
+    if (elsewhere)
+      return `one log at index ${Number(log.logIndex)} and at index ${Number(elsewhere.logIndex)} of block ${Number(log.blockNumber)}`
+  }
+  return undefined
 }
 
 /** Whether two normalised reads hold exactly the same logs. */
