@@ -317,15 +317,18 @@ export async function inWebhookTransaction<T>(db: ReadDb, fn: (tx: WebhookTx) =>
   }
 }
 
-/** Claims up to `limit` deliveries not queued yet (redeliveries), marking them queued; their ids. */
-export async function claimUnqueued(tx: WebhookTx, limit: number): Promise<bigint[]> {
-  const { rows } = await tx.reads.pool.query<{ id: string }>(
+/** Claims up to `limit` deliveries not queued yet (redeliveries), marking them queued; their ids and endpoints. */
+export async function claimUnqueued(
+  tx: WebhookTx,
+  limit: number,
+): Promise<{ deliveryId: bigint; endpointId: bigint }[]> {
+  const { rows } = await tx.reads.pool.query<{ id: string; endpoint_id: string }>(
     `UPDATE webhook_deliveries SET enqueued = true
       WHERE id IN (SELECT id FROM webhook_deliveries WHERE NOT enqueued ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-      RETURNING id::text AS id`,
+      RETURNING id::text AS id, endpoint_id::text AS endpoint_id`,
     [limit],
   )
-  return rows.map((r) => BigInt(r.id))
+  return rows.map((r) => ({ deliveryId: BigInt(r.id), endpointId: BigInt(r.endpoint_id) }))
 }
 
 /** Whether any delivery waits to be queued (one index probe). */

@@ -565,7 +565,13 @@ describe('webhook delivery', () => {
       if (res.req.url === '/hangs') hanging.add(res)
       else res.writeHead(204).end()
     }
-    await startDelivery({ timeoutMs: 1_000, concurrency: 10, retry: NO_RETRY })
+    // Every slot of the process may go to one endpoint here: this is the priority's test.
+    await startDelivery({
+      timeoutMs: 1_000,
+      concurrency: 10,
+      endpointSlots: { perEndpoint: 10 },
+      retry: NO_RETRY,
+    })
     // A backlog of 100 events for the hanging receiver alone: ten at a time, a second each.
     await journal.commit(journal.blockBatch(1, 1, { mints: 100 }))
     await until('the hanging receiver to hold every attempt', () => received.length >= 10)
@@ -576,6 +582,86 @@ describe('webhook delivery', () => {
     // Queued behind the backlog it waited for the hanging receiver's hundred attempts: 10 s.
     expect(waitedMs).toBeLessThan(4_000)
     console.log(`webhook fairness: delivered after ${waitedMs} ms next to a backlog of a hanging receiver`)
+  }, 60_000)
+
+  it("a receiver that hangs holds its endpoint's slots only: another endpoint's event goes out while every hanging attempt is still open", async () => {
+    const { endpoint: hung } = await portal(allowAll()).webhooks.create({
+      key_id: keyId,
+      url: `http://127.0.0.1:${port}/hangs`,
+    })
+    await portal(allowAll()).webhooks.create({
+      key_id: keyId,
+      url: `http://127.0.0.1:${port}/hook`,
+      collection: OTHER_COLLECTION,
+    })
+    const open = new Set<http.ServerResponse>()
+    let mostOpen = 0
+    fallback = (res) => {
+      if (res.req.url !== '/hangs') return res.writeHead(204).end()
+      hanging.add(res)
+      open.add(res)
+      mostOpen = Math.max(mostOpen, open.size)
+      res.on('close', () => open.delete(res))
+    }
+    await startDelivery({
+      timeoutMs: 20_000,
+      concurrency: 10,
+      endpointSlots: { perEndpoint: 3, holdPerEndpoint: 10 },
+      retry: NO_RETRY,
+    })
+    await journal.commit(journal.blockBatch(1, 1, { mints: 100 }))
+    await until("the hanging receiver to hold its endpoint's three slots", () => open.size >= 3)
+    // Meanwhile its other 97 jobs are fetched: 10 held for its slots, the rest parked in the queue.
+    await new Promise((r) => setTimeout(r, 1_000))
+    await journal.commitBlock(2, 2, 0, OTHER_COLLECTION)
+    // Without the endpoint's limit the hanging receiver held all ten slots, and this event
+    // waited for the first of them to be cut at the 20 s deadline.
+    await until('the other endpoint to receive its event', () => events().length === 1, 10_000)
+    expect(mostOpen).toBe(3)
+    expect(open.size).toBe(3)
+    // A job held or parked is not an attempt: nothing is recorded until an attempt ends.
+    const { rows } = await db.pool.query(
+      `SELECT status, attempts, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 GROUP BY 1, 2`,
+      [hung.id],
+    )
+    // (It takes every event: the 100 and the other collection's.)
+    expect(rows).toEqual([{ status: 'pending', attempts: 0, n: 101 }])
+  }, 60_000)
+
+  it('an endpoint sent more events than it holds receives every one, each in one attempt: its parked jobs are pulled forward', async () => {
+    const { endpoint } = await createEndpoint()
+    let open = 0
+    let mostOpen = 0
+    fallback = (res) => {
+      mostOpen = Math.max(mostOpen, ++open)
+      setTimeout(() => {
+        open--
+        res.writeHead(204).end()
+      }, 100)
+    }
+    // 2 slots and 3 held: 25 of the 30 jobs are parked, due in 60 s unless pulled forward.
+    await startDelivery({ concurrency: 10, endpointSlots: { perEndpoint: 2, holdPerEndpoint: 3 } })
+    await journal.commit(journal.blockBatch(1, 1, { mints: 30 }))
+    const recorded = async () =>
+      (
+        await db.pool.query(
+          `SELECT status, attempts, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 GROUP BY 1, 2`,
+          [endpoint.id],
+        )
+      ).rows
+    await until(
+      'all 30 deliveries recorded',
+      async () => {
+        const rows = await recorded()
+        return rows.length > 0 && rows.every((r) => r.status === 'delivered')
+      },
+      30_000,
+    )
+    expect(await recorded()).toEqual([{ status: 'delivered', attempts: 1, n: 30 }])
+    expect(mostOpen).toBe(2)
+    // Each event once: a job parked and pulled forward is still its delivery's one attempt.
+    expect(events()).toHaveLength(30)
+    expect(new Set(events().map((e) => e.id)).size).toBe(30)
   }, 60_000)
 
   it("a revoked key's endpoints receive nothing", async () => {

@@ -10,12 +10,15 @@
  *    each job completed as its attempt ends; a failed attempt queues the next
  *    one by the retry schedule (schedule.ts) in the transaction that records
  *    it, and a failure run longer than `disableAfterMs` disables the endpoint;
- *  - fairness: a job's priority is its endpoint's backlog when it is queued
- *    (pg-boss fetches higher priorities first), so an endpoint's new event is
- *    not queued behind another endpoint's backlog (docs/push.md, "Fair delivery").
+ *  - fairness (docs/push.md, "Fair delivery"): a job's priority is its
+ *    endpoint's backlog when it is queued (pg-boss fetches higher priorities
+ *    first), so an endpoint's new event is not queued behind another endpoint's
+ *    backlog; and an endpoint has at most 10 attempts in flight in a process
+ *    (endpoint-slots.ts), so a receiver that hangs cannot take every slot.
  * `wake()` runs the dispatcher at once (new journal entries, a head that
  * moved); without it, it polls every `pollMs`.
  */
+import { randomUUID } from 'node:crypto'
 import PgBoss from 'pg-boss'
 import { Webhook } from 'standardwebhooks'
 import type { Logger } from '@/config/logger'
@@ -42,6 +45,7 @@ import type { WebMetrics } from '@/server/metrics/web-metrics'
 import { toPushEvent } from '@/server/push/activity-event'
 import { nextEvents } from '@/server/push/journal-cursor'
 import { databaseSource } from '@/server/push/journal-tail'
+import { type EndpointJob, type EndpointSlotOptions, EndpointSlots } from './endpoint-slots'
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule, retryDelayMs } from './schedule'
 import { type AttemptResult, sendWebhook } from './send'
 
@@ -74,6 +78,8 @@ export interface WebhookDeliveryOptions {
   jobPollSeconds?: number
   /** Attempts in flight at once in this process; default 200. */
   concurrency?: number
+  /** Attempts at once per endpoint in this process, and the jobs held and parked for them (endpoint-slots.ts). */
+  endpointSlots?: Partial<EndpointSlotOptions>
   /** The wait before a stranded job (pg-boss's retries of it spent) is queued again; default 60 s. */
   strandedRetrySeconds?: number
   /** Deliveries kept in the log; default 7 days. */
@@ -82,11 +88,29 @@ export interface WebhookDeliveryOptions {
   metrics?: Pick<WebMetrics, 'webhookAttempt' | 'webhookEndpointDisabled'> | undefined
 }
 
+/** An endpoint's limits in a process (docs/push.md, "Fair delivery"). */
+const ENDPOINT_SLOTS: EndpointSlotOptions = {
+  perEndpoint: 10,
+  holdPerEndpoint: 100,
+  maxHeld: 2_000,
+  maxHoldMs: 30_000,
+  pullableMs: 45_000,
+  maxParked: 20_000,
+}
+
+/** How long a parked job waits in the queue when no process pulls it forward (s). */
+const PARK_SECONDS = 60
+
 interface DeliveryJob {
   deliveryId: string
+  /** Its endpoint, for the endpoint's attempt slots (absent from jobs queued by versions before them: those run unlimited). */
+  endpointId?: string
   /** The attempt this job makes (1-based): a job whose attempt was recorded already does nothing. */
   attempt: number
 }
+
+/** A job as the attempt loop keeps it: fetched, or a copy it queued. */
+type QueuedJob = Pick<PgBoss.JobWithMetadata<DeliveryJob>, 'id' | 'data' | 'priority'>
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
@@ -102,6 +126,8 @@ export class WebhookDelivery {
   /** The attempt loop, and the attempts it runs (each settles its job). */
   private attempts: Promise<void> | undefined
   private readonly inFlight = new Set<Promise<void>>()
+  /** Each endpoint's attempt slots, and the jobs held and parked for them. */
+  private readonly slots: EndpointSlots<QueuedJob>
   /** Ends the attempt loop's wait (wakeAttemptLoop); a wake while it is not waiting is kept. */
   private attemptWake: (() => void) | undefined
   private wakeAttempts = false
@@ -112,6 +138,9 @@ export class WebhookDelivery {
   constructor(private readonly options: WebhookDeliveryOptions) {
     this.retry = options.retry ?? DEFAULT_RETRY_SCHEDULE
     this.disableAfterMs = options.disableAfterMs ?? DAY_MS
+    this.slots = new EndpointSlots({ ...ENDPOINT_SLOTS, ...options.endpointSlots }, (job, release) =>
+      this.run(job, release),
+    )
   }
 
   async start(): Promise<void> {
@@ -155,6 +184,8 @@ export class WebhookDelivery {
    * The attempt loop: fetches due jobs (highest priority first) while fewer than `concurrency`
    * attempts are in flight, and completes or fails each job as its own attempt ends, so a slow
    * receiver holds its own attempts only, never a batch of others' (docs/push.md, "Fair delivery").
+   * A job whose endpoint has no slot free is held for the next one, or parked in the queue until
+   * the endpoint's hold runs low (endpoint-slots.ts).
    * A job fails only once its attempt has ended: pg-boss never starts it again while it still sends.
    */
   private async runAttempts(): Promise<void> {
@@ -163,19 +194,26 @@ export class WebhookDelivery {
     const pollMs = (this.options.jobPollSeconds ?? 0.5) * 1000
     while (!this.stopped) {
       const room = concurrency - this.inFlight.size
-      let jobs: PgBoss.Job<DeliveryJob>[] = []
+      let jobs: QueuedJob[] = []
       if (room > 0) {
         // pg-boss answers no jobs when its query fails (the database is down): the loop polls on.
         jobs = await boss
-          .fetch<DeliveryJob>(DELIVERY_QUEUE, { batchSize: Math.min(room, 100) })
+          .fetch<DeliveryJob>(DELIVERY_QUEUE, { batchSize: Math.min(room, 100), includeMetadata: true })
           .catch((err: unknown) => {
             this.options.logger.warn({ err }, 'webhook jobs could not be fetched')
             return []
           })
       }
-      for (const job of jobs) this.run(job)
-      // A full fetch: more may be due at once; else wait for a slot, a wake-up or the poll.
-      if (jobs.length > 0 && jobs.length === Math.min(room, 100)) continue
+      const { park, pull } = this.slots.sweep()
+      for (const job of jobs) {
+        const endpointId = job.data.endpointId
+        if (endpointId === undefined) this.run(job)
+        else if (this.slots.place(endpointId, job) === 'park') park.push({ endpointId, job })
+      }
+      if (park.length > 0 || pull.length > 0) await this.requeue(park, pull)
+      // A full fetch: more may be due at once; jobs pulled forward are due now; else wait for a
+      // slot, a wake-up or the poll.
+      if ((jobs.length > 0 && jobs.length === Math.min(room, 100)) || pull.length > 0) continue
       if (this.wakeAttempts) {
         this.wakeAttempts = false
         continue
@@ -199,8 +237,48 @@ export class WebhookDelivery {
     else this.wakeAttempts = true
   }
 
-  /** Runs one job's attempt and settles the job with pg-boss when the attempt has ended. */
-  private run(job: PgBoss.Job<DeliveryJob>) {
+  /**
+   * Moves jobs in the queue, in one transaction (endpoint-slots.ts): each is replaced by a copy
+   * (its data and priority, a new id), due in PARK_SECONDS for the jobs to park and at once for
+   * the parked ones pulled forward. A move is not an attempt: nothing is recorded.
+   */
+  private async requeue(park: EndpointJob<QueuedJob>[], pull: EndpointJob<QueuedJob>[]) {
+    const copy = ({ endpointId, job }: EndpointJob<QueuedJob>, startAfter?: string) => ({
+      endpointId,
+      job: { id: randomUUID(), data: job.data, priority: job.priority },
+      startAfter,
+    })
+    const moves = [...park.map((p) => copy(p, `${PARK_SECONDS} seconds`)), ...pull.map((p) => copy(p))]
+    const boss = this.boss!
+    try {
+      await inWebhookTransaction(this.options.db, async (tx) => {
+        await boss.insert(
+          moves.map(({ job, startAfter }) => ({
+            name: DELIVERY_QUEUE,
+            id: job.id,
+            data: job.data,
+            priority: job.priority,
+            startAfter,
+            deadLetter: STRANDED_QUEUE,
+          })),
+          { db: tx.jobs },
+        )
+        await boss.deleteJob(
+          DELIVERY_QUEUE,
+          [...park, ...pull].map(({ job }) => job.id),
+          { db: tx.jobs },
+        )
+      })
+    } catch (err) {
+      // Not moved: fetched jobs expire and pg-boss runs them again; parked ones come back on their own.
+      this.options.logger.warn({ err, jobs: moves.length }, 'webhook jobs could not be moved in the queue')
+      return
+    }
+    for (const { endpointId, job, startAfter } of moves) if (startAfter) this.slots.parked(endpointId, job)
+  }
+
+  /** Runs one job's attempt and settles the job with pg-boss when the attempt has ended; then frees its endpoint's slot. */
+  private run(job: QueuedJob, releaseSlot?: () => void) {
     const boss = this.boss!
     const settled = this.attempt(job.data)
       .then(
@@ -216,6 +294,7 @@ export class WebhookDelivery {
         ),
       )
       .finally(() => {
+        releaseSlot?.()
         this.inFlight.delete(settled)
         this.wakeAttemptLoop()
       })
@@ -231,12 +310,17 @@ export class WebhookDelivery {
   async stop(): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
+    // Held and parked jobs are taken out first (an attempt cut below would start the next one),
+    // and go back to the queue due at once, for the next process.
+    const waiting = this.slots.takeAll()
     // Attempts in flight are cut (a receiver that does not answer would hold the stop for the
     // whole send timeout, past the process's own deadline): deliveries are at least once.
     this.stopping.abort()
     this.wakeAttemptLoop()
     await this.running?.catch(() => undefined)
     await this.attempts
+    waiting.push(...this.slots.takeAll())
+    if (waiting.length > 0) await this.requeue([], waiting)
     // The cut attempts fail their jobs (run again after a restart) before pg-boss stops; not
     // for longer than 5 s (a database that hangs): a job left unsettled expires and runs again.
     await Promise.race([Promise.all(this.inFlight), new Promise((r) => setTimeout(r, 5_000).unref())])
@@ -281,7 +365,7 @@ export class WebhookDelivery {
     if (await hasUnqueued(db)) {
       queued += await inWebhookTransaction(db, async (tx) => {
         const claimed = await claimUnqueued(tx, 100)
-        for (const id of claimed) await this.enqueue(tx, id, 1)
+        for (const { deliveryId, endpointId } of claimed) await this.enqueue(tx, endpointId, deliveryId, 1)
         return claimed.length
       })
     }
@@ -316,7 +400,7 @@ export class WebhookDelivery {
             type: event.type,
             payload: JSON.stringify(event),
           })
-          await this.enqueue(tx, deliveryId, 1, { backlog: backlog++ })
+          await this.enqueue(tx, id, deliveryId, 1, { backlog: backlog++ })
         }
         let cursor = next.cursor
         if (!next.waiting) {
@@ -352,6 +436,7 @@ export class WebhookDelivery {
    */
   private async enqueue(
     tx: WebhookTx,
+    endpointId: bigint,
     deliveryId: bigint,
     attempt: number,
     options: { backlog?: number; startAfterSeconds?: number } = {},
@@ -359,7 +444,7 @@ export class WebhookDelivery {
     if (!this.boss) throw new Error('webhook delivery is not started')
     await this.boss.send(
       DELIVERY_QUEUE,
-      { deliveryId: deliveryId.toString(), attempt } satisfies DeliveryJob,
+      { deliveryId: deliveryId.toString(), endpointId: endpointId.toString(), attempt } satisfies DeliveryJob,
       {
         db: tx.jobs,
         deadLetter: STRANDED_QUEUE,
@@ -439,7 +524,10 @@ export class WebhookDelivery {
       // Only the run that recorded the attempt schedules the next one (a job run twice records once).
       if (outcome.recorded && delay !== null) {
         const backlog = await tx.openDeliveries(BigInt(target.endpoint_id))
-        await this.enqueue(tx, deliveryId, job.attempt + 1, { backlog, startAfterSeconds: delay / 1000 })
+        await this.enqueue(tx, BigInt(target.endpoint_id), deliveryId, job.attempt + 1, {
+          backlog,
+          startAfterSeconds: delay / 1000,
+        })
       }
       return outcome
     })
