@@ -13,7 +13,7 @@
  *  - fairness (docs/push.md, "Fair delivery"): a job's priority is its
  *    endpoint's backlog when it is queued (pg-boss fetches higher priorities
  *    first), so an endpoint's new event is not queued behind another endpoint's
- *    backlog; and an endpoint has at most 10 attempts in flight in a process
+ *    backlog; and an endpoint has at most 20 attempts in flight in a process
  *    (endpoint-slots.ts), so a receiver that hangs cannot take every slot.
  * `wake()` runs the dispatcher at once (new journal entries, a head that
  * moved); without it, it polls every `pollMs`.
@@ -90,7 +90,7 @@ export interface WebhookDeliveryOptions {
 
 /** An endpoint's limits in a process (docs/push.md, "Fair delivery"). */
 const ENDPOINT_SLOTS: EndpointSlotOptions = {
-  perEndpoint: 10,
+  perEndpoint: 20,
   holdPerEndpoint: 100,
   maxHeld: 2_000,
   maxHoldMs: 30_000,
