@@ -1,14 +1,21 @@
 import { describe, expect, it } from 'vitest'
-import { type EndpointSlotOptions, EndpointSlots } from './endpoint-slots'
+import { type AttemptOutcome, type EndpointSlotOptions, EndpointSlots } from './endpoint-slots'
 
-/** Slots whose attempts are recorded, each with its end, on a clock the test moves. */
+/**
+ * Slots whose attempts are recorded, each with its end, on a clock the test moves. An
+ * endpoint has as many slots unproven as proven unless a test says otherwise.
+ */
 function slotsOf(options: Partial<EndpointSlotOptions> = {}) {
   const clock = { now: 0 }
   const started: string[] = []
-  const releases = new Map<string, () => void>()
+  const releases = new Map<string, (outcome?: AttemptOutcome) => void>()
   const slots = new EndpointSlots<string>(
     {
       perEndpoint: 2,
+      perUnprovenEndpoint: options.perEndpoint ?? 2,
+      unprovenShare: 100,
+      rememberMs: 60_000,
+      maxRemembered: 100,
       holdPerEndpoint: 2,
       maxHeld: 100,
       maxHoldMs: 1_000,
@@ -22,12 +29,16 @@ function slotsOf(options: Partial<EndpointSlotOptions> = {}) {
     },
     () => clock.now,
   )
-  /** Ends the attempts of these jobs. */
+  /** Ends the attempts of these jobs (with nothing sent). */
   const end = (...jobs: string[]) => {
     for (const job of jobs) releases.get(job)!()
   }
+  /** Ends the attempts of these jobs with an outcome. */
+  const endAs = (outcome: AttemptOutcome, ...jobs: string[]) => {
+    for (const job of jobs) releases.get(job)!(outcome)
+  }
   const jobsOf = (list: { job: string }[]) => list.map((x) => x.job)
-  return { slots, clock, started, end, jobsOf }
+  return { slots, clock, started, end, endAs, jobsOf }
 }
 
 describe('EndpointSlots', () => {
@@ -112,5 +123,66 @@ describe('EndpointSlots', () => {
     end('a1')
     slots.sweep()
     expect(slots.size).toBe(0)
+  })
+
+  it('gives an endpoint its slots once it has answered, and takes them back when an attempt fails', () => {
+    const { slots, started, endAs } = slotsOf({ perEndpoint: 3, perUnprovenEndpoint: 1, holdPerEndpoint: 10 })
+    for (const job of ['a1', 'a2', 'a3', 'a4', 'a5', 'a6']) slots.place('a', job)
+    // Not heard from yet: one attempt at once.
+    expect(started).toEqual(['a1'])
+    endAs('delivered', 'a1')
+    // Delivered: its three slots.
+    expect(started).toEqual(['a1', 'a2', 'a3', 'a4'])
+    endAs('failed', 'a2')
+    endAs('delivered', 'a3')
+    // a2 failed: one slot again, and the delivered a3 proves it again.
+    expect(started).toEqual(['a1', 'a2', 'a3', 'a4', 'a5', 'a6'])
+    endAs('failed', 'a4', 'a5', 'a6')
+    slots.place('a', 'a7')
+    slots.place('a', 'a8')
+    expect(started.slice(6)).toEqual(['a7'])
+  })
+
+  it('the endpoints not proven share their slots, in turn; a proven endpoint is not held up by them', () => {
+    const { slots, started, endAs } = slotsOf({ perEndpoint: 5, perUnprovenEndpoint: 2, unprovenShare: 3 })
+    slots.place('ok', 'ok0')
+    endAs('delivered', 'ok0')
+    // Never delivered to in this process: two slots each, three between them.
+    for (const e of ['x', 'y', 'z']) for (const n of [1, 2, 3]) slots.place(e, `${e}${n}`)
+    expect(started.slice(1)).toEqual(['x1', 'x2', 'y1'])
+    expect(slots.unproven).toBe(3)
+    // The proven endpoint starts while the share is full.
+    expect(slots.place('ok', 'ok1')).toBe('started')
+    // A share slot frees: the endpoint waiting longest takes it, not the one that freed it.
+    endAs('failed', 'x1')
+    expect(started.slice(5)).toEqual(['y2'])
+    endAs('failed', 'y1')
+    expect(started.slice(6)).toEqual(['z1'])
+    // An endpoint that answers leaves the share: its held jobs start on its own slots.
+    endAs('delivered', 'x2')
+    expect(started.slice(7)).toEqual(['x3', 'y3'])
+    expect(slots.unproven).toBe(3)
+  })
+
+  it('forgets a proven endpoint after a while without a delivery, and beyond its count the least recent first', () => {
+    const { slots, clock, started, endAs } = slotsOf({
+      perEndpoint: 2,
+      perUnprovenEndpoint: 1,
+      rememberMs: 1_000,
+      maxRemembered: 2,
+    })
+    const prove = (e: string) => {
+      slots.place(e, `${e}-probe`)
+      endAs('delivered', `${e}-probe`)
+    }
+    prove('a')
+    prove('b')
+    prove('c') // a forgotten: three remembered at most two
+    for (const e of ['a', 'b']) for (const n of [1, 2]) slots.place(e, `${e}${n}`)
+    expect(started.slice(3)).toEqual(['a1', 'b1', 'b2'])
+    clock.now = 1_001
+    slots.sweep()
+    for (const n of [1, 2]) slots.place('c', `c${n}`)
+    expect(started.slice(6)).toEqual(['c1'])
   })
 })

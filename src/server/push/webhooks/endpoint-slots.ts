@@ -12,6 +12,12 @@
  * loop of fetches. A job held longer than `maxHoldMs` (a slow receiver) is parked too: the job
  * queue's expiry of a job fetched and never finished must not come first.
  *
+ * An endpoint earns its `perEndpoint` slots by answering: until an attempt to it has been
+ * delivered in this process, and again after an attempt fails, it is not proven and has
+ * `perUnprovenEndpoint`. The endpoints not proven share `unprovenShare` slots between them, in
+ * turn, so that any number of receivers that hang (new ones as much as those that failed
+ * before) leave the rest of the process's slots to the endpoints that answer.
+ *
  * This module decides; the caller moves the jobs in the queue (webhook-delivery.ts).
  */
 
@@ -28,14 +34,22 @@ export interface EndpointJob<Job> {
 }
 
 export interface EndpointSlotOptions {
-  /** Attempts at once per endpoint. */
+  /** Attempts at once per endpoint whose last attempt in this process was delivered. */
   perEndpoint: number
+  /** Attempts at once per endpoint not delivered to yet in this process, or whose last attempt failed. */
+  perUnprovenEndpoint: number
+  /** Attempts at once over every endpoint not proven. */
+  unprovenShare: number
   /** Jobs held per endpoint for its next free slots. */
   holdPerEndpoint: number
   /** Held jobs over every endpoint. */
   maxHeld: number
   /** A job held this long is parked (ms). */
   maxHoldMs: number
+  /** An endpoint stays proven this long after its last delivered attempt (ms). */
+  rememberMs: number
+  /** Proven endpoints remembered (beyond, the least recently delivered to are forgotten: unproven again). */
+  maxRemembered: number
   /** A parked job is pulled forward only this long after it was parked (ms): later it may be due on its own. */
   pullableMs: number
   /** Parked jobs remembered over every endpoint (beyond, a parked job comes back at its park time). */
@@ -54,15 +68,24 @@ interface EndpointLoad<Job> {
   incomingUntil: number
 }
 
+/** How an attempt ended: delivered, failed, or nothing sent (the delivery was done already, the process stops). */
+export type AttemptOutcome = 'delivered' | 'failed' | undefined
+
 export class EndpointSlots<Job> {
   private readonly endpoints = new Map<string, EndpointLoad<Job>>()
+  /** Proven endpoints and when they were last delivered to, least recent first. */
+  private readonly proven = new Map<string, number>()
+  /** Endpoints not proven with jobs held, in the order they get the next free share slot. */
+  private readonly shareWaiters = new Set<string>()
   private heldJobs = 0
   private parkedJobs = 0
+  /** Attempts started while their endpoint was not proven, still in flight. */
+  private sharedOpen = 0
 
-  /** `start` runs a job's attempt and calls `release` once the attempt has ended. */
+  /** `start` runs a job's attempt and calls `release` with its outcome once the attempt has ended. */
   constructor(
     private readonly options: EndpointSlotOptions,
-    private readonly start: (job: Job, release: () => void) => void,
+    private readonly start: (job: Job, release: (outcome?: AttemptOutcome) => void) => void,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -76,17 +99,23 @@ export class EndpointSlots<Job> {
     return this.endpoints.size
   }
 
+  /** Attempts in flight over every endpoint not proven (the share's slots in use). */
+  get unproven(): number {
+    return this.sharedOpen
+  }
+
   /** Starts the job if its endpoint has a slot free, else holds it if there is room, else says to park it. */
   place(endpointId: string, job: Job): Placement {
     const load = this.loadOf(endpointId)
     if (load.incoming > 0) load.incoming--
-    if (load.open < this.options.perEndpoint) {
-      this.begin(load, job)
+    if (this.canStart(endpointId, load)) {
+      this.begin(endpointId, load, job)
       return 'started'
     }
     if (load.held.length < this.options.holdPerEndpoint && this.heldJobs < this.options.maxHeld) {
       load.held.push({ job, heldAt: this.now() })
       this.heldJobs++
+      this.waitForShare(endpointId, load)
       return 'held'
     }
     return 'park'
@@ -105,7 +134,7 @@ export class EndpointSlots<Job> {
    */
   sweep(): { park: EndpointJob<Job>[]; pull: EndpointJob<Job>[] } {
     const now = this.now()
-    const { perEndpoint, holdPerEndpoint, maxHoldMs, pullableMs } = this.options
+    const { holdPerEndpoint, maxHoldMs, pullableMs } = this.options
     const park: EndpointJob<Job>[] = []
     const pull: EndpointJob<Job>[] = []
     for (const [endpointId, load] of this.endpoints) {
@@ -118,15 +147,22 @@ export class EndpointSlots<Job> {
         this.parkedJobs--
       }
       const incoming = now < load.incomingUntil ? load.incoming : 0
-      if (load.held.length + incoming < perEndpoint && load.parked.length > 0) {
+      if (load.held.length + incoming < this.slotsOf(endpointId) && load.parked.length > 0) {
         const pulled = load.parked.splice(0, holdPerEndpoint - load.held.length - incoming)
         for (const { job } of pulled) pull.push({ endpointId, job })
         this.parkedJobs -= pulled.length
         load.incoming = incoming + pulled.length
         load.incomingUntil = now + PULL_SETTLE_MS
       }
-      if (load.open === 0 && load.held.length === 0 && load.parked.length === 0)
+      if (load.open === 0 && load.held.length === 0 && load.parked.length === 0) {
         this.endpoints.delete(endpointId)
+        this.shareWaiters.delete(endpointId)
+      }
+    }
+    // Least recently delivered to first: forget them until one is recent enough.
+    for (const [endpointId, deliveredAt] of this.proven) {
+      if (now - deliveredAt <= this.options.rememberMs) break
+      this.proven.delete(endpointId)
     }
     return { park, pull }
   }
@@ -142,6 +178,7 @@ export class EndpointSlots<Job> {
     }
     this.heldJobs = 0
     this.parkedJobs = 0
+    this.shareWaiters.clear()
     return jobs
   }
 
@@ -154,17 +191,75 @@ export class EndpointSlots<Job> {
     return load
   }
 
-  private begin(load: EndpointLoad<Job>, job: Job) {
+  /** The endpoint's attempts at once: all its slots once proven. */
+  private slotsOf(endpointId: string): number {
+    return this.proven.has(endpointId) ? this.options.perEndpoint : this.options.perUnprovenEndpoint
+  }
+
+  private canStart(endpointId: string, load: EndpointLoad<Job>): boolean {
+    if (load.open >= this.slotsOf(endpointId)) return false
+    return this.proven.has(endpointId) || this.sharedOpen < this.options.unprovenShare
+  }
+
+  private record(endpointId: string, outcome: AttemptOutcome) {
+    if (outcome === 'failed') this.proven.delete(endpointId)
+    if (outcome !== 'delivered') return
+    // Deleted first, so that the map stays in the order of the last deliveries.
+    this.proven.delete(endpointId)
+    this.proven.set(endpointId, this.now())
+    this.shareWaiters.delete(endpointId)
+    if (this.proven.size > this.options.maxRemembered) this.proven.delete(this.proven.keys().next().value!)
+  }
+
+  private begin(endpointId: string, load: EndpointLoad<Job>, job: Job) {
+    const shared = !this.proven.has(endpointId)
     load.open++
+    if (shared) this.sharedOpen++
     let released = false
-    this.start(job, () => {
+    this.start(job, (outcome) => {
       if (released) return
       released = true
       load.open--
-      const next = load.held.shift()
-      if (next === undefined) return
-      this.heldJobs--
-      this.begin(load, next.job)
+      if (shared) this.sharedOpen--
+      this.record(endpointId, outcome)
+      if (this.proven.has(endpointId)) {
+        this.startHeld(endpointId, load)
+        if (shared) this.startShareWaiters()
+      } else {
+        // Its held jobs go to the end of the share's line: the endpoints waiting longer come first.
+        this.shareWaiters.delete(endpointId)
+        this.waitForShare(endpointId, load)
+        this.startShareWaiters()
+      }
     })
+  }
+
+  /** Starts the endpoint's held jobs while it may. */
+  private startHeld(endpointId: string, load: EndpointLoad<Job>) {
+    while (load.held.length > 0 && this.canStart(endpointId, load)) {
+      this.heldJobs--
+      this.begin(endpointId, load, load.held.shift()!.job)
+    }
+    this.waitForShare(endpointId, load)
+  }
+
+  /**
+   * Puts an endpoint not proven that holds jobs in line for the share, when the share (not its
+   * own limit: the end of its own attempts starts its held jobs) is what keeps them waiting.
+   */
+  private waitForShare(endpointId: string, load: EndpointLoad<Job>) {
+    if (load.held.length > 0 && !this.proven.has(endpointId) && load.open < this.options.perUnprovenEndpoint)
+      this.shareWaiters.add(endpointId)
+  }
+
+  /** Gives free share slots to the endpoints not proven waiting for one, in turn. */
+  private startShareWaiters() {
+    for (const endpointId of this.shareWaiters) {
+      if (this.sharedOpen >= this.options.unprovenShare) return
+      // Out of the line; back at its end only if the share filled before its turn was over.
+      this.shareWaiters.delete(endpointId)
+      const load = this.endpoints.get(endpointId)
+      if (load) this.startHeld(endpointId, load)
+    }
   }
 }

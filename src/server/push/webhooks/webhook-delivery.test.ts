@@ -569,7 +569,7 @@ describe('webhook delivery', () => {
     await startDelivery({
       timeoutMs: 1_000,
       concurrency: 10,
-      endpointSlots: { perEndpoint: 10 },
+      endpointSlots: { perEndpoint: 10, perUnprovenEndpoint: 10, unprovenShare: 10 },
       retry: NO_RETRY,
     })
     // A backlog of 100 events for the hanging receiver alone: ten at a time, a second each.
@@ -603,10 +603,11 @@ describe('webhook delivery', () => {
       mostOpen = Math.max(mostOpen, open.size)
       res.on('close', () => open.delete(res))
     }
+    // It has not answered yet: its slots are those of an endpoint not proven, three here.
     await startDelivery({
       timeoutMs: 20_000,
       concurrency: 10,
-      endpointSlots: { perEndpoint: 3, holdPerEndpoint: 10 },
+      endpointSlots: { perUnprovenEndpoint: 3, holdPerEndpoint: 10 },
       retry: NO_RETRY,
     })
     await journal.commit(journal.blockBatch(1, 1, { mints: 100 }))
@@ -626,6 +627,47 @@ describe('webhook delivery', () => {
     )
     // (It takes every event: the 100 and the other collection's.)
     expect(rows).toEqual([{ status: 'pending', attempts: 0, n: 101 }])
+  }, 60_000)
+
+  it("receivers that hang hold half the process's slots at most, from their first attempts: an endpoint that answered has the rest", async () => {
+    await portal(allowAll()).webhooks.create({
+      key_id: keyId,
+      url: `http://127.0.0.1:${port}/hook`,
+      collection: OTHER_COLLECTION,
+    })
+    const open = new Set<http.ServerResponse>()
+    let cut = 0
+    let mostOpen = 0
+    fallback = (res) => {
+      if (!res.req.url?.startsWith('/hangs')) return res.writeHead(204).end()
+      hanging.add(res)
+      open.add(res)
+      mostOpen = Math.max(mostOpen, open.size)
+      res.on('close', () => {
+        open.delete(res)
+        cut++
+      })
+    }
+    // Defaults but the process's size: 10 slots, 2 per endpoint not proven, 5 shared by them.
+    await startDelivery({ timeoutMs: 5_000, concurrency: 10, retry: NO_RETRY })
+    // The other endpoint answers once: proven, it has its own slots from now on.
+    await journal.commitBlock(1, 1, 0, OTHER_COLLECTION)
+    await until('the other endpoint to receive its first event', () => events().length === 1)
+    // Four new endpoints that never answer, with a backlog each.
+    for (const path of ['/hangs-1', '/hangs-2', '/hangs-3', '/hangs-4']) await createEndpoint({ path })
+    await journal.commit(journal.blockBatch(2, 2, { mints: 30 }))
+    // Not proven: together they have five attempts at once, though each may have two.
+    await until('the new endpoints to fill their share', () => open.size === 5)
+    await new Promise((r) => setTimeout(r, 500))
+    expect(cut).toBe(0)
+    await journal.commitBlock(3, 3, 0, OTHER_COLLECTION)
+    await until('the other endpoint to receive its second event', () => events().length === 2)
+    // It took one of the five slots the hanging endpoints leave: no hanging attempt had to end
+    // first. (When only endpoints that had failed shared, all four held two each until the first
+    // cut, and with every slot open to them they held all ten.)
+    expect(cut).toBe(0)
+    expect(open.size).toBe(5)
+    expect(mostOpen).toBe(5)
   }, 60_000)
 
   it('an endpoint sent more events than it holds receives every one, each in one attempt: its parked jobs are pulled forward', async () => {

@@ -45,7 +45,12 @@ import type { WebMetrics } from '@/server/metrics/web-metrics'
 import { toPushEvent } from '@/server/push/activity-event'
 import { nextEvents } from '@/server/push/journal-cursor'
 import { databaseSource } from '@/server/push/journal-tail'
-import { type EndpointJob, type EndpointSlotOptions, EndpointSlots } from './endpoint-slots'
+import {
+  type AttemptOutcome,
+  type EndpointJob,
+  type EndpointSlotOptions,
+  EndpointSlots,
+} from './endpoint-slots'
 import { DEFAULT_RETRY_SCHEDULE, type RetrySchedule, retryDelayMs } from './schedule'
 import { type AttemptResult, sendWebhook } from './send'
 
@@ -88,9 +93,12 @@ export interface WebhookDeliveryOptions {
   metrics?: Pick<WebMetrics, 'webhookAttempt' | 'webhookEndpointDisabled'> | undefined
 }
 
-/** An endpoint's limits in a process (docs/push.md, "Fair delivery"). */
-const ENDPOINT_SLOTS: EndpointSlotOptions = {
+/** An endpoint's limits in a process (docs/push.md, "Fair delivery"); the share of the endpoints not proven is half the concurrency. */
+const ENDPOINT_SLOTS: Omit<EndpointSlotOptions, 'unprovenShare'> = {
   perEndpoint: 20,
+  perUnprovenEndpoint: 2,
+  rememberMs: 3_600_000,
+  maxRemembered: 10_000,
   holdPerEndpoint: 100,
   maxHeld: 2_000,
   maxHoldMs: 30_000,
@@ -113,6 +121,9 @@ interface DeliveryJob {
 type QueuedJob = Pick<PgBoss.JobWithMetadata<DeliveryJob>, 'id' | 'data' | 'priority'>
 
 const DAY_MS = 24 * 60 * 60 * 1000
+
+/** Attempts in flight at once in a process. */
+const DEFAULT_CONCURRENCY = 200
 
 export class WebhookDelivery {
   private boss: PgBoss | undefined
@@ -138,8 +149,10 @@ export class WebhookDelivery {
   constructor(private readonly options: WebhookDeliveryOptions) {
     this.retry = options.retry ?? DEFAULT_RETRY_SCHEDULE
     this.disableAfterMs = options.disableAfterMs ?? DAY_MS
-    this.slots = new EndpointSlots({ ...ENDPOINT_SLOTS, ...options.endpointSlots }, (job, release) =>
-      this.run(job, release),
+    const unprovenShare = Math.max(1, Math.floor((options.concurrency ?? DEFAULT_CONCURRENCY) / 2))
+    this.slots = new EndpointSlots(
+      { ...ENDPOINT_SLOTS, unprovenShare, ...options.endpointSlots },
+      (job, release) => this.run(job, release),
     )
   }
 
@@ -190,7 +203,7 @@ export class WebhookDelivery {
    */
   private async runAttempts(): Promise<void> {
     const boss = this.boss!
-    const concurrency = this.options.concurrency ?? 200
+    const concurrency = this.options.concurrency ?? DEFAULT_CONCURRENCY
     const pollMs = (this.options.jobPollSeconds ?? 0.5) * 1000
     while (!this.stopped) {
       const room = concurrency - this.inFlight.size
@@ -277,12 +290,16 @@ export class WebhookDelivery {
     for (const { endpointId, job, startAfter } of moves) if (startAfter) this.slots.parked(endpointId, job)
   }
 
-  /** Runs one job's attempt and settles the job with pg-boss when the attempt has ended; then frees its endpoint's slot. */
-  private run(job: QueuedJob, releaseSlot?: () => void) {
+  /** Runs one job's attempt and settles the job with pg-boss when the attempt has ended; then frees its endpoint's slot with the outcome. */
+  private run(job: QueuedJob, releaseSlot?: (outcome: AttemptOutcome) => void) {
     const boss = this.boss!
+    let outcome: AttemptOutcome
     const settled = this.attempt(job.data)
       .then(
-        () => boss.complete(DELIVERY_QUEUE, job.id),
+        (ended) => {
+          outcome = ended
+          return boss.complete(DELIVERY_QUEUE, job.id)
+        },
         (err: unknown) =>
           boss.fail(DELIVERY_QUEUE, job.id, { message: err instanceof Error ? err.message : String(err) }),
       )
@@ -294,7 +311,7 @@ export class WebhookDelivery {
         ),
       )
       .finally(() => {
-        releaseSlot?.()
+        releaseSlot?.(outcome)
         this.inFlight.delete(settled)
         this.wakeAttemptLoop()
       })
@@ -481,8 +498,8 @@ export class WebhookDelivery {
     )
   }
 
-  /** One attempt of one delivery. */
-  private async attempt(job: DeliveryJob): Promise<void> {
+  /** One attempt of one delivery; how it ended (nothing sent: undefined). */
+  private async attempt(job: DeliveryJob): Promise<AttemptOutcome> {
     const { db, logger } = this.options
     const deliveryId = BigInt(job.deliveryId)
     const target = await findDeliveryTarget(db, deliveryId)
@@ -508,7 +525,7 @@ export class WebhookDelivery {
         statusCode: result.statusCode!,
         durationMs: result.durationMs,
       })
-      return
+      return 'delivered'
     }
     const delay = retryDelayMs(this.retry, job.attempt)
     const { disabled } = await inWebhookTransaction(db, async (tx) => {
@@ -542,6 +559,7 @@ export class WebhookDelivery {
     )
     if (disabled)
       logger.info({ endpointId: target.endpoint_id }, 'webhook endpoint disabled after its failure run')
+    return 'failed'
   }
 }
 
