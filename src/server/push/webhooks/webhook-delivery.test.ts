@@ -172,6 +172,25 @@ async function killNextWriteOf(endpointId: string, locked: () => void) {
   }
 }
 
+/**
+ * Makes the receiver hang on every request to a path starting with `prefix` (the others get a
+ * 204), and counts those requests: open now, the most open at once, and those cut.
+ */
+function hangAtPathsFrom(prefix: string) {
+  const receivers = { open: new Set<http.ServerResponse>(), mostOpen: 0, cut: 0 }
+  fallback = (res) => {
+    if (!res.req.url?.startsWith(prefix)) return res.writeHead(204).end()
+    hanging.add(res)
+    receivers.open.add(res)
+    receivers.mostOpen = Math.max(receivers.mostOpen, receivers.open.size)
+    res.on('close', () => {
+      receivers.open.delete(res)
+      receivers.cut++
+    })
+  }
+  return receivers
+}
+
 /** The events received at `path`, in event id order (delivery order is not guaranteed: docs/push.md, "Order"). */
 const events = (path = '/hook') =>
   received
@@ -594,15 +613,7 @@ describe('webhook delivery', () => {
       url: `http://127.0.0.1:${port}/hook`,
       collection: OTHER_COLLECTION,
     })
-    const open = new Set<http.ServerResponse>()
-    let mostOpen = 0
-    fallback = (res) => {
-      if (res.req.url !== '/hangs') return res.writeHead(204).end()
-      hanging.add(res)
-      open.add(res)
-      mostOpen = Math.max(mostOpen, open.size)
-      res.on('close', () => open.delete(res))
-    }
+    const receivers = hangAtPathsFrom('/hangs')
     // It has not answered yet: its slots are those of an endpoint not proven, three here.
     await startDelivery({
       timeoutMs: 20_000,
@@ -611,15 +622,15 @@ describe('webhook delivery', () => {
       retry: NO_RETRY,
     })
     await journal.commit(journal.blockBatch(1, 1, { mints: 100 }))
-    await until("the hanging receiver to hold its endpoint's three slots", () => open.size >= 3)
+    await until("the hanging receiver to hold its endpoint's three slots", () => receivers.open.size >= 3)
     // Meanwhile its other 97 jobs are fetched: 10 held for its slots, the rest parked in the queue.
     await new Promise((r) => setTimeout(r, 1_000))
     await journal.commitBlock(2, 2, 0, OTHER_COLLECTION)
     // Without the endpoint's limit the hanging receiver held all ten slots, and this event
     // waited for the first of them to be cut at the 20 s deadline.
     await until('the other endpoint to receive its event', () => events().length === 1, 10_000)
-    expect(mostOpen).toBe(3)
-    expect(open.size).toBe(3)
+    expect(receivers.mostOpen).toBe(3)
+    expect(receivers.open.size).toBe(3)
     // A job held or parked is not an attempt: nothing is recorded until an attempt ends.
     const { rows } = await db.pool.query(
       `SELECT status, attempts, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 GROUP BY 1, 2`,
@@ -635,19 +646,7 @@ describe('webhook delivery', () => {
       url: `http://127.0.0.1:${port}/hook`,
       collection: OTHER_COLLECTION,
     })
-    const open = new Set<http.ServerResponse>()
-    let cut = 0
-    let mostOpen = 0
-    fallback = (res) => {
-      if (!res.req.url?.startsWith('/hangs')) return res.writeHead(204).end()
-      hanging.add(res)
-      open.add(res)
-      mostOpen = Math.max(mostOpen, open.size)
-      res.on('close', () => {
-        open.delete(res)
-        cut++
-      })
-    }
+    const receivers = hangAtPathsFrom('/hangs')
     // Defaults but the process's size: 10 slots, 2 per endpoint not proven, 5 shared by them.
     await startDelivery({ timeoutMs: 5_000, concurrency: 10, retry: NO_RETRY })
     // The other endpoint answers once: proven, it has its own slots from now on.
@@ -657,17 +656,17 @@ describe('webhook delivery', () => {
     for (const path of ['/hangs-1', '/hangs-2', '/hangs-3', '/hangs-4']) await createEndpoint({ path })
     await journal.commit(journal.blockBatch(2, 2, { mints: 30 }))
     // Not proven: together they have five attempts at once, though each may have two.
-    await until('the new endpoints to fill their share', () => open.size === 5)
+    await until('the new endpoints to fill their share', () => receivers.open.size === 5)
     await new Promise((r) => setTimeout(r, 500))
-    expect(cut).toBe(0)
+    expect(receivers.cut).toBe(0)
     await journal.commitBlock(3, 3, 0, OTHER_COLLECTION)
     await until('the other endpoint to receive its second event', () => events().length === 2)
     // It took one of the five slots the hanging endpoints leave: no hanging attempt had to end
     // first. (When only endpoints that had failed shared, all four held two each until the first
     // cut, and with every slot open to them they held all ten.)
-    expect(cut).toBe(0)
-    expect(open.size).toBe(5)
-    expect(mostOpen).toBe(5)
+    expect(receivers.cut).toBe(0)
+    expect(receivers.open.size).toBe(5)
+    expect(receivers.mostOpen).toBe(5)
   }, 60_000)
 
   it('an endpoint sent more events than it holds receives every one, each in one attempt: its parked jobs are pulled forward', async () => {
