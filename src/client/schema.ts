@@ -517,7 +517,7 @@ export interface webhooks {
      * A transfer became canonical
      * @description An `activity.added` event: the transfer in `data` became canonical.
      *
-     *     Sent to each enabled webhook endpoint whose filters match, signed with its secret (Standard Webhooks; verify with `verifyWebhook` of the typed client). Delivery is at least once and not ordered: deduplicate by `webhook-id`, order by `id`. Answer 2xx within 10 seconds; anything else (a redirect included) is retried with backoff for more than a day.
+     *     Sent to each enabled webhook endpoint whose filters match, signed with its secret (Standard Webhooks; verify with `verifyWebhook` of the typed client). Delivery is at least once and not ordered: deduplicate by `webhook-id`, order by `id`. Answer 2xx within 10 seconds; anything else (a redirect included) is retried with backoff for more than a day. Requests to one endpoint run side by side: up to 20 at once per server process once it has answered 2xx, 2 while it is new or its last request failed.
      */
     post: operations['webhook-activity-added']
     delete?: never
@@ -539,7 +539,7 @@ export interface webhooks {
      * A reorganisation removed a transfer
      * @description An `activity.removed` event: a reorganisation took away the transfer in `data`, which was sent before.
      *
-     *     Sent to each enabled webhook endpoint whose filters match, signed with its secret (Standard Webhooks; verify with `verifyWebhook` of the typed client). Delivery is at least once and not ordered: deduplicate by `webhook-id`, order by `id`. Answer 2xx within 10 seconds; anything else (a redirect included) is retried with backoff for more than a day.
+     *     Sent to each enabled webhook endpoint whose filters match, signed with its secret (Standard Webhooks; verify with `verifyWebhook` of the typed client). Delivery is at least once and not ordered: deduplicate by `webhook-id`, order by `id`. Answer 2xx within 10 seconds; anything else (a redirect included) is retried with backoff for more than a day. Requests to one endpoint run side by side: up to 20 at once per server process once it has answered 2xx, 2 while it is new or its last request failed.
      */
     post: operations['webhook-activity-removed']
     delete?: never

@@ -194,7 +194,9 @@ setInterval(async () => {
             request, answer 2xx within 10 seconds, and deduplicate by <code>webhook-id</code> (delivery is at
             least once, in no guaranteed order; order by <code>id</code>). Failed deliveries are retried with
             backoff for more than a day; an endpoint that fails for a whole day is disabled, and the portal
-            shows why.
+            shows why. Requests to one endpoint run side by side: up to 20 at once per server process once it
+            has answered 2xx, and 2 at once while it is new or its last request failed, so a receiver that
+            answers quickly gets a backlog fast and one that hangs is not flooded.
           </p>
           <pre>
             <code>{`import { verifyWebhook } from '@nft-data-service/client'

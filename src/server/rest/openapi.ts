@@ -131,7 +131,7 @@ function webhookPathItems(): Record<string, PathItemObject> {
       operationId: `webhook-${type.replace('.', '-')}`,
       summary:
         type === 'activity.added' ? 'A transfer became canonical' : 'A reorganisation removed a transfer',
-      description: `${description}\n\nSent to each enabled webhook endpoint whose filters match, signed with its secret (Standard Webhooks; verify with \`verifyWebhook\` of the typed client). Delivery is at least once and not ordered: deduplicate by \`webhook-id\`, order by \`id\`. Answer 2xx within 10 seconds; anything else (a redirect included) is retried with backoff for more than a day.`,
+      description: `${description}\n\nSent to each enabled webhook endpoint whose filters match, signed with its secret (Standard Webhooks; verify with \`verifyWebhook\` of the typed client). Delivery is at least once and not ordered: deduplicate by \`webhook-id\`, order by \`id\`. Answer 2xx within 10 seconds; anything else (a redirect included) is retried with backoff for more than a day. Requests to one endpoint run side by side: up to 20 at once per server process once it has answered 2xx, 2 while it is new or its last request failed.`,
       tags: ['Webhooks'],
       security: [],
       parameters: WEBHOOK_HEADERS.map(([name, text]) => ({
