@@ -14,6 +14,7 @@ function slotsOf(options: Partial<EndpointSlotOptions> = {}) {
       perEndpoint: 2,
       perUnprovenEndpoint: options.perEndpoint ?? 2,
       unprovenShare: 100,
+      failingShare: options.unprovenShare ?? 100,
       rememberMs: 60_000,
       maxRemembered: 100,
       holdPerEndpoint: 2,
@@ -143,14 +144,19 @@ describe('EndpointSlots', () => {
     expect(started.slice(6)).toEqual(['a7'])
   })
 
-  it('the endpoints not proven share their slots, in turn; a proven endpoint is not held up by them', () => {
-    const { slots, started, endAs } = slotsOf({ perEndpoint: 5, perUnprovenEndpoint: 2, unprovenShare: 3 })
+  it('the endpoints not proven share their slots in turn, those not tried first; a proven endpoint is not held up by them', () => {
+    const { slots, started, endAs } = slotsOf({
+      perEndpoint: 5,
+      perUnprovenEndpoint: 2,
+      unprovenShare: 3,
+      failingShare: 1,
+    })
     slots.place('ok', 'ok0')
     endAs('delivered', 'ok0')
     // Never delivered to in this process: two slots each, three between them.
     for (const e of ['x', 'y', 'z']) for (const n of [1, 2, 3]) slots.place(e, `${e}${n}`)
     expect(started.slice(1)).toEqual(['x1', 'x2', 'y1'])
-    expect(slots.unproven).toBe(3)
+    expect(slots.shared).toEqual({ unproven: 3, failing: 0 })
     // The proven endpoint starts while the share is full.
     expect(slots.place('ok', 'ok1')).toBe('started')
     // A share slot frees: the endpoint waiting longest takes it, not the one that freed it.
@@ -158,10 +164,32 @@ describe('EndpointSlots', () => {
     expect(started.slice(5)).toEqual(['y2'])
     endAs('failed', 'y1')
     expect(started.slice(6)).toEqual(['z1'])
-    // An endpoint that answers leaves the share: its held jobs start on its own slots.
-    endAs('delivered', 'x2')
-    expect(started.slice(7)).toEqual(['x3', 'y3'])
-    expect(slots.unproven).toBe(3)
+    // x and y fail now: z, not tried yet, goes before them though it waited less.
+    endAs('failed', 'x2')
+    expect(started.slice(7)).toEqual(['z2'])
+    // An endpoint that answers leaves the share; the slot it frees goes to the failing
+    // endpoint waiting longest (y: x went to the end when x2 failed), and the failing
+    // endpoints have one slot at once.
+    endAs('delivered', 'z1')
+    expect(started.slice(8)).toEqual(['y3'])
+    endAs('failed', 'y2')
+    expect(started.slice(9)).toEqual([])
+    expect(slots.shared).toEqual({ unproven: 2, failing: 1 })
+    // A new endpoint is not held up by the failing ones: it takes the free share slot.
+    expect(slots.place('w', 'w1')).toBe('started')
+  })
+
+  it('a retry counts its endpoint as failing until this process delivers to it', () => {
+    const { slots, started, endAs } = slotsOf({ unprovenShare: 10, failingShare: 1 })
+    slots.place('a', 'a1', true)
+    expect(slots.place('b', 'b1', true)).toBe('held')
+    expect(slots.place('c', 'c1')).toBe('started')
+    expect(slots.shared).toEqual({ unproven: 2, failing: 1 })
+    endAs('delivered', 'a1')
+    expect(started).toEqual(['a1', 'c1', 'b1'])
+    // Delivered to: a retry of a no longer counts it as failing.
+    expect(slots.place('a', 'a2', true)).toBe('started')
+    expect(slots.shared).toEqual({ unproven: 2, failing: 1 })
   })
 
   it('forgets a proven endpoint after a while without a delivery, and beyond its count the least recent first', () => {

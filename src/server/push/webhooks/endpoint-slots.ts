@@ -15,8 +15,10 @@
  * An endpoint earns its `perEndpoint` slots by answering: until an attempt to it has been
  * delivered in this process, and again after an attempt fails, it is not proven and has
  * `perUnprovenEndpoint`. The endpoints not proven share `unprovenShare` slots between them, in
- * turn, so that any number of receivers that hang (new ones as much as those that failed
- * before) leave the rest of the process's slots to the endpoints that answer.
+ * turn, so that any number of receivers that hang leave the rest of the process's slots to the
+ * endpoints that answer. Among them, those known to fail (their last attempt failed, or their
+ * job is a retry, which follows a failed attempt) have at most `failingShare` of those slots and
+ * wait behind the endpoints not tried yet, so a new endpoint is not held up by old failures.
  *
  * This module decides; the caller moves the jobs in the queue (webhook-delivery.ts).
  */
@@ -40,15 +42,17 @@ export interface EndpointSlotOptions {
   perUnprovenEndpoint: number
   /** Attempts at once over every endpoint not proven. */
   unprovenShare: number
+  /** Attempts at once over every endpoint known to fail (part of the share). */
+  failingShare: number
   /** Jobs held per endpoint for its next free slots. */
   holdPerEndpoint: number
   /** Held jobs over every endpoint. */
   maxHeld: number
   /** A job held this long is parked (ms). */
   maxHoldMs: number
-  /** An endpoint stays proven this long after its last delivered attempt (ms). */
+  /** An endpoint's last outcome is remembered this long (ms). */
   rememberMs: number
-  /** Proven endpoints remembered (beyond, the least recently delivered to are forgotten: unproven again). */
+  /** Endpoints whose last outcome is remembered (beyond, the least recent are forgotten: not tried again). */
   maxRemembered: number
   /** A parked job is pulled forward only this long after it was parked (ms): later it may be due on its own. */
   pullableMs: number
@@ -71,16 +75,20 @@ interface EndpointLoad<Job> {
 /** How an attempt ended: delivered, failed, or nothing sent (the delivery was done already, the process stops). */
 export type AttemptOutcome = 'delivered' | 'failed' | undefined
 
+/** What the process knows of an endpoint: delivered to (proven), failing, or not tried yet. */
+type EndpointState = 'proven' | 'failing' | 'untried'
+
 export class EndpointSlots<Job> {
   private readonly endpoints = new Map<string, EndpointLoad<Job>>()
-  /** Proven endpoints and when they were last delivered to, least recent first. */
-  private readonly proven = new Map<string, number>()
-  /** Endpoints not proven with jobs held, in the order they get the next free share slot. */
-  private readonly shareWaiters = new Set<string>()
+  /** Each endpoint's last outcome and when, least recent first (absent: not tried). */
+  private readonly outcomes = new Map<string, { delivered: boolean; at: number }>()
+  /** Endpoints not proven with jobs held, in the order they get the next free share slot: those not tried first. */
+  private readonly waiting = { untried: new Set<string>(), failing: new Set<string>() }
   private heldJobs = 0
   private parkedJobs = 0
-  /** Attempts started while their endpoint was not proven, still in flight. */
+  /** Attempts started while their endpoint was not proven, still in flight; of those, while it was failing. */
   private sharedOpen = 0
+  private failingOpen = 0
 
   /** `start` runs a job's attempt and calls `release` with its outcome once the attempt has ended. */
   constructor(
@@ -99,15 +107,20 @@ export class EndpointSlots<Job> {
     return this.endpoints.size
   }
 
-  /** Attempts in flight over every endpoint not proven (the share's slots in use). */
-  get unproven(): number {
-    return this.sharedOpen
+  /** Attempts in flight over every endpoint not proven (the share's slots in use), and over those failing. */
+  get shared(): { unproven: number; failing: number } {
+    return { unproven: this.sharedOpen, failing: this.failingOpen }
   }
 
-  /** Starts the job if its endpoint has a slot free, else holds it if there is room, else says to park it. */
-  place(endpointId: string, job: Job): Placement {
+  /**
+   * Starts the job if its endpoint has a slot free, else holds it if there is room, else says to
+   * park it. `retry`: the job follows a failed attempt (its endpoint fails, unless this process
+   * has delivered to it since).
+   */
+  place(endpointId: string, job: Job, retry = false): Placement {
     const load = this.loadOf(endpointId)
     if (load.incoming > 0) load.incoming--
+    if (retry && !this.outcomes.has(endpointId)) this.record(endpointId, 'failed')
     if (this.canStart(endpointId, load)) {
       this.begin(endpointId, load, job)
       return 'started'
@@ -156,13 +169,14 @@ export class EndpointSlots<Job> {
       }
       if (load.open === 0 && load.held.length === 0 && load.parked.length === 0) {
         this.endpoints.delete(endpointId)
-        this.shareWaiters.delete(endpointId)
+        this.leaveLine(endpointId)
       }
     }
-    // Least recently delivered to first: forget them until one is recent enough.
-    for (const [endpointId, deliveredAt] of this.proven) {
-      if (now - deliveredAt <= this.options.rememberMs) break
-      this.proven.delete(endpointId)
+    // Least recent first: forget outcomes until one is recent enough. (An endpoint in line
+    // stays in its line until its turn, or until one of its attempts ends.)
+    for (const [endpointId, { at }] of this.outcomes) {
+      if (now - at <= this.options.rememberMs) break
+      this.outcomes.delete(endpointId)
     }
     return { park, pull }
   }
@@ -178,7 +192,8 @@ export class EndpointSlots<Job> {
     }
     this.heldJobs = 0
     this.parkedJobs = 0
-    this.shareWaiters.clear()
+    this.waiting.untried.clear()
+    this.waiting.failing.clear()
     return jobs
   }
 
@@ -191,46 +206,53 @@ export class EndpointSlots<Job> {
     return load
   }
 
+  private stateOf(endpointId: string): EndpointState {
+    const outcome = this.outcomes.get(endpointId)
+    if (outcome === undefined) return 'untried'
+    return outcome.delivered ? 'proven' : 'failing'
+  }
+
   /** The endpoint's attempts at once: all its slots once proven. */
   private slotsOf(endpointId: string): number {
-    return this.proven.has(endpointId) ? this.options.perEndpoint : this.options.perUnprovenEndpoint
+    return this.stateOf(endpointId) === 'proven' ? this.options.perEndpoint : this.options.perUnprovenEndpoint
   }
 
   private canStart(endpointId: string, load: EndpointLoad<Job>): boolean {
     if (load.open >= this.slotsOf(endpointId)) return false
-    return this.proven.has(endpointId) || this.sharedOpen < this.options.unprovenShare
+    const state = this.stateOf(endpointId)
+    if (state === 'proven') return true
+    if (this.sharedOpen >= this.options.unprovenShare) return false
+    return state === 'untried' || this.failingOpen < this.options.failingShare
   }
 
   private record(endpointId: string, outcome: AttemptOutcome) {
-    if (outcome === 'failed') this.proven.delete(endpointId)
-    if (outcome !== 'delivered') return
-    // Deleted first, so that the map stays in the order of the last deliveries.
-    this.proven.delete(endpointId)
-    this.proven.set(endpointId, this.now())
-    this.shareWaiters.delete(endpointId)
-    if (this.proven.size > this.options.maxRemembered) this.proven.delete(this.proven.keys().next().value!)
+    if (outcome === undefined) return
+    // Deleted first, so that the map stays in the order outcomes came in.
+    this.outcomes.delete(endpointId)
+    this.outcomes.set(endpointId, { delivered: outcome === 'delivered', at: this.now() })
+    if (this.outcomes.size > this.options.maxRemembered)
+      this.outcomes.delete(this.outcomes.keys().next().value!)
   }
 
   private begin(endpointId: string, load: EndpointLoad<Job>, job: Job) {
-    const shared = !this.proven.has(endpointId)
+    const state = this.stateOf(endpointId)
     load.open++
-    if (shared) this.sharedOpen++
+    if (state !== 'proven') this.sharedOpen++
+    if (state === 'failing') this.failingOpen++
     let released = false
     this.start(job, (outcome) => {
       if (released) return
       released = true
       load.open--
-      if (shared) this.sharedOpen--
+      if (state !== 'proven') this.sharedOpen--
+      if (state === 'failing') this.failingOpen--
       this.record(endpointId, outcome)
-      if (this.proven.has(endpointId)) {
-        this.startHeld(endpointId, load)
-        if (shared) this.startShareWaiters()
-      } else {
-        // Its held jobs go to the end of the share's line: the endpoints waiting longer come first.
-        this.shareWaiters.delete(endpointId)
-        this.waitForShare(endpointId, load)
-        this.startShareWaiters()
-      }
+      // Proven, its held jobs start on its own slots; else they wait at the end of the line of
+      // its state, behind the endpoints that waited longer for the share.
+      this.leaveLine(endpointId)
+      if (this.stateOf(endpointId) === 'proven') this.startHeld(endpointId, load)
+      else this.waitForShare(endpointId, load)
+      this.startShareWaiters()
     })
   }
 
@@ -248,16 +270,32 @@ export class EndpointSlots<Job> {
    * own limit: the end of its own attempts starts its held jobs) is what keeps them waiting.
    */
   private waitForShare(endpointId: string, load: EndpointLoad<Job>) {
-    if (load.held.length > 0 && !this.proven.has(endpointId) && load.open < this.options.perUnprovenEndpoint)
-      this.shareWaiters.add(endpointId)
+    if (load.held.length === 0 || load.open >= this.options.perUnprovenEndpoint) return
+    const state = this.stateOf(endpointId)
+    if (state !== 'proven') this.waiting[state].add(endpointId)
   }
 
-  /** Gives free share slots to the endpoints not proven waiting for one, in turn. */
+  private leaveLine(endpointId: string) {
+    this.waiting.untried.delete(endpointId)
+    this.waiting.failing.delete(endpointId)
+  }
+
+  /** Gives free share slots to the endpoints waiting for one, in turn: those not tried first. */
   private startShareWaiters() {
-    for (const endpointId of this.shareWaiters) {
-      if (this.sharedOpen >= this.options.unprovenShare) return
-      // Out of the line; back at its end only if the share filled before its turn was over.
-      this.shareWaiters.delete(endpointId)
+    const { unprovenShare, failingShare } = this.options
+    this.serveLine(this.waiting.untried, () => this.sharedOpen < unprovenShare)
+    this.serveLine(
+      this.waiting.failing,
+      () => this.sharedOpen < unprovenShare && this.failingOpen < failingShare,
+    )
+  }
+
+  private serveLine(line: Set<string>, hasRoom: () => boolean) {
+    for (const endpointId of line) {
+      if (!hasRoom()) return
+      // Out of the line; back at the end of its state's line only if the share filled before
+      // its turn was over.
+      this.leaveLine(endpointId)
       const load = this.endpoints.get(endpointId)
       if (load) this.startHeld(endpointId, load)
     }

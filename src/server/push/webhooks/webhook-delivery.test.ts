@@ -174,10 +174,10 @@ async function killNextWriteOf(endpointId: string, locked: () => void) {
 
 /**
  * Makes the receiver hang on every request to a path starting with `prefix` (the others get a
- * 204), and counts those requests: open now, the most open at once, and those cut.
+ * 204), and counts those requests: open now, the most open at once, those cut and their paths.
  */
 function hangAtPathsFrom(prefix: string) {
-  const receivers = { open: new Set<http.ServerResponse>(), mostOpen: 0, cut: 0 }
+  const receivers = { open: new Set<http.ServerResponse>(), mostOpen: 0, cut: 0, cutPaths: new Set<string>() }
   fallback = (res) => {
     if (!res.req.url?.startsWith(prefix)) return res.writeHead(204).end()
     hanging.add(res)
@@ -186,6 +186,7 @@ function hangAtPathsFrom(prefix: string) {
     res.on('close', () => {
       receivers.open.delete(res)
       receivers.cut++
+      receivers.cutPaths.add(res.req.url!)
     })
   }
   return receivers
@@ -640,15 +641,16 @@ describe('webhook delivery', () => {
     expect(rows).toEqual([{ status: 'pending', attempts: 0, n: 101 }])
   }, 60_000)
 
-  it("receivers that hang hold half the process's slots at most, from their first attempts: an endpoint that answered has the rest", async () => {
+  it("receivers that hang hold half the process's slots from their first attempts, a quarter once they fail: an endpoint that answered, or a new one, has the rest", async () => {
     await portal(allowAll()).webhooks.create({
       key_id: keyId,
       url: `http://127.0.0.1:${port}/hook`,
       collection: OTHER_COLLECTION,
     })
     const receivers = hangAtPathsFrom('/hangs')
-    // Defaults but the process's size: 10 slots, 2 per endpoint not proven, 5 shared by them.
-    await startDelivery({ timeoutMs: 5_000, concurrency: 10, retry: NO_RETRY })
+    // Defaults but the process's size: 10 slots, 2 per endpoint not proven, 5 shared by them,
+    // 2 of those by the ones that fail.
+    await startDelivery({ timeoutMs: 8_000, concurrency: 10, retry: NO_RETRY })
     // The other endpoint answers once: proven, it has its own slots from now on.
     await journal.commitBlock(1, 1, 0, OTHER_COLLECTION)
     await until('the other endpoint to receive its first event', () => events().length === 1)
@@ -667,6 +669,32 @@ describe('webhook delivery', () => {
     expect(receivers.cut).toBe(0)
     expect(receivers.open.size).toBe(5)
     expect(receivers.mostOpen).toBe(5)
+
+    // Cut at the deadline, they fail: once each has failed, their next attempts have two slots
+    // between them. (An endpoint whose cut comes a few milliseconds after another's is not known
+    // to fail yet when that one's slot frees: an attempt it starts then runs to its own deadline.)
+    await until('an attempt of each cut', () => receivers.cutPaths.size === 4, 30_000)
+    let twoSince = Date.now()
+    await until(
+      'the failing endpoints to hold two slots for a second',
+      () => {
+        if (receivers.open.size !== 2) twoSince = Date.now()
+        return Date.now() - twoSince >= 1_000
+      },
+      25_000,
+    )
+    const cutBefore = receivers.cut
+    // An endpoint created now is not tried yet: it takes a share slot the failing ones leave.
+    await portal(allowAll()).webhooks.create({
+      key_id: keyId,
+      url: `http://127.0.0.1:${port}/fresh`,
+      collection: OTHER_COLLECTION,
+    })
+    await journal.commitBlock(4, 4, 0, OTHER_COLLECTION)
+    await until('the new endpoint to receive its event', () => events('/fresh').length === 1)
+    // (With the whole share open to the failing endpoints, it waited for their next cut.)
+    expect(receivers.cut).toBe(cutBefore)
+    expect(receivers.open.size).toBe(2)
   }, 60_000)
 
   it('an endpoint sent more events than it holds receives every one, each in one attempt: its parked jobs are pulled forward', async () => {

@@ -93,8 +93,11 @@ export interface WebhookDeliveryOptions {
   metrics?: Pick<WebMetrics, 'webhookAttempt' | 'webhookEndpointDisabled'> | undefined
 }
 
-/** An endpoint's limits in a process (docs/push.md, "Fair delivery"); the share of the endpoints not proven is half the concurrency. */
-const ENDPOINT_SLOTS: Omit<EndpointSlotOptions, 'unprovenShare'> = {
+/**
+ * An endpoint's limits in a process (docs/push.md, "Fair delivery"); the endpoints not proven
+ * share half the concurrency, and those of them that fail half of that.
+ */
+const ENDPOINT_SLOTS: Omit<EndpointSlotOptions, 'unprovenShare' | 'failingShare'> = {
   perEndpoint: 20,
   perUnprovenEndpoint: 2,
   rememberMs: 3_600_000,
@@ -150,8 +153,9 @@ export class WebhookDelivery {
     this.retry = options.retry ?? DEFAULT_RETRY_SCHEDULE
     this.disableAfterMs = options.disableAfterMs ?? DAY_MS
     const unprovenShare = Math.max(1, Math.floor((options.concurrency ?? DEFAULT_CONCURRENCY) / 2))
+    const failingShare = Math.max(1, Math.floor(unprovenShare / 2))
     this.slots = new EndpointSlots(
-      { ...ENDPOINT_SLOTS, unprovenShare, ...options.endpointSlots },
+      { ...ENDPOINT_SLOTS, unprovenShare, failingShare, ...options.endpointSlots },
       (job, release) => this.run(job, release),
     )
   }
@@ -221,7 +225,9 @@ export class WebhookDelivery {
       for (const job of jobs) {
         const endpointId = job.data.endpointId
         if (endpointId === undefined) this.run(job)
-        else if (this.slots.place(endpointId, job) === 'park') park.push({ endpointId, job })
+        // A job after the first attempt is a retry: its endpoint failed the last time it was tried.
+        else if (this.slots.place(endpointId, job, job.data.attempt > 1) === 'park')
+          park.push({ endpointId, job })
       }
       if (park.length > 0 || pull.length > 0) await this.requeue(park, pull)
       // A full fetch: more may be due at once; jobs pulled forward are due now; else wait for a
