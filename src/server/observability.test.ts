@@ -237,9 +237,11 @@ describe('the web process’s metrics', () => {
         'nft_db_pool_idle_connections',
         'nft_db_pool_waiting_requests',
         'nft_db_pool_max_connections',
+        'nft_webhook_jobs_held',
       ]) {
         expect(text).toMatch(new RegExp(`# TYPE ${gauge} gauge\\n${gauge} \\d+\\n`))
       }
+      expect(text).toMatch(/nft_webhook_attempts_in_flight\{endpoints="failing"\} \d+\n/)
       expect((await fetch(`http://127.0.0.1:${metrics}/`)).status).toBe(404)
       // JSON log lines when stdout is not a terminal.
       const lines = output().trim().split('\n')

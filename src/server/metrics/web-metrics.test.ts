@@ -56,4 +56,21 @@ describe('WebMetrics', () => {
     expect(text).toContain('nft_db_pool_connections 0\n')
     await pool.end()
   })
+
+  it('reads the webhook slots at scrape time: zero until delivery has started', async () => {
+    const pool = new pg.Pool()
+    const metrics = new WebMetrics(pool)
+    expect(await metrics.registry.metrics()).toContain(
+      'nft_webhook_attempts_in_flight{endpoints="failing"} 0\n',
+    )
+    const slots = { inFlight: { proven: 3, untried: 2, failing: 1 }, held: 7 }
+    metrics.webhookSlots(() => slots)
+    slots.inFlight.proven = 4
+    const text = await metrics.registry.metrics()
+    expect(text).toContain('nft_webhook_attempts_in_flight{endpoints="proven"} 4\n')
+    expect(text).toContain('nft_webhook_attempts_in_flight{endpoints="untried"} 2\n')
+    expect(text).toContain('nft_webhook_attempts_in_flight{endpoints="failing"} 1\n')
+    expect(text).toContain('nft_webhook_jobs_held 7\n')
+    await pool.end()
+  })
 })

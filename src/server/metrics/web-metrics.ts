@@ -119,6 +119,12 @@ class CellHistogram extends CellMetric<HistogramCell> {
   }
 }
 
+/** The webhook attempt loop's slots (src/server/push/webhooks/endpoint-slots.ts). */
+export interface WebhookSlotCounts {
+  inFlight: { proven: number; untried: number; failing: number }
+  held: number
+}
+
 export class WebMetrics {
   readonly registry = new Registry()
   private readonly requests: CellHistogram
@@ -134,6 +140,8 @@ export class WebMetrics {
   private readonly cacheMisses: CounterCell
   private readonly webhookAttempts: { delivered: CounterCell; failed: CounterCell }
   private readonly webhookDisabled: CounterCell
+  /** Reads the webhook attempt loop's slots at scrape time, once delivery has started. */
+  private readWebhookSlots: (() => WebhookSlotCounts) | undefined
 
   constructor(pool: pg.Pool) {
     const registry = this.registry
@@ -168,8 +176,20 @@ export class WebMetrics {
       'Webhook endpoints this process disabled after their failure run.',
       registry,
     ).cell({})
-    // The pool's counts are read when Prometheus scrapes: nothing to do per checkout.
-    const poolGauge = (name: string, help: string, read: () => number) =>
+    const readSlots = () => this.readWebhookSlots?.()
+    new Gauge({
+      name: 'nft_webhook_attempts_in_flight',
+      help: 'Webhook attempts in flight in this process, by what it knew of their endpoint when they started: proven (delivered to), untried, failing (docs/push.md, "Fair delivery").',
+      labelNames: ['endpoints'],
+      registers: [registry],
+      collect() {
+        const inFlight = readSlots()?.inFlight
+        for (const endpoints of ['proven', 'untried', 'failing'] as const)
+          this.set({ endpoints }, inFlight?.[endpoints] ?? 0)
+      },
+    })
+    // Gauges without labels, read when Prometheus scrapes: nothing to do per checkout or job.
+    const scrapeGauge = (name: string, help: string, read: () => number) =>
       new Gauge({
         name,
         help,
@@ -178,18 +198,27 @@ export class WebMetrics {
           this.set(read())
         },
       })
-    poolGauge(
+    scrapeGauge(
+      'nft_webhook_jobs_held',
+      'Webhook jobs this process fetched and holds for a free slot of their endpoint.',
+      () => readSlots()?.held ?? 0,
+    )
+    scrapeGauge(
       'nft_db_pool_connections',
       'Connections the database pool holds (idle and in use).',
       () => pool.totalCount,
     )
-    poolGauge('nft_db_pool_idle_connections', 'Idle connections in the database pool.', () => pool.idleCount)
-    poolGauge(
+    scrapeGauge(
+      'nft_db_pool_idle_connections',
+      'Idle connections in the database pool.',
+      () => pool.idleCount,
+    )
+    scrapeGauge(
       'nft_db_pool_waiting_requests',
       'Queries waiting for a connection of the database pool (all connections busy).',
       () => pool.waitingCount,
     )
-    poolGauge(
+    scrapeGauge(
       'nft_db_pool_max_connections',
       'The most connections the database pool opens.',
       () => pool.options.max ?? 10,
@@ -231,6 +260,11 @@ export class WebMetrics {
   /** One webhook attempt (docs/push.md, "Attempts and retries"). */
   webhookAttempt(delivered: boolean): void {
     ;(delivered ? this.webhookAttempts.delivered : this.webhookAttempts.failed).value++
+  }
+
+  /** Where the webhook slot gauges read from (the attempt loop, once started). */
+  webhookSlots(read: () => WebhookSlotCounts): void {
+    this.readWebhookSlots = read
   }
 
   /** A webhook endpoint disabled after its failure run. */

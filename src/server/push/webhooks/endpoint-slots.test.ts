@@ -156,7 +156,7 @@ describe('EndpointSlots', () => {
     // Never delivered to in this process: two slots each, three between them.
     for (const e of ['x', 'y', 'z']) for (const n of [1, 2, 3]) slots.place(e, `${e}${n}`)
     expect(started.slice(1)).toEqual(['x1', 'x2', 'y1'])
-    expect(slots.shared).toEqual({ unproven: 3, failing: 0 })
+    expect(slots.inFlight).toEqual({ proven: 0, untried: 3, failing: 0 })
     // The proven endpoint starts while the share is full.
     expect(slots.place('ok', 'ok1')).toBe('started')
     // A share slot frees: the endpoint waiting longest takes it, not the one that freed it.
@@ -174,7 +174,7 @@ describe('EndpointSlots', () => {
     expect(started.slice(8)).toEqual(['y3'])
     endAs('failed', 'y2')
     expect(started.slice(9)).toEqual([])
-    expect(slots.shared).toEqual({ unproven: 2, failing: 1 })
+    expect(slots.inFlight).toEqual({ proven: 1, untried: 1, failing: 1 })
     // A new endpoint is not held up by the failing ones: it takes the free share slot.
     expect(slots.place('w', 'w1')).toBe('started')
   })
@@ -184,12 +184,12 @@ describe('EndpointSlots', () => {
     slots.place('a', 'a1', true)
     expect(slots.place('b', 'b1', true)).toBe('held')
     expect(slots.place('c', 'c1')).toBe('started')
-    expect(slots.shared).toEqual({ unproven: 2, failing: 1 })
+    expect(slots.inFlight).toEqual({ proven: 0, untried: 1, failing: 1 })
     endAs('delivered', 'a1')
     expect(started).toEqual(['a1', 'c1', 'b1'])
     // Delivered to: a retry of a no longer counts it as failing.
     expect(slots.place('a', 'a2', true)).toBe('started')
-    expect(slots.shared).toEqual({ unproven: 2, failing: 1 })
+    expect(slots.inFlight).toEqual({ proven: 1, untried: 1, failing: 1 })
   })
 
   it('forgets a proven endpoint after a while without a delivery, and beyond its count the least recent first', () => {

@@ -76,7 +76,7 @@ interface EndpointLoad<Job> {
 export type AttemptOutcome = 'delivered' | 'failed' | undefined
 
 /** What the process knows of an endpoint: delivered to (proven), failing, or not tried yet. */
-type EndpointState = 'proven' | 'failing' | 'untried'
+export type EndpointState = 'proven' | 'failing' | 'untried'
 
 export class EndpointSlots<Job> {
   private readonly endpoints = new Map<string, EndpointLoad<Job>>()
@@ -86,7 +86,8 @@ export class EndpointSlots<Job> {
   private readonly waiting = { untried: new Set<string>(), failing: new Set<string>() }
   private heldJobs = 0
   private parkedJobs = 0
-  /** Attempts started while their endpoint was not proven, still in flight; of those, while it was failing. */
+  /** Attempts in flight; of those, started while their endpoint was not proven; of those, while it was failing. */
+  private allOpen = 0
   private sharedOpen = 0
   private failingOpen = 0
 
@@ -107,9 +108,13 @@ export class EndpointSlots<Job> {
     return this.endpoints.size
   }
 
-  /** Attempts in flight over every endpoint not proven (the share's slots in use), and over those failing. */
-  get shared(): { unproven: number; failing: number } {
-    return { unproven: this.sharedOpen, failing: this.failingOpen }
+  /** Attempts in flight, by the state of their endpoint when they started (the share holds those not proven). */
+  get inFlight(): Record<EndpointState, number> {
+    return {
+      proven: this.allOpen - this.sharedOpen,
+      untried: this.sharedOpen - this.failingOpen,
+      failing: this.failingOpen,
+    }
   }
 
   /**
@@ -237,6 +242,7 @@ export class EndpointSlots<Job> {
   private begin(endpointId: string, load: EndpointLoad<Job>, job: Job) {
     const state = this.stateOf(endpointId)
     load.open++
+    this.allOpen++
     if (state !== 'proven') this.sharedOpen++
     if (state === 'failing') this.failingOpen++
     let released = false
@@ -244,6 +250,7 @@ export class EndpointSlots<Job> {
       if (released) return
       released = true
       load.open--
+      this.allOpen--
       if (state !== 'proven') this.sharedOpen--
       if (state === 'failing') this.failingOpen--
       this.record(endpointId, outcome)

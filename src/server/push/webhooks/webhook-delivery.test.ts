@@ -650,7 +650,18 @@ describe('webhook delivery', () => {
     const receivers = hangAtPathsFrom('/hangs')
     // Defaults but the process's size: 10 slots, 2 per endpoint not proven, 5 shared by them,
     // 2 of those by the ones that fail.
-    await startDelivery({ timeoutMs: 8_000, concurrency: 10, retry: NO_RETRY })
+    const metrics = new WebMetrics(db.pool)
+    const inFlight = async (endpoints: string) => {
+      const line = `nft_webhook_attempts_in_flight{endpoints="${endpoints}"} `
+      const text = await metrics.registry.metrics()
+      return Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(line))
+          ?.slice(line.length),
+      )
+    }
+    await startDelivery({ timeoutMs: 8_000, concurrency: 10, retry: NO_RETRY, metrics })
     // The other endpoint answers once: proven, it has its own slots from now on.
     await journal.commitBlock(1, 1, 0, OTHER_COLLECTION)
     await until('the other endpoint to receive its first event', () => events().length === 1)
@@ -669,6 +680,7 @@ describe('webhook delivery', () => {
     expect(receivers.cut).toBe(0)
     expect(receivers.open.size).toBe(5)
     expect(receivers.mostOpen).toBe(5)
+    expect(await inFlight('untried')).toBe(5)
 
     // Cut at the deadline, they fail: once each has failed, their next attempts have two slots
     // between them. (An endpoint whose cut comes a few milliseconds after another's is not known
@@ -683,6 +695,8 @@ describe('webhook delivery', () => {
       },
       25_000,
     )
+    expect(await inFlight('failing')).toBe(2)
+    expect(await inFlight('untried')).toBe(0)
     const cutBefore = receivers.cut
     // An endpoint created now is not tried yet: it takes a share slot the failing ones leave.
     await portal(allowAll()).webhooks.create({

@@ -90,7 +90,7 @@ export interface WebhookDeliveryOptions {
   /** Deliveries kept in the log; default 7 days. */
   logRetentionMs?: number
   /** The process's metrics (METRICS_PORT), if any. */
-  metrics?: Pick<WebMetrics, 'webhookAttempt' | 'webhookEndpointDisabled'> | undefined
+  metrics?: Pick<WebMetrics, 'webhookAttempt' | 'webhookEndpointDisabled' | 'webhookSlots'> | undefined
 }
 
 /**
@@ -193,6 +193,7 @@ export class WebhookDelivery {
         startAfter: options.strandedRetrySeconds ?? 60,
       })
     })
+    options.metrics?.webhookSlots(() => this.slots)
     this.attempts = this.runAttempts()
     this.schedule(0)
   }
