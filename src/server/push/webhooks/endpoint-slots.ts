@@ -223,8 +223,11 @@ export class EndpointSlots<Job> {
   }
 
   private canStart(endpointId: string, load: EndpointLoad<Job>): boolean {
-    if (load.open >= this.slotsOf(endpointId)) return false
-    const state = this.stateOf(endpointId)
+    return load.open < this.slotsOf(endpointId) && this.shareHasRoom(this.stateOf(endpointId))
+  }
+
+  /** Whether the share has a slot for an endpoint in this state (a proven one needs none). */
+  private shareHasRoom(state: EndpointState): boolean {
     if (state === 'proven') return true
     if (this.sharedOpen >= this.options.unprovenShare) return false
     return state === 'untried' || this.failingOpen < this.options.failingShare
@@ -289,17 +292,13 @@ export class EndpointSlots<Job> {
 
   /** Gives free share slots to the endpoints waiting for one, in turn: those not tried first. */
   private startShareWaiters() {
-    const { unprovenShare, failingShare } = this.options
-    this.serveLine(this.waiting.untried, () => this.sharedOpen < unprovenShare)
-    this.serveLine(
-      this.waiting.failing,
-      () => this.sharedOpen < unprovenShare && this.failingOpen < failingShare,
-    )
+    this.serveLine('untried')
+    this.serveLine('failing')
   }
 
-  private serveLine(line: Set<string>, hasRoom: () => boolean) {
-    for (const endpointId of line) {
-      if (!hasRoom()) return
+  private serveLine(state: 'untried' | 'failing') {
+    for (const endpointId of this.waiting[state]) {
+      if (!this.shareHasRoom(state)) return
       // Out of the line; back at the end of its state's line only if the share filled before
       // its turn was over.
       this.leaveLine(endpointId)
