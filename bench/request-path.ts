@@ -12,6 +12,11 @@
  * instruction count of the same code moves by 2–8 %, so a change of a tenth or
  * more shows where time would hide it (docs/api.md, "The request path").
  *
+ * It also prints the bytes the path allocates per request, garbage included (V8's
+ * sampling heap profiler keeping the objects collected since, over ALLOCATED requests
+ * after the warm-up), and the functions that allocate most: allocation drives the
+ * garbage collector's share of the request and, unlike time, hardly moves between runs.
+ *
  * BENCH_METRICS=on records Prometheus metrics on the way, as with METRICS_PORT
  * set (docs/operations.md, "Metrics"): run it both ways to see what they cost.
  *
@@ -36,6 +41,9 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const COUNTED = Number(process.env.BENCH_COUNTED ?? 5_000)
 const WARM_UP = 20_000
+const ALLOCATED = Number(process.env.BENCH_ALLOCATED ?? 10_000)
+/** The heap profiler's mean sampling interval (bytes): small, so that a request's few hundred-byte objects count. */
+const SAMPLING_BYTES = 256
 const PATH = '/v1/indexer/status'
 
 // ───────────────────────────── the request loop ─────────────────────────────
@@ -142,6 +150,56 @@ async function requestLoop() {
   return { many }
 }
 
+// ───────────────────────────── allocations ─────────────────────────────
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string }
+  selfSize: number
+  children: SamplingNode[]
+}
+
+/**
+ * Bytes allocated per request over `requests` requests, and the functions that allocated most
+ * (their own allocations, by function and file), from V8's sampling heap profiler told to keep
+ * the samples of objects collected meanwhile.
+ */
+async function allocations(
+  many: (n: number) => Promise<void>,
+  requests: number,
+): Promise<{ perRequest: number; top: { site: string; perRequest: number }[] }> {
+  const { Session } = await import('node:inspector/promises')
+  const session = new Session()
+  session.connect()
+  try {
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: SAMPLING_BYTES,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as never)
+    await many(requests)
+    const { profile } = (await session.post('HeapProfiler.stopSampling')) as {
+      profile: { head: SamplingNode }
+    }
+    const bySite = new Map<string, number>()
+    let total = 0
+    const walk = (node: SamplingNode) => {
+      const { functionName, url } = node.callFrame
+      const site = `${functionName || '(anonymous)'} ${url.replace(/^.*\/node_modules\//, '').replace(`file://${ROOT}/`, '')}`
+      bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize)
+      total += node.selfSize
+      for (const child of node.children) walk(child)
+    }
+    walk(profile.head)
+    const top = [...bySite]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 10)
+      .map(([site, bytes]) => ({ site, perRequest: bytes / requests }))
+    return { perRequest: total / requests, top }
+  } finally {
+    session.disconnect()
+  }
+}
+
 // ───────────────────────────── child under callgrind ─────────────────────────────
 
 /** Warms up, says READY, waits for a line on stdin (instrumentation switched on), runs COUNTED requests. */
@@ -203,6 +261,13 @@ async function main() {
   console.log(
     `GET ${PATH}, in-process, metrics ${process.env.BENCH_METRICS === 'on' ? 'on' : 'off'}, AsyncLocalStorage ${process.env.BENCH_ASYNC_CONTEXT === 'on' ? 'in use' : 'not in use'}: ${rounds[Math.floor(rounds.length / 2)]!.toFixed(1)} µs per request (median of ${ROUNDS} rounds of ${REQUESTS}; rounds ${rounds.map((r) => r.toFixed(1)).join(', ')})`,
   )
+  const allocated = await allocations(many, ALLOCATED)
+  console.log(
+    `allocated per request: ${Math.round(allocated.perRequest).toLocaleString('en')} bytes, garbage included (sampling heap profiler, every ${SAMPLING_BYTES} bytes on average, ${ALLOCATED} requests); most by:`,
+  )
+  for (const { site, perRequest } of allocated.top) {
+    console.log(`  ${Math.round(perRequest).toLocaleString('en').padStart(6)}  ${site}`)
+  }
   if (!hasValgrind()) {
     console.log('instructions per request: not counted (valgrind is not installed)')
     return
