@@ -1,4 +1,4 @@
-import { initTRPC, TRPCError } from '@trpc/server'
+import { type AnyTRPCProcedure, initTRPC, TRPCError } from '@trpc/server'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { callProcedure } from './call-procedure'
@@ -74,5 +74,70 @@ describe('callProcedure and the output level', () => {
     })
     const unchecked = t.procedure.output(responseSchema(output, false)).query(resolve as never)
     expect(await outcome(() => callProcedure(unchecked, 'p', {}, undefined))).toEqual({ data: resolve() })
+  })
+})
+
+describe('callProcedure and the input levels', () => {
+  const viaCaller = (p: AnyTRPCProcedure, input: unknown) => {
+    const call = t.createCallerFactory(t.router({ p }))({}) as unknown as {
+      p(input: unknown): Promise<unknown>
+    }
+    return outcome(() => call.p(input))
+  }
+
+  it('parses as tRPC does: a schema that needs an asynchronous run, and two inputs merged in order', async () => {
+    const checked: string[] = []
+    // An async refinement: a synchronous parse cannot run it, the runner falls back to parseAsync.
+    const slow = t.procedure
+      .input(
+        z.object({ id: z.string() }).refine(async (v) => {
+          checked.push(v.id)
+          return v.id !== 'bad'
+        }, 'refused'),
+      )
+      .query(({ input }) => input)
+    const merged = t.procedure
+      .input(z.object({ a: z.coerce.number() }))
+      .input(z.object({ b: z.string().default('b') }))
+      .query(({ input }) => input)
+    const cases: Array<[AnyTRPCProcedure, unknown]> = [
+      [slow, { id: 'ok' }],
+      [slow, { id: 'bad' }],
+      [slow, { id: 3 }],
+      [merged, { a: '2' }],
+      [merged, { a: '2', b: 'x' }],
+      [merged, { a: 'no' }],
+      [merged, undefined],
+    ]
+    for (const [p, input] of cases) {
+      expect(await outcome(() => callProcedure(p, 'p', {}, input))).toEqual(await viaCaller(p, input))
+    }
+    expect(await outcome(() => callProcedure(merged, 'p', {}, { a: '2' }))).toEqual({
+      data: { a: 2, b: 'b' },
+    })
+    expect(await outcome(() => callProcedure(slow, 'p', {}, { id: 'bad' }))).toMatchObject({
+      code: 'BAD_REQUEST',
+      cause: 'ZodError',
+    })
+    // Once the runner knows the schema needs an asynchronous run, each call runs the check once, as tRPC's does.
+    checked.length = 0
+    await callProcedure(slow, 'p', {}, { id: 'ok' })
+    await viaCaller(slow, { id: 'ok' })
+    expect(checked).toEqual(['ok', 'ok'])
+  })
+
+  it('parses a zod input with its synchronous parse, where tRPC awaits parseAsync', async () => {
+    const schema = z.object({ n: z.coerce.number() })
+    let asyncRuns = 0
+    const parseAsync = schema.parseAsync.bind(schema)
+    schema.parseAsync = ((data: unknown) => {
+      asyncRuns++
+      return parseAsync(data)
+    }) as typeof schema.parseAsync
+    const p = t.procedure.input(schema).query(({ input }) => input)
+    expect(await outcome(() => callProcedure(p, 'p', {}, { n: '4' }))).toEqual({ data: { n: 4 } })
+    expect(asyncRuns).toBe(0)
+    expect(await viaCaller(p, { n: '4' })).toEqual({ data: { n: 4 } })
+    expect(asyncRuns).toBe(1)
   })
 })
