@@ -1,8 +1,8 @@
 'use client'
 
-import Link from 'next/link'
 import { usePathname } from 'next/navigation'
 import type { ReactNode } from 'react'
+import { Link } from '@/components/ui/link'
 
 /** A link that marks itself as the current page (aria-current) when it is. */
 export function NavLink({

@@ -1,10 +1,10 @@
 'use client'
 
-import Link from 'next/link'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { type ActivityItem, eventKey } from '@/client'
 import { ChainText } from '@/components/ui/chain-text'
 import { displayText } from '@/components/ui/display-text'
+import { Link } from '@/components/ui/link'
 import { explorerClient, onChainHead } from './api'
 import { Artwork } from './artwork'
 import { useTokenArtwork } from './artwork-cache'

@@ -1,11 +1,11 @@
 'use client'
 
-import Link from 'next/link'
 import { useRouter } from 'next/navigation'
 import { type FormEvent, useEffect, useState } from 'react'
 import type { Collection, Nft } from '@/client'
 import { ChainText } from '@/components/ui/chain-text'
 import { displayText } from '@/components/ui/display-text'
+import { Link } from '@/components/ui/link'
 import { explorerClient } from './api'
 import { Artwork } from './artwork'
 import { count, exploreHref, short } from './links'

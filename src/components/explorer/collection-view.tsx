@@ -1,10 +1,10 @@
 'use client'
 
-import Link from 'next/link'
 import { useRouter } from 'next/navigation'
 import { useEffect, useState } from 'react'
 import type { Nft, ResponseOf } from '@/client'
 import { ChainText } from '@/components/ui/chain-text'
+import { Link } from '@/components/ui/link'
 import { explorerClient } from './api'
 import { HoldersView } from './holders-view'
 import { count, exploreHref, short } from './links'

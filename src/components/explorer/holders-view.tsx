@@ -1,10 +1,10 @@
 'use client'
 
-import Link from 'next/link'
 import { useRouter } from 'next/navigation'
 import { type FormEvent, useEffect, useRef, useState } from 'react'
 import type { Collection, CollectionOwner } from '@/client'
 import { ChainText } from '@/components/ui/chain-text'
+import { Link } from '@/components/ui/link'
 import { explorerClient } from './api'
 import { formatShare, holdingOf, holdingsTotal } from './holders'
 import { count, exploreHref, short } from './links'

@@ -1,6 +1,6 @@
-import Link from 'next/link'
 import type { Nft } from '@/client'
 import { ChainText } from '@/components/ui/chain-text'
+import { Link } from '@/components/ui/link'
 import { Artwork } from './artwork'
 import { count, exploreHref, short, shortId } from './links'
 

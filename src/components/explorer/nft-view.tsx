@@ -1,9 +1,9 @@
 'use client'
 
-import Link from 'next/link'
 import type { ResponseOf, Transfer } from '@/client'
 import { ChainText } from '@/components/ui/chain-text'
 import { displayText } from '@/components/ui/display-text'
+import { Link } from '@/components/ui/link'
 import { explorerClient } from './api'
 import { Artwork, isMediaPathUrl } from './artwork'
 import { Confirmations } from './confirmations'

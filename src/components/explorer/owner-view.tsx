@@ -1,10 +1,10 @@
 'use client'
 
-import Link from 'next/link'
 import { useRouter } from 'next/navigation'
 import { useEffect, useState } from 'react'
 import type { Nft, ResponseOf, Transfer } from '@/client'
 import { ChainText } from '@/components/ui/chain-text'
+import { Link } from '@/components/ui/link'
 import { explorerClient } from './api'
 import { Confirmations } from './confirmations'
 import { count, exploreHref, short, shortId } from './links'
