@@ -35,7 +35,8 @@ export default async function globalSetup() {
   const database = process.env.DATABASE_URL
     ? await createScratchDatabase(process.env.DATABASE_URL, 'nft_e2e')
     : undefined
-  const artifacts = path.join(ROOT, 'e2e', 'artifacts')
+  // bench/explorer-pages.ts starts the same service with a folder of its own.
+  const artifacts = process.env.E2E_ARTIFACTS ?? path.join(ROOT, 'e2e', 'artifacts')
   mkdirSync(artifacts, { recursive: true })
   const log = createWriteStream(path.join(artifacts, 'service.log'))
   const env: NodeJS.ProcessEnv = {
