@@ -13,7 +13,7 @@
  * more shows where time would hide it (docs/api.md, "The request path").
  *
  * It also prints the bytes the path allocates per request, garbage included (V8's
- * sampling heap profiler keeping the objects collected since, over ALLOCATED requests
+ * sampling heap profiler keeping the objects collected since, over BENCH_ALLOCATED requests
  * after the warm-up), and the functions that allocate most: allocation drives the
  * garbage collector's share of the request and, unlike time, hardly moves between runs.
  *
