@@ -14,8 +14,8 @@
  *     not wait for its pictures;
  *   - the home page: the index status, then the newest mints.
  *
- * Prints each figure's median, 90th percentile and worst round, the layout shift, and
- * whether the median and the worst round meet the target (usable within 1.5 s). Timings
+ * Prints each figure's median, 90th percentile and worst round, the layout shift, whether
+ * the median meets the target (usable within 1.5 s) and in how many rounds it was met. Timings
  * live here, not in the browser tests: on a shared machine a page's time moves by 2× from
  * one minute to the next, which a test cannot tell from a regression and a median of many
  * rounds can.

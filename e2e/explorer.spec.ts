@@ -3,8 +3,9 @@
  * collections (on-chain data: URIs, the metadata helper's HTTP documents, plain JSON data: URIs,
  * ERC-1155 editions): every page through the public /v1 API with a demo token, artwork only
  * through the media path, at 1280 and 390 px, with axe and no sideways scrolling; the image
- * bytes of each page are printed (how fast pages become usable: `npm run bench:explorer`). A token whose metadata points at a hostile SVG (script, onload, external references)
- * runs nothing and loads nothing in the explorer. Every request to another host fails the test
+ * bytes of each page are printed (how fast pages become usable: `npm run bench:explorer`). A
+ * token whose metadata points at a hostile SVG (script, onload, external references) runs
+ * nothing and loads nothing in the explorer. Every request to another host fails the test
  * (fixtures.ts).
  */
 import type { APIRequestContext, Page, TestInfo } from '@playwright/test'
