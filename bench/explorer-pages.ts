@@ -22,15 +22,15 @@
  */
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
-import { type Browser, chromium, type Page } from '@playwright/test'
+import { type Browser, chromium, type Page, request } from '@playwright/test'
 import startService from '../e2e/global-setup'
 import { chromiumLaunchOptions } from '../e2e/helpers/chromium'
+import { addressOf, demoCollections, issueDemoToken, untilFullGallery } from '../e2e/helpers/demo-api'
 import { freePort } from '../src/test/free-port'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10)
 const TARGET_MS = 1500
 const VIEWPORT = { width: 1280, height: 800 }
-const PIONEERS = 'Genesis Pioneers'
 
 type Figure = 'firstVisit' | 'scriptsCached' | 'picturesHeld' | 'homeStatus' | 'homeMints'
 const LABELS: Record<Figure, string> = {
@@ -42,36 +42,6 @@ const LABELS: Record<Figure, string> = {
 }
 /** The figures the 1.5 s target applies to. */
 const TARGETED: Figure[] = ['firstVisit', 'scriptsCached', 'picturesHeld']
-
-async function demoToken(base: string): Promise<string> {
-  const res = await fetch(`${base}/v1/demo-token`, { method: 'POST' })
-  if (res.status !== 200) throw new Error(`POST /v1/demo-token: ${res.status} ${await res.text()}`)
-  return ((await res.json()) as { data: { token: string } }).data.token
-}
-
-/** Genesis Pioneers' address once more than 50 are alive (the devnet mints them as it runs). */
-async function pioneersWithFullPage(base: string): Promise<string> {
-  const headers = { Authorization: `Bearer ${await demoToken(base)}` }
-  const get = async <T>(p: string): Promise<T> => {
-    await new Promise((r) => setTimeout(r, 1100)) // the token's 1 request/s
-    const res = await fetch(`${base}${p}`, { headers })
-    if (res.status !== 200) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`)
-    return (await res.json()) as T
-  }
-  const deadline = Date.now() + 180_000
-  while (Date.now() < deadline) {
-    const list = await get<{ data: { name: string; contract_address: string }[] }>(
-      '/v1/collections?standard=all&limit=100',
-    )
-    const pioneers = list.data.find((c) => c.name === PIONEERS)?.contract_address
-    if (pioneers) {
-      const page = await get<{ data: unknown[] }>(`/v1/collections/${pioneers}/nfts?limit=51`)
-      if (page.data.length > 50) return pioneers
-    }
-    await new Promise((r) => setTimeout(r, 2000))
-  }
-  throw new Error(`${PIONEERS} did not reach 51 live tokens within 3 minutes`)
-}
 
 /** Milliseconds from `goto` until the gallery shows its 50 cards. */
 async function galleryUsable(page: Page, url: string): Promise<number> {
@@ -170,7 +140,11 @@ async function main() {
   const stop = await startService()
   let browser: Browser | undefined
   try {
-    const pioneers = await pioneersWithFullPage(base)
+    const api = await request.newContext({ baseURL: base })
+    const demo = await issueDemoToken(api)
+    const pioneers = addressOf(await demoCollections(api, demo), 'Genesis Pioneers')
+    await untilFullGallery(api, demo, pioneers)
+    await api.dispose()
     browser = await chromium.launch(chromiumLaunchOptions)
     // One round first to warm the service (its first renders fill its caches), not counted.
     await round(browser, base, pioneers, noRounds())

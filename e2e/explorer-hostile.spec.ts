@@ -6,13 +6,12 @@
  * a filter cannot tell apart. Every page answers (a page or a 404, never a 500 or an error line in
  * the log), chain text reorders nothing around it, nothing scrolls sideways, nothing runs.
  */
-import type { Page } from '@playwright/test'
 import { seriousViolations } from './helpers/axe'
+import { withDemoToken } from './helpers/demo-api'
 import { expect, test } from './helpers/fixtures'
 import {
   deployHostileCollection,
   inReadingOrder,
-  issueDemoToken,
   RLO,
   sidewaysScroll,
   UINT256_MAX,
@@ -22,14 +21,6 @@ import { webErrors } from './helpers/service-log'
 /** The hostile collection's address (lowercase) and the wallet holding its tokens. */
 let hostile: string
 let holder: string
-
-/** The browser starts with a token of its own in its tab (as after a first visit). */
-async function withToken(page: Page) {
-  const token = await issueDemoToken(page.request)
-  await page.addInitScript((token) => {
-    if (!sessionStorage.getItem('nft-api-demo-token')) sessionStorage.setItem('nft-api-demo-token', token)
-  }, JSON.stringify(token))
-}
 
 test.beforeAll(async ({ request, baseURL }) => {
   test.setTimeout(240_000)
@@ -104,7 +95,7 @@ test('malformed and extreme addresses, token ids and queries: a page or a 404, n
 
 test('text from the address (a refused block, a search) reorders nothing around it', async ({ page }) => {
   test.setTimeout(90_000)
-  await withToken(page)
+  await withDemoToken(page)
   await page.goto(`/explore/collections/${hostile}?view=holders&at_block=${encodeURIComponent(`${RLO}12`)}`)
   const refused = page.getByTestId('holders-refused')
   await expect(refused).toContainText('cannot be shown: at_block:', { timeout: 15_000 })
@@ -121,7 +112,7 @@ test('a hostile collection: its name and symbol isolated, invisible, huge and st
   page,
 }) => {
   test.setTimeout(180_000)
-  await withToken(page)
+  await withDemoToken(page)
 
   // The grid: the symbol's override leaves the standard's badge and its separator in order.
   await page.goto(`/explore?search=Hostile`)
@@ -199,7 +190,7 @@ test('trait filters: values one filter cannot tell apart are one choice; a trait
   page,
 }) => {
   test.setTimeout(120_000)
-  await withToken(page)
+  await withDemoToken(page)
   await page.goto(`/explore/collections/${hostile}`)
   const filters = page.getByTestId('trait-filters')
   await expect(filters).toBeVisible({ timeout: 20_000 })
@@ -232,7 +223,7 @@ test('a collection at the /traits caps (100 types of 1,000 values): the types ar
   page,
 }) => {
   test.setTimeout(120_000)
-  await withToken(page)
+  await withDemoToken(page)
   const traitTypes = Array.from({ length: 100 }, (_, t) => ({
     trait_type: `Type ${t}`,
     token_count: 1000,
@@ -300,7 +291,7 @@ test('a collection at the /traits caps (100 types of 1,000 values): the types ar
 
 test('live activity: a token’s hostile name reorders nothing after it in its row', async ({ page }) => {
   test.setTimeout(120_000)
-  await withToken(page)
+  await withDemoToken(page)
   // Every token the feed reads for its artwork is named with an override (the feed's rows show
   // a token's name once read); an ERC-1155 row's amount follows the name.
   await page.route(/\/v1\/nfts\/0x[0-9a-f]{40}\/\d+\?/, async (route) => {
@@ -324,7 +315,7 @@ test('a hostile token’s HTML animation opens sandboxed and runs nothing', asyn
   context.on('request', (r) => {
     if (new URL(r.url()).pathname.startsWith('/hostile-ran')) tried.push(r.url())
   })
-  await withToken(page)
+  await withDemoToken(page)
   await page.goto(`/explore/nfts/${hostile}/1`)
   const open = page.getByRole('link', { name: 'open it' })
   await expect(open).toBeVisible({ timeout: 15_000 })

@@ -10,6 +10,15 @@
  */
 import type { APIRequestContext, Page, TestInfo } from '@playwright/test'
 import { seriousViolations } from './helpers/axe'
+import {
+  addressOf,
+  type DemoToken,
+  demoCollections,
+  issueDemoToken,
+  pacedGet,
+  untilFullGallery,
+  withDemoToken,
+} from './helpers/demo-api'
 import { callE2EContract, deployE2EContract } from './helpers/devnet'
 import { expect, SCREENSHOTS, test } from './helpers/fixtures'
 
@@ -18,98 +27,25 @@ const VIEWPORTS = [
   { name: '390', width: 390, height: 844 },
 ] as const
 
-type DemoToken = { token: string; expires_at: string }
-type CollectionItem = { contract_address: string; name: string; contract_type: string }
-
 let demo: DemoToken
-let collections: CollectionItem[]
-
-/**
- * A new demo token, as a first visit gets one. Each test takes its own, so that one test's
- * requests never spend the next one's budget (1/s, 30/min per token).
- */
-async function issueDemoToken(request: APIRequestContext): Promise<DemoToken> {
-  const res = await request.post('/v1/demo-token')
-  expect(res.status(), await res.text()).toBe(200)
-  return ((await res.json()) as { data: DemoToken }).data
-}
+let collections: Awaited<ReturnType<typeof demoCollections>>
 
 /** A demo token for the test process, and the devnet's collections read with it. */
 test.beforeAll(async ({ request }) => {
   test.setTimeout(180_000)
   demo = await issueDemoToken(request)
-  await expect
-    .poll(
-      async () => {
-        const list = await api<{ data: CollectionItem[] }>(request, '/v1/collections?standard=all&limit=100')
-        collections = list.data
-        return ['Onchain Glyphs', 'Devnet Postcards', 'Genesis Pioneers', 'Devnet Editions'].every((n) =>
-          collections.some((c) => c.name === n),
-        )
-      },
-      { timeout: 60_000, intervals: [2000] },
-    )
-    .toBe(true)
+  collections = await demoCollections(request, demo)
 })
 
-type Answer<T> = { status: number; body: T; confirmed: number }
+/** A paced GET with the test process's demo token (helpers/demo-api.ts). */
+const apiAnswer = <T>(request: APIRequestContext, path: string) => pacedGet<T>(request, demo, path)
+const collectionNamed = (name: string) => addressOf(collections, name)
 
-/**
- * GET with the test's demo token, spaced to stay within the demo limits (1/s):
- * the status, the body and the confirmed block (`X-Confirmed-Block`).
- */
-async function apiAnswer<T>(request: APIRequestContext, path: string): Promise<Answer<T>> {
-  for (let attempt = 0; ; attempt++) {
-    await new Promise((r) => setTimeout(r, 1100))
-    const res = await request.get(path, { headers: { Authorization: `Bearer ${demo.token}` } })
-    if (res.status() === 429 && attempt < 5) {
-      await new Promise((r) => setTimeout(r, Number(res.headers()['retry-after'] ?? '1') * 1000))
-      continue
-    }
-    return {
-      status: res.status(),
-      body: (await res.json()) as T,
-      confirmed: Number(res.headers()['x-confirmed-block'] ?? '-1'),
-    }
-  }
-}
-
-/** apiAnswer()'s body, which must come with a 200. */
-async function api<T>(request: APIRequestContext, path: string): Promise<T> {
-  const answer = await apiAnswer<T>(request, path)
-  expect(answer.status, `${path}: ${JSON.stringify(answer.body)}`).toBe(200)
-  return answer.body
-}
-
-const collectionNamed = (name: string) => {
-  const c = collections.find((x) => x.name === name)
-  if (!c) throw new Error(`no collection ${name}`)
-  return c.contract_address
-}
-
-/**
- * Genesis Pioneers' address, once more than 50 are alive. The devnet mints and burns Pioneers as
- * it runs (68 minted at the start, mints outweighing burns): a page of 50 needs them, with one to
- * spare for a burn on the way.
- */
+/** Genesis Pioneers' address, once more than 50 are alive. */
 async function pioneersWithFullPage(request: APIRequestContext): Promise<string> {
   const pioneers = collectionNamed('Genesis Pioneers')
-  await expect
-    .poll(
-      async () =>
-        (await api<{ data: unknown[] }>(request, `/v1/collections/${pioneers}/nfts?limit=51`)).data.length,
-      { timeout: 90_000, intervals: [2000] },
-    )
-    .toBeGreaterThan(50)
+  await untilFullGallery(request, demo, pioneers)
   return pioneers
-}
-
-/** The browser starts with a token of its own in its tab (as after a first visit). */
-async function withToken(page: Page) {
-  const token = await issueDemoToken(page.request)
-  await page.addInitScript((token) => {
-    if (!sessionStorage.getItem('nft-api-demo-token')) sessionStorage.setItem('nft-api-demo-token', token)
-  }, JSON.stringify(token))
 }
 
 /** Starts a page's count of media bytes (a link followed inside the app keeps the old entries). */
@@ -203,7 +139,7 @@ test('a collection page of 50 tokens: sized lazy thumbnails, no layout shift; pa
   page,
 }, testInfo) => {
   test.setTimeout(180_000)
-  await withToken(page)
+  await withDemoToken(page)
   const pioneers = await pioneersWithFullPage(page.request)
   // Page renders the browser asks the server for ahead of a click (`_rsc` requests).
   const prefetched: string[] = []
@@ -326,7 +262,7 @@ test('a token page: artwork, attributes, owner, transfers with confirmations, co
   page,
 }, testInfo) => {
   test.setTimeout(240_000)
-  await withToken(page)
+  await withDemoToken(page)
   const postcards = collectionNamed('Devnet Postcards')
   await page.goto(`/explore/collections/${postcards}`)
   await expect(page.getByTestId('nft-grid').getByRole('link').first()).toBeVisible({ timeout: 15_000 })
@@ -404,7 +340,7 @@ test('a token page: artwork, attributes, owner, transfers with confirmations, co
 
 test('broken and slow media leave a placeholder and never hold the page up', async ({ page }) => {
   test.setTimeout(180_000)
-  await withToken(page)
+  await withDemoToken(page)
   const pioneers = await pioneersWithFullPage(page.request)
   // Every picture fails: the gallery is whole, each box says so.
   await page.route('**/v1/media?**', (route) => route.abort('failed'))
@@ -434,7 +370,7 @@ test('live activity: new events appear once each, with artwork, and their confir
   page,
 }, testInfo) => {
   test.setTimeout(150_000)
-  await withToken(page)
+  await withDemoToken(page)
   await page.goto('/explore/activity')
   await expect(page.getByTestId('activity-status')).toHaveText(/^Live through the activity stream\./, {
     timeout: 20_000,
@@ -471,7 +407,7 @@ test('the home page shows the newest mints with artwork beside the index status'
   page,
 }, testInfo) => {
   test.setTimeout(120_000)
-  await withToken(page)
+  await withDemoToken(page)
   await page.goto('/')
   await expect(page.getByTestId('last-seen-block')).toBeVisible()
   const mints = page.getByTestId('newest-mints')
@@ -556,7 +492,7 @@ test('a collection’s holders: ranks, shares, wallet links, pages, the holders 
   expect(current[0]).toEqual({ owner: claimer, token_count: 10 })
   expect(past.some((h) => h.owner === claimer)).toBe(false)
 
-  await withToken(page)
+  await withDemoToken(page)
   await page.goto(`/explore/collections/${contract}`)
   // The gallery is the default view.
   await expect(page.getByTestId('nft-grid').getByTestId('nft-card').first()).toBeVisible({ timeout: 15_000 })
@@ -762,7 +698,7 @@ test('a token whose image is a hostile SVG runs no script and loads nothing in t
   page.context().on('requestfailed', (r) => {
     if (r.url().includes('hostile') && r.failure()?.errorText === 'csp') blocked.push(r.url())
   })
-  await withToken(page)
+  await withDemoToken(page)
   await page.goto(`/explore/nfts/${contract}/1`)
   await expect(page.getByTestId('nft-name')).toHaveText('Hostile SVG', { timeout: 15_000 })
   const art = page.locator('.nft-art [data-testid="artwork"]')

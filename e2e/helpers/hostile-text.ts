@@ -7,6 +7,7 @@
  * sideways scrolling.
  */
 import type { APIRequestContext, Locator, Page } from '@playwright/test'
+import { issueDemoToken, pacedGet } from './demo-api'
 import { deployE2EContract } from './devnet'
 import { expect } from './fixtures'
 
@@ -18,33 +19,12 @@ export const VIEWPORTS = [
   { width: 390, height: 844 },
 ] as const
 
-export type DemoToken = { token: string; expires_at: string }
 type Token = {
   token_id: string
   metadata_status: string
   current_owner: string
   name?: string
   animation_media_url?: string
-}
-
-export async function issueDemoToken(request: APIRequestContext): Promise<DemoToken> {
-  const res = await request.post('/v1/demo-token')
-  expect(res.status(), await res.text()).toBe(200)
-  return ((await res.json()) as { data: DemoToken }).data
-}
-
-/** GET with a demo token, spaced to stay within its limits (1/s). */
-export async function pacedGet<T>(
-  request: APIRequestContext,
-  demo: DemoToken,
-  target: string,
-): Promise<{ status: number; body: T }> {
-  for (let attempt = 0; ; attempt++) {
-    await new Promise((r) => setTimeout(r, 1100))
-    const res = await request.get(target, { headers: { Authorization: `Bearer ${demo.token}` } })
-    if (res.status() === 429 && attempt < 5) continue
-    return { status: res.status(), body: (await res.json()) as T }
-  }
 }
 
 /** A document inside its URI; `parameter` is a media-type parameter, ignored by the reader. */
