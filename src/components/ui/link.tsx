@@ -11,7 +11,12 @@ import type { ComponentProps } from 'react'
  * the moment the page waits for its own data: the navigation and a 50-token gallery made some
  * 60 renders per gallery view (docs/explorer.md, "Prefetching").
  */
-export function Link({ href, onPointerEnter, onFocus, ...props }: ComponentProps<typeof NextLink>) {
+export function Link({
+  href,
+  onPointerEnter,
+  onFocus,
+  ...props
+}: Omit<ComponentProps<typeof NextLink>, 'prefetch'>) {
   const router = useRouter()
   const prefetch = () => {
     if (typeof href === 'string') router.prefetch(href)
